@@ -1,0 +1,28 @@
+//! A deterministic GPU simulation shared by `gpudeck --demo` and the NVML simulator library.
+//!
+//! A [`SimSpec`] (parsed from `GPUDECK_SIM`) describes the machine: how many GPUs of which
+//! model, a seed, and injected faults. A [`Simulation`] answers the questions NVML answers:
+//! static [`SimDevice`] facts, a [`SimSample`] of dynamic readings at any time `t`, the
+//! [`SimProcess`]es on a GPU, and the topology between GPUs. Every reading is a pure function
+//! of (seed, GPU index, whole second of `t`), so the same spec gives the same numbers in the
+//! demo and through the C ABI.
+
+mod device;
+mod hash;
+mod knobs;
+mod process;
+mod profile;
+mod sample;
+mod simulation;
+mod spec;
+mod topology;
+mod workload;
+
+pub use device::SimDevice;
+pub use knobs::{reason, InitFailure, Metric, Profile, Throttle};
+pub use process::{SimProcess, SIM_PID_BASE};
+pub use sample::SimSample;
+pub use simulation::Simulation;
+pub use spec::{SimSpec, ENV_VAR, KNOBS, MAX_GPUS};
+pub use topology::TopoLevel;
+pub use workload::{Phase, Role};

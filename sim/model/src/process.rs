@@ -1,0 +1,172 @@
+//! The processes each simulated GPU runs: pids, command lines, owners, containers, memory.
+
+use crate::device::SimDevice;
+use crate::hash::{hash, range, smooth, tag};
+use crate::profile::MIB;
+use crate::workload::{phase, Phase, Role, LAUNCH_S, WARMUP_END_S};
+
+/// Simulated pids start here, above Linux's largest pid_max (4194304), so they never name a
+/// real process.
+pub const SIM_PID_BASE: u32 = 4_200_000;
+
+/// One process with a context on a GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimProcess {
+    /// Host pid; simulated ones are >= `SIM_PID_BASE`, `pids=` ones are real.
+    pub pid: u32,
+    pub used_memory_bytes: u64,
+    /// Full command line, e.g. "python train.py --epochs 90"; empty for `pids=` processes
+    /// (the caller resolves real processes from /proc).
+    pub name: String,
+    /// Owner; empty for `pids=` processes.
+    pub user: String,
+    /// 64-hex Docker container id when the process runs in a container.
+    pub container: Option<String>,
+    /// A graphics context (Xorg, a compositor) rather than a compute one.
+    pub graphics: bool,
+}
+
+const CUDA_CONTEXT_MIB: f64 = 532.0;
+const MODELS: [&str; 5] = [
+    "llama3-8b",
+    "resnet152",
+    "vit-h14",
+    "gpt2-xl",
+    "mixtral-8x7b",
+];
+
+/// The processes on `device` (with `role`) at second `s`, `extra` being the `pids=` entries.
+pub(crate) fn processes(
+    seed: u64,
+    device: &SimDevice,
+    role: Role,
+    s: i64,
+    extra: &[u32],
+) -> Vec<SimProcess> {
+    let base = SIM_PID_BASE + (hash(seed, &[tag::PID]) % 90_000) as u32 * 10;
+    let usable = (device.memory_total_bytes - device.memory_reserved_bytes) as f64;
+    let index = u64::from(device.index);
+    let model = MODELS[(hash(seed, &[tag::NAME]) % MODELS.len() as u64) as usize];
+    let mut out = Vec::new();
+    if device.display_active {
+        let shell = 118.0 + 40.0 * smooth(seed, &[tag::MEM, index, 9], s, 45);
+        out.push(graphics(
+            base + 3,
+            "/usr/lib/xorg/Xorg vt2 -displayfd 3",
+            "root",
+            212.0,
+        ));
+        out.push(graphics(base + 5, "/usr/bin/gnome-shell", "alice", shell));
+    }
+    match role {
+        Role::Idle => {}
+        Role::Train { rank, .. } => {
+            let frac = range(seed, &[tag::MEM, 0], 0.86, 0.90);
+            out.push(compute(
+                base + 10 + rank,
+                format!("python train.py --model {model} --epochs 90"),
+                "alice",
+                job_memory(seed, role, index, s, usable * frac),
+            ));
+        }
+        Role::Shared => {
+            let frac = range(seed, &[tag::MEM, 1], 0.40, 0.46);
+            out.push(compute(
+                base + 40,
+                "python finetune.py --model mistral-7b --lora-rank 16".to_string(),
+                "bob",
+                job_memory(seed, role, index, s, usable * frac),
+            ));
+            let steps = (smooth(seed, &[tag::MEM, index, 2], s, 90) * 12.0).floor();
+            let kernel = hash(seed, &[tag::NAME, 2]) as u32;
+            out.push(compute(
+                base + 57,
+                format!(
+                    "python -m ipykernel_launcher -f \
+                     /home/carol/.local/share/jupyter/runtime/kernel-{kernel:08x}.json"
+                ),
+                "carol",
+                CUDA_CONTEXT_MIB * MIB as f64 + usable * (0.03 + 0.012 * steps),
+            ));
+        }
+        Role::Serve => {
+            let mut server = compute(
+                base + 80,
+                "python3 -m vllm.entrypoints.openai.api_server \
+                 --model meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.90"
+                    .to_string(),
+                "root",
+                job_memory(seed, role, index, s, usable * 0.90),
+            );
+            server.container = Some(container_id(seed));
+            out.push(server);
+        }
+    }
+    for pid in extra {
+        let mib = range(seed, &[tag::EXTRA, u64::from(*pid)], 256.0, 1024.0);
+        out.push(SimProcess {
+            pid: *pid,
+            used_memory_bytes: to_bytes(mib * MIB as f64),
+            name: String::new(),
+            user: String::new(),
+            container: None,
+            graphics: false,
+        });
+    }
+    out
+}
+
+/// Memory of the main process of a job: a CUDA context at launch, filling up during warm-up,
+/// then steady with a little allocator wobble and a bump for evaluation.
+fn job_memory(seed: u64, role: Role, index: u64, s: i64, target: f64) -> f64 {
+    let ctx = CUDA_CONTEXT_MIB * MIB as f64;
+    let wobble = (smooth(seed, &[tag::MEM, index, 1], s, 30) - 0.5) * 320.0 * MIB as f64;
+    match phase(seed, role, s) {
+        Phase::Idle => 0.0,
+        Phase::Launch => ctx * (s + 1) as f64 / LAUNCH_S as f64,
+        Phase::Warmup => {
+            let ramp = (s - LAUNCH_S + 1) as f64 / (WARMUP_END_S - LAUNCH_S) as f64;
+            ctx + (target - ctx) * ramp.min(1.0)
+        }
+        Phase::Eval => target + wobble + 600.0 * MIB as f64,
+        Phase::Serving => target,
+        _ => target + wobble,
+    }
+}
+
+fn compute(pid: u32, name: String, user: &str, bytes: f64) -> SimProcess {
+    SimProcess {
+        pid,
+        used_memory_bytes: to_bytes(bytes),
+        name,
+        user: user.to_string(),
+        container: None,
+        graphics: false,
+    }
+}
+
+fn graphics(pid: u32, name: &str, user: &str, mib: f64) -> SimProcess {
+    SimProcess {
+        pid,
+        used_memory_bytes: to_bytes(mib * MIB as f64),
+        name: name.to_string(),
+        user: user.to_string(),
+        container: None,
+        graphics: true,
+    }
+}
+
+/// Whole MiB, as the driver accounts them.
+fn to_bytes(bytes: f64) -> u64 {
+    (bytes.max(0.0) / MIB as f64).round() as u64 * MIB
+}
+
+/// A Docker-style 64-hex container id.
+fn container_id(seed: u64) -> String {
+    (0..4)
+        .map(|i| format!("{:016x}", hash(seed, &[tag::CONTAINER, i])))
+        .collect()
+}
+
+// Linux caps pid_max at 4194304 (2^22); simulated pids must stay above it.
+const _: () = assert!(SIM_PID_BASE > 4_194_304);

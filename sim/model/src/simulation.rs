@@ -1,0 +1,193 @@
+//! The simulation: a spec turned into devices, and the clock-driven queries over them.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::device::SimDevice;
+use crate::knobs::Metric;
+use crate::process::{processes, SimProcess};
+use crate::profile::{facts, Facts};
+use crate::sample::{power_w, sample, Gpu, SimSample};
+use crate::spec::SimSpec;
+use crate::topology::{common_ancestor, cpu_affinity, nvlink_remote, TopoLevel};
+use crate::workload::{roles, Role};
+
+/// Seconds integrated exactly for the energy counter; beyond that it grows at the average rate.
+const EXACT_ENERGY_S: i64 = 7 * 24 * 3600;
+
+/// A running simulation. Every reading is a pure function of the spec, the GPU index and the
+/// whole second of `t`; the only state is a cache that makes the energy counter cheap.
+#[derive(Debug)]
+pub struct Simulation {
+    spec: SimSpec,
+    devices: Vec<SimDevice>,
+    roles: Vec<Role>,
+    start: Instant,
+    start_unix_us: u64,
+    /// Per GPU: (second reached, energy in mJ up to that second).
+    energy: Mutex<Vec<(i64, u64)>>,
+}
+
+impl Simulation {
+    /// Build the devices of `spec`; the clock starts now.
+    pub fn new(spec: SimSpec) -> Simulation {
+        let devices = (0..spec.gpus)
+            .map(|i| SimDevice::build(i, spec.gpus, spec.seed, spec.profile))
+            .collect();
+        let start_unix_us = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        Simulation {
+            roles: roles(spec.gpus),
+            energy: Mutex::new(vec![(0, 0); spec.gpus as usize]),
+            spec,
+            devices,
+            start: Instant::now(),
+            start_unix_us,
+        }
+    }
+
+    /// The spec this simulation was built from.
+    pub fn spec(&self) -> &SimSpec {
+        &self.spec
+    }
+
+    /// Seconds since `new()`, or the frozen time.
+    pub fn now(&self) -> f64 {
+        self.spec
+            .frozen
+            .unwrap_or_else(|| self.start.elapsed().as_secs_f64())
+    }
+
+    /// Wall-clock time of `t = 0`, in microseconds since the Unix epoch (for NVML timestamps).
+    pub fn start_unix_micros(&self) -> u64 {
+        self.start_unix_us
+    }
+
+    /// Number of GPUs.
+    pub fn device_count(&self) -> u32 {
+        self.spec.gpus
+    }
+
+    /// Static facts of GPU `index`.
+    pub fn device(&self, index: u32) -> Option<&SimDevice> {
+        self.devices.get(index as usize)
+    }
+
+    /// What GPU `index` runs: a training rank, the shared GPU, the container, or nothing.
+    pub fn role(&self, index: u32) -> Option<Role> {
+        self.roles.get(index as usize).copied()
+    }
+
+    /// Dynamic readings of GPU `index` at `t` seconds (only the whole second matters).
+    /// An unknown index gives an all-zero sample.
+    pub fn sample(&self, index: u32, t: f64) -> SimSample {
+        let Some(gpu) = self.gpu(index) else {
+            return SimSample::default();
+        };
+        let s = second(t);
+        let procs = self.processes(index, t);
+        sample(&gpu, s, &procs, self.energy_mj(&gpu, s))
+    }
+
+    /// Processes on GPU `index` at `t` seconds, `pids=` ones last.
+    pub fn processes(&self, index: u32, t: f64) -> Vec<SimProcess> {
+        let (Some(device), Some(role)) = (self.device(index), self.role(index)) else {
+            return Vec::new();
+        };
+        let extra: Vec<u32> = self
+            .spec
+            .pids
+            .iter()
+            .filter(|(gpu, _)| *gpu == index)
+            .map(|(_, pid)| *pid)
+            .collect();
+        processes(self.spec.seed, device, role, second(t), &extra)
+    }
+
+    /// Closest common PCIe ancestor of GPUs `a` and `b`.
+    pub fn topology(&self, a: u32, b: u32) -> TopoLevel {
+        common_ancestor(a, b, self.spec.gpus, self.facts())
+    }
+
+    /// The GPU at the far end of NVLink `link` of GPU `index`; None when the link is inactive.
+    pub fn nvlink_remote(&self, index: u32, link: u32) -> Option<u32> {
+        nvlink_remote(index, link, self.spec.gpus, self.facts())
+    }
+
+    /// NVLinks per GPU for the profile: 18 on H100 SXM, 0 on PCIe and GeForce boards.
+    pub fn nvlink_count(&self) -> u32 {
+        self.facts().nvlinks
+    }
+
+    /// Host CPUs close to GPU `index` (its socket's cores and their SMT siblings).
+    pub fn cpu_affinity(&self, index: u32) -> Vec<u32> {
+        cpu_affinity(index, self.spec.gpus, self.facts())
+    }
+
+    /// False when the spec marks `m` unsupported or the profile lacks it (no fans on SXM/PCIe
+    /// datacenter boards, no ECC or MIG on GeForce, no NVLink on PCIe boards).
+    pub fn is_supported(&self, m: Metric) -> bool {
+        let f = self.facts();
+        let profile_has = match m {
+            Metric::Fan => f.fans > 0,
+            Metric::Ecc => f.ecc,
+            Metric::Mig => f.mig_capable,
+            Metric::NvLink => f.nvlinks > 0,
+            _ => true,
+        };
+        profile_has && !self.spec.unsupported.contains(&m)
+    }
+
+    /// GPU `index` has fallen off the bus.
+    pub fn is_lost(&self, index: u32) -> bool {
+        self.spec.lost.contains(&index)
+    }
+
+    fn facts(&self) -> &'static Facts {
+        facts(self.spec.profile)
+    }
+
+    fn gpu(&self, index: u32) -> Option<Gpu<'_>> {
+        Some(Gpu {
+            seed: self.spec.seed,
+            device: self.device(index)?,
+            role: self.role(index)?,
+            throttle: self.spec.throttle_of(index),
+            downgraded: self.spec.is_downgraded(index),
+            ecc: self.spec.ecc_of(index),
+        })
+    }
+
+    /// Energy from second 0 to `s`: the sum of the reported power of every whole second.
+    fn energy_mj(&self, gpu: &Gpu, s: i64) -> u64 {
+        let exact_to = s.min(EXACT_ENERGY_S);
+        let mut cache = self.energy.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(entry) = cache.get_mut(gpu.device.index as usize) else {
+            return 0;
+        };
+        if exact_to < entry.0 {
+            *entry = (0, 0);
+        }
+        while entry.0 < exact_to {
+            let (watts, _) = power_w(gpu, entry.0);
+            entry.1 += (watts * 1000.0).round() as u64;
+            entry.0 += 1;
+        }
+        let exact = entry.1;
+        if s > EXACT_ENERGY_S {
+            exact + (exact as f64 / EXACT_ENERGY_S as f64 * (s - EXACT_ENERGY_S) as f64) as u64
+        } else {
+            exact
+        }
+    }
+}
+
+/// The whole second of `t`; NaN and negative times count as second 0.
+fn second(t: f64) -> i64 {
+    if t.is_finite() && t > 0.0 {
+        t.floor().min(i64::MAX as f64 / 2.0) as i64
+    } else {
+        0
+    }
+}

@@ -1,0 +1,95 @@
+//! Each fault-injection knob changes exactly what it says.
+
+use gpudeck_sim_model::{reason, Metric, Profile, SimSpec, Simulation};
+
+fn sim(s: &str) -> Simulation {
+    Simulation::new(SimSpec::parse(s).expect("valid spec"))
+}
+
+#[test]
+fn unsupported_metrics_and_profile_gaps() {
+    let s = sim("unsupported=power;temperature");
+    assert!(!s.is_supported(Metric::Power));
+    assert!(!s.is_supported(Metric::Temperature));
+    assert!(s.is_supported(Metric::Utilization));
+    assert!(!s.is_supported(Metric::Fan), "SXM boards report no fan");
+    assert!(s.is_supported(Metric::NvLink) && s.is_supported(Metric::Ecc));
+
+    let pcie = sim("profile=h100-pcie");
+    assert!(!pcie.is_supported(Metric::NvLink) && !pcie.is_supported(Metric::Fan));
+    assert_eq!(pcie.nvlink_count(), 0);
+    assert_eq!(pcie.nvlink_remote(0, 0), None);
+    assert_eq!(pcie.device(0).map(|d| d.power_limit_mw), Some(350_000));
+
+    let geforce = sim("profile=rtx4090");
+    assert!(!geforce.is_supported(Metric::Ecc) && !geforce.is_supported(Metric::Mig));
+    assert!(geforce.is_supported(Metric::Fan));
+
+    let a100 = sim("profile=a100-pcie");
+    assert_eq!(a100.device(0).map(|d| d.compute_capability), Some((8, 0)));
+    assert!(a100.is_supported(Metric::Mig) && !a100.is_supported(Metric::NvLink));
+}
+
+#[test]
+fn lost_gpus_are_reported() {
+    let s = sim("lost=3;5");
+    assert!(s.is_lost(3) && s.is_lost(5));
+    assert!(!s.is_lost(0));
+}
+
+#[test]
+fn pcie_downgrade_drops_the_link() {
+    let s = sim("downgrade=1");
+    let down = s.sample(1, 100.0);
+    assert_eq!((down.pcie_gen, down.pcie_width), (3, 8));
+    let up = s.sample(0, 100.0);
+    assert_eq!((up.pcie_gen, up.pcie_width), (5, 16));
+}
+
+#[test]
+fn throttles_set_their_reason_bits() {
+    let s = sim("throttle=0:thermal;1:power;2:sw-slowdown");
+    for t in [40.0, 100.0, 500.0] {
+        let hot = s.sample(0, t);
+        assert_ne!(hot.throttle_reasons & reason::HW_THERMAL_SLOWDOWN, 0);
+        assert!(hot.temp_c >= 89, "{hot:?}");
+        assert!(hot.sm_clock_mhz <= 1000, "{hot:?}");
+        let capped = s.sample(1, t);
+        assert_ne!(capped.throttle_reasons & reason::SW_POWER_CAP, 0);
+        assert!(capped.power_mw >= 680_000, "{capped:?}");
+        let slow = s.sample(2, t);
+        assert_ne!(slow.throttle_reasons & reason::SW_THERMAL_SLOWDOWN, 0);
+        assert_eq!(s.sample(3, t).throttle_reasons & 0x68, 0);
+    }
+}
+
+#[test]
+fn ecc_counts_are_injected() {
+    let s = sim("ecc=2:5:1");
+    let x = s.sample(2, 10.0);
+    assert_eq!((x.ecc_corrected, x.ecc_uncorrected), (5, 1));
+    assert_eq!(s.sample(0, 10.0).ecc_corrected, 0);
+}
+
+#[test]
+fn extra_pids_join_their_gpu() {
+    let s = sim("pids=6:1234;0:5678");
+    let idle = s.processes(6, 50.0);
+    assert_eq!(idle.len(), 1);
+    assert_eq!(idle[0].pid, 1234);
+    assert!(idle[0].name.is_empty() && idle[0].container.is_none());
+    assert!(s.sample(6, 50.0).mem_used_bytes >= idle[0].used_memory_bytes);
+    let busy = s.processes(0, 50.0);
+    assert_eq!(busy.len(), 2);
+    assert_eq!(busy.last().map(|p| p.pid), Some(5678));
+}
+
+#[test]
+fn gpu_count_and_profile_knobs() {
+    let s = sim("gpus=3,profile=a100-pcie");
+    assert_eq!(s.device_count(), 3);
+    assert_eq!(s.spec().profile, Profile::A100Pcie);
+    assert!(s.device(2).is_some() && s.device(3).is_none());
+    let none = sim("gpus=0");
+    assert_eq!(none.device_count(), 0);
+}

@@ -1,0 +1,17 @@
+//! An NVML-compatible shared library (`libgpudeck_nvml_sim.so`, soname `libnvidia-ml.so.1`)
+//! that answers NVML's C API from the deterministic `gpudeck-sim-model` simulation.
+//!
+//! The simulation is configured by the `GPUDECK_SIM` environment variable, read at
+//! `nvmlInit`. Every export catches panics (returning NVML_ERROR_UNKNOWN), rejects null
+//! out-pointers with NVML_ERROR_INVALID_ARGUMENT and never prints.
+// The exported names are NVML's, and their safety contract is NVML's documented C API.
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+mod device;
+mod dynamic;
+mod ffi;
+mod health;
+mod process;
+mod state;
+mod system;
+mod topology;

@@ -1,0 +1,170 @@
+//! The TUI: the event loop that feeds keys, mouse, GPU updates and signals into the state and draws it.
+
+pub mod action;
+pub mod keymap;
+pub mod processes;
+pub mod state;
+pub mod terminal;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyEventKind, MouseButton, MouseEventKind};
+use futures::StreamExt;
+use ratatui::backend::Backend;
+use ratatui::layout::Rect;
+use ratatui::Terminal;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+
+use crate::config::{Config, Theme};
+use crate::gpu::collector::{self, GpuUpdate, Opener};
+use crate::host::{KillSignal, ProcessTable};
+use action::{Action, Command};
+use keymap::Binding;
+use state::AppState;
+
+/// The app: state plus what it needs to act on it.
+pub struct App {
+    pub state: AppState,
+    pub theme: Theme,
+    pub keymap: Vec<Binding>,
+}
+
+impl App {
+    pub fn new(config: &Config, theme: Theme, host: String, read_only: bool) -> Self {
+        Self {
+            state: AppState::new(config, host, read_only),
+            theme,
+            keymap: keymap::bindings(),
+        }
+    }
+
+    /// Turns a terminal event into state changes; returns whether to redraw and any commands.
+    pub fn handle_event(&mut self, event: &Event, area: Rect) -> (bool, Vec<Command>) {
+        let action = match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => {
+                keymap::action_for(&self.state, &self.keymap, *key)
+            }
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::Down(MouseButton::Left) => {
+                    crate::ui::click(area, &self.state, m.column, m.row)
+                }
+                MouseEventKind::ScrollUp => Some(Action::Up),
+                MouseEventKind::ScrollDown => Some(Action::Down),
+                // Motion events arrive by the hundred; they change nothing, so they cost no frame.
+                _ => return (false, Vec::new()),
+            },
+            Event::Resize(..) => return (true, Vec::new()),
+            _ => None,
+        };
+        match action {
+            Some(a) => (true, self.state.update(a)),
+            None => (false, Vec::new()),
+        }
+    }
+
+    pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), B::Error> {
+        let state = &mut self.state;
+        let (theme, keymap) = (&self.theme, &self.keymap);
+        terminal.draw(|f| {
+            crate::ui::render(f.area(), f.buffer_mut(), state, theme, keymap);
+        })?;
+        Ok(())
+    }
+}
+
+/// How the TUI gets its GPU data.
+pub struct Sources {
+    pub open_gpus: Opener,
+    pub processes: Arc<dyn ProcessTable>,
+}
+
+/// Runs the TUI until the user quits or a signal arrives; the terminal is restored on every path.
+pub async fn run(
+    mut app: App,
+    sources: Sources,
+    interval: Duration,
+    mouse: bool,
+    started: Instant,
+) -> color_eyre::Result<()> {
+    let (gpu_tx, mut gpu_rx) = mpsc::channel::<GpuUpdate>(8);
+    let collector = collector::spawn(
+        sources.open_gpus,
+        Arc::clone(&sources.processes),
+        interval,
+        gpu_tx,
+    );
+    let (done_tx, mut done_rx) = mpsc::channel::<(u32, KillSignal, Result<(), String>)>(8);
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut terminal = terminal::enter(mouse)?;
+    let result = async {
+        let mut events = EventStream::new();
+        let mut dirty = true;
+        let mut first_frame = true;
+        loop {
+            if dirty {
+                let size = terminal.size()?;
+                app.state.page_size = usize::from(size.height.saturating_sub(8)).max(1);
+                app.draw(&mut terminal)?;
+                dirty = false;
+                if first_frame {
+                    first_frame = false;
+                    tracing::info!(elapsed_ms = started.elapsed().as_secs_f64() * 1000.0, "first frame drawn");
+                }
+            }
+            tokio::select! {
+                event = events.next() => match event {
+                    Some(Ok(event)) => {
+                        let size = terminal.size()?;
+                        let (redraw, commands) = app.handle_event(&event, Rect::new(0, 0, size.width, size.height));
+                        dirty |= redraw;
+                        for c in commands {
+                            execute(c, &sources.processes, &done_tx);
+                        }
+                    }
+                    Some(Err(e)) => return Err(e.into()),
+                    None => break,
+                },
+                Some(update) = gpu_rx.recv() => {
+                    app.state.apply_gpu(update);
+                    dirty = true;
+                }
+                Some((pid, sig, result)) = done_rx.recv() => {
+                    app.state.apply_signal_result(pid, sig, result);
+                    dirty = true;
+                }
+                _ = sigterm.recv() => { tracing::info!("SIGTERM: exiting"); break }
+                _ = sighup.recv() => { tracing::info!("SIGHUP (terminal gone): exiting"); break }
+                _ = sigint.recv() => break,
+            }
+            if app.state.quit {
+                break;
+            }
+        }
+        Ok::<(), color_eyre::Report>(())
+    }
+    .await;
+    terminal::restore();
+    drop(collector);
+    result
+}
+
+fn execute(
+    command: Command,
+    table: &Arc<dyn ProcessTable>,
+    done: &mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
+) {
+    match command {
+        Command::SignalProcess { pid, signal } => {
+            let table = Arc::clone(table);
+            let done = done.clone();
+            tokio::task::spawn_blocking(move || {
+                let result = table.signal(pid, signal).map_err(|e| e.to_string());
+                let _ = done.blocking_send((pid, signal, result));
+            });
+        }
+    }
+}

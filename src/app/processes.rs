@@ -1,0 +1,90 @@
+//! The processes list's own state: sort order, filter and a selection that follows its PID.
+
+use crate::config::ProcessSort;
+use crate::gpu::GpuProcess;
+
+/// Sort, filter and selection of the all-GPU process list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProcessListState {
+    pub sort: ProcessSort,
+    pub descending: bool,
+    pub filter: String,
+    pub editing_filter: bool,
+    /// The selected process, by PID so the selection survives re-sorting and new samples.
+    pub selected_pid: Option<u32>,
+}
+
+impl ProcessListState {
+    pub fn new(sort: ProcessSort, descending: bool) -> Self {
+        Self {
+            sort,
+            descending,
+            filter: String::new(),
+            editing_filter: false,
+            selected_pid: None,
+        }
+    }
+
+    /// The processes as listed: filtered, then sorted.
+    pub fn visible<'a>(&self, all: impl Iterator<Item = &'a GpuProcess>) -> Vec<&'a GpuProcess> {
+        let needle = self.filter.to_lowercase();
+        let mut list: Vec<&GpuProcess> = all.filter(|p| matches_filter(p, &needle)).collect();
+        list.sort_by(|a, b| {
+            let ord = match self.sort {
+                ProcessSort::Memory => a.used_memory_bytes.cmp(&b.used_memory_bytes),
+                ProcessSort::Pid => a.pid.cmp(&b.pid),
+                ProcessSort::User => a.user.cmp(&b.user),
+                ProcessSort::Gpu => a.gpu_index.cmp(&b.gpu_index),
+                ProcessSort::Command => a.command.cmp(&b.command),
+            }
+            .then(a.gpu_index.cmp(&b.gpu_index))
+            .then(a.pid.cmp(&b.pid));
+            if self.descending {
+                ord.reverse()
+            } else {
+                ord
+            }
+        });
+        list
+    }
+
+    pub fn next_sort(&mut self) {
+        self.sort = match self.sort {
+            ProcessSort::Memory => ProcessSort::Pid,
+            ProcessSort::Pid => ProcessSort::User,
+            ProcessSort::User => ProcessSort::Gpu,
+            ProcessSort::Gpu => ProcessSort::Command,
+            ProcessSort::Command => ProcessSort::Memory,
+        };
+    }
+}
+
+/// A filter matches PID, user, command or container; `gpu:N` narrows to one GPU.
+fn matches_filter(p: &GpuProcess, needle: &str) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    needle.split_whitespace().all(|word| {
+        if let Some(idx) = word.strip_prefix("gpu:") {
+            return idx.parse::<u32>().is_ok_and(|i| i == p.gpu_index);
+        }
+        p.pid.to_string().contains(word)
+            || p.user
+                .as_deref()
+                .is_some_and(|u| u.to_lowercase().contains(word))
+            || p.command
+                .as_deref()
+                .is_some_and(|c| c.to_lowercase().contains(word))
+            || p.container.as_ref().is_some_and(|c| c.id.starts_with(word))
+    })
+}
+
+pub fn sort_label(sort: ProcessSort) -> &'static str {
+    match sort {
+        ProcessSort::Memory => "GPU MEM",
+        ProcessSort::Pid => "PID",
+        ProcessSort::User => "USER",
+        ProcessSort::Gpu => "GPU",
+        ProcessSort::Command => "COMMAND",
+    }
+}

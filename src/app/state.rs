@@ -1,0 +1,343 @@
+//! The single owner of what the TUI shows: GPU data, selections, overlays; changed only through `update`.
+
+use std::collections::HashSet;
+
+use super::action::{Action, Command, Tab};
+use super::processes::ProcessListState;
+use crate::config::{Config, GraphMetric};
+use crate::gpu::collector::GpuUpdate;
+use crate::gpu::history::{capacity_for, GpuHistory};
+use crate::gpu::{GpuError, GpuProcess, GpuSample, Inventory, SourceKind};
+use crate::host::KillSignal;
+
+/// Where the GPU data stands.
+#[derive(Clone, Debug)]
+pub enum GpuStatus {
+    Loading,
+    Failed(GpuError),
+    Ready(Box<GpuData>),
+}
+
+/// GPU facts, the latest samples and their history.
+#[derive(Clone, Debug)]
+pub struct GpuData {
+    pub inventory: Inventory,
+    pub samples: Vec<GpuSample>,
+    pub history: Vec<GpuHistory>,
+}
+
+/// A modal on top of the tabs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Overlay {
+    None,
+    Help,
+    ConfirmKill {
+        pid: u32,
+        command: String,
+        signal: KillSignal,
+    },
+}
+
+/// A short message in the footer: the result of an action, or a warning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusMessage {
+    pub text: String,
+    pub is_error: bool,
+}
+
+/// Everything the renderers read.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub host: String,
+    pub tab: Tab,
+    pub gpu: GpuStatus,
+    pub selected_gpu: usize,
+    pub graph: GraphMetric,
+    pub show_power: bool,
+    pub compact_threshold: usize,
+    pub history_capacity: usize,
+    pub refresh_ms: u64,
+    pub processes: ProcessListState,
+    pub overlay: Overlay,
+    pub status: Option<StatusMessage>,
+    pub read_only: bool,
+    pub quit: bool,
+    /// PIDs already sent SIGTERM: the next kill on them offers SIGKILL.
+    pub terminated: HashSet<u32>,
+    /// Rows a page-up/down moves; the draw code knows the real height, this is close enough.
+    pub page_size: usize,
+}
+
+impl AppState {
+    pub fn new(config: &Config, host: String, read_only: bool) -> Self {
+        Self {
+            host,
+            tab: Tab::Gpus,
+            gpu: GpuStatus::Loading,
+            selected_gpu: 0,
+            graph: config.gpu.graph,
+            show_power: false,
+            compact_threshold: config.gpu.compact_threshold,
+            history_capacity: capacity_for(config.general.history_secs, config.general.refresh_ms),
+            refresh_ms: config.general.refresh_ms,
+            processes: ProcessListState::new(
+                config.processes.sort,
+                config.processes.sort_descending,
+            ),
+            overlay: Overlay::None,
+            status: None,
+            read_only: read_only || config.general.read_only,
+            quit: false,
+            terminated: HashSet::new(),
+            page_size: 10,
+        }
+    }
+
+    pub fn data(&self) -> Option<&GpuData> {
+        match &self.gpu {
+            GpuStatus::Ready(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn is_demo(&self) -> bool {
+        self.data()
+            .is_some_and(|d| d.inventory.system.source == SourceKind::Demo)
+    }
+
+    pub fn gpu_count(&self) -> usize {
+        self.data().map_or(0, |d| d.inventory.gpus.len())
+    }
+
+    /// All processes on all GPUs as the processes tab lists them.
+    pub fn visible_processes(&self) -> Vec<&GpuProcess> {
+        match self.data() {
+            Some(d) => self
+                .processes
+                .visible(d.samples.iter().flat_map(|s| s.processes.iter())),
+            None => Vec::new(),
+        }
+    }
+
+    /// The selected row of the processes list.
+    pub fn selected_process_row(&self) -> Option<usize> {
+        let pid = self.processes.selected_pid?;
+        self.visible_processes().iter().position(|p| p.pid == pid)
+    }
+
+    pub fn set_status(&mut self, text: impl Into<String>, is_error: bool) {
+        self.status = Some(StatusMessage {
+            text: text.into(),
+            is_error,
+        });
+    }
+
+    /// Folds a collector update into the state.
+    pub fn apply_gpu(&mut self, update: GpuUpdate) {
+        match update {
+            GpuUpdate::Ready(inventory) => {
+                let n = inventory.gpus.len();
+                self.gpu = GpuStatus::Ready(Box::new(GpuData {
+                    inventory: *inventory,
+                    samples: vec![GpuSample::default(); n],
+                    history: (0..n)
+                        .map(|_| GpuHistory::new(self.history_capacity))
+                        .collect(),
+                }));
+                self.selected_gpu = self.selected_gpu.min(n.saturating_sub(1));
+            }
+            GpuUpdate::Failed(e) => self.gpu = GpuStatus::Failed(e),
+            GpuUpdate::Sampled(samples) => {
+                if let GpuStatus::Ready(data) = &mut self.gpu {
+                    for ((gpu, sample), history) in data
+                        .inventory
+                        .gpus
+                        .iter()
+                        .zip(&samples)
+                        .zip(data.history.iter_mut())
+                    {
+                        history.record(gpu, sample);
+                    }
+                    data.samples = samples;
+                }
+                self.keep_process_selection();
+            }
+        }
+    }
+
+    /// Records the outcome of a signal sent on the user's behalf.
+    pub fn apply_signal_result(
+        &mut self,
+        pid: u32,
+        signal: KillSignal,
+        result: Result<(), String>,
+    ) {
+        match result {
+            Ok(()) => {
+                if signal == KillSignal::Term {
+                    self.terminated.insert(pid);
+                }
+                let name = signal_name(signal);
+                self.set_status(format!("sent {name} to process {pid}"), false);
+            }
+            Err(e) => self.set_status(e, true),
+        }
+    }
+
+    /// Applies one user action; returns the commands it implies for the outside world.
+    pub fn update(&mut self, action: Action) -> Vec<Command> {
+        if self.overlay != Overlay::None {
+            return self.update_overlay(action);
+        }
+        match action {
+            Action::Quit => self.quit = true,
+            Action::NextTab => self.tab = Tab::ALL[(self.tab.position() + 1) % Tab::ALL.len()],
+            Action::PrevTab => {
+                self.tab = Tab::ALL[(self.tab.position() + Tab::ALL.len() - 1) % Tab::ALL.len()]
+            }
+            Action::SelectTab(tab) => self.tab = tab,
+            Action::ToggleHelp => self.overlay = Overlay::Help,
+            Action::CycleGraph => self.graph = next_graph(self.graph),
+            Action::TogglePower => self.show_power = !self.show_power,
+            Action::ShowGpuProcesses => {
+                self.processes.filter = format!("gpu:{}", self.selected_gpu);
+                self.tab = Tab::Processes;
+            }
+            Action::CycleSort => self.processes.next_sort(),
+            Action::ReverseSort => self.processes.descending = !self.processes.descending,
+            Action::StartFilter => self.processes.editing_filter = true,
+            Action::FilterInput(c) => self.processes.filter.push(c),
+            Action::FilterBackspace => {
+                self.processes.filter.pop();
+            }
+            Action::FilterDone => self.processes.editing_filter = false,
+            Action::FilterClear => {
+                self.processes.filter.clear();
+                self.processes.editing_filter = false;
+            }
+            Action::KillSelected => self.ask_to_kill(),
+            Action::Up => self.move_selection(-1),
+            Action::Down => self.move_selection(1),
+            Action::PageUp => self.move_selection(-(self.page_size as isize)),
+            Action::PageDown => self.move_selection(self.page_size as isize),
+            Action::Top => self.move_selection(isize::MIN / 2),
+            Action::Bottom => self.move_selection(isize::MAX / 2),
+            Action::SelectRow(row) => self.select_row(row),
+            Action::Confirm | Action::Cancel => self.status = None,
+        }
+        Vec::new()
+    }
+
+    fn update_overlay(&mut self, action: Action) -> Vec<Command> {
+        match (&self.overlay, action) {
+            (_, Action::Quit) => self.quit = true,
+            (Overlay::ConfirmKill { pid, signal, .. }, Action::Confirm) => {
+                let command = Command::SignalProcess {
+                    pid: *pid,
+                    signal: *signal,
+                };
+                self.overlay = Overlay::None;
+                return vec![command];
+            }
+            (Overlay::Help, Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {}
+            _ => self.overlay = Overlay::None,
+        }
+        Vec::new()
+    }
+
+    fn ask_to_kill(&mut self) {
+        if self.read_only {
+            self.set_status("read-only mode: killing processes is disabled", true);
+            return;
+        }
+        let target = match self.tab {
+            Tab::Processes => self
+                .selected_process_row()
+                .and_then(|row| self.visible_processes().get(row).map(|p| (*p).clone())),
+            _ => None,
+        };
+        let Some(p) = target else {
+            self.set_status("select a process in the Processes tab first", true);
+            return;
+        };
+        let signal = if self.terminated.contains(&p.pid) {
+            KillSignal::Kill
+        } else {
+            KillSignal::Term
+        };
+        self.overlay = Overlay::ConfirmKill {
+            pid: p.pid,
+            command: p.command.unwrap_or_else(|| "unknown command".into()),
+            signal,
+        };
+    }
+
+    fn move_selection(&mut self, delta: isize) {
+        match self.tab {
+            Tab::Gpus | Tab::Topology => {
+                let n = self.gpu_count();
+                self.selected_gpu = offset(self.selected_gpu, delta, n);
+            }
+            Tab::Processes => {
+                let n = self.visible_processes().len();
+                let current = self.selected_process_row().unwrap_or(0);
+                let row = if self.processes.selected_pid.is_none() && delta > 0 {
+                    0
+                } else {
+                    offset(current, delta, n)
+                };
+                self.select_row(row);
+            }
+        }
+    }
+
+    fn select_row(&mut self, row: usize) {
+        match self.tab {
+            Tab::Gpus | Tab::Topology => {
+                if row < self.gpu_count() {
+                    self.selected_gpu = row;
+                }
+            }
+            Tab::Processes => {
+                if let Some(p) = self.visible_processes().get(row) {
+                    self.processes.selected_pid = Some(p.pid);
+                }
+            }
+        }
+    }
+
+    /// After new samples, keep the selected PID if it still runs, else the first row.
+    fn keep_process_selection(&mut self) {
+        let visible = self.visible_processes();
+        let still_there = self
+            .processes
+            .selected_pid
+            .is_some_and(|pid| visible.iter().any(|p| p.pid == pid));
+        if !still_there {
+            self.processes.selected_pid = visible.first().map(|p| p.pid);
+        }
+    }
+}
+
+fn offset(current: usize, delta: isize, len: usize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    let target = current as isize + delta;
+    target.clamp(0, len as isize - 1) as usize
+}
+
+fn next_graph(g: GraphMetric) -> GraphMetric {
+    match g {
+        GraphMetric::Utilization => GraphMetric::Memory,
+        GraphMetric::Memory => GraphMetric::Power,
+        GraphMetric::Power => GraphMetric::Utilization,
+    }
+}
+
+pub fn signal_name(signal: KillSignal) -> &'static str {
+    match signal {
+        KillSignal::Term => "SIGTERM",
+        KillSignal::Kill => "SIGKILL",
+    }
+}

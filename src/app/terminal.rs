@@ -1,0 +1,55 @@
+//! The terminal's modes: entering the TUI, restoring the terminal on every exit path (including panics).
+
+use std::io::{self, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::{cursor, execute};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+
+/// Whether the TUI currently owns the terminal, so restoring twice is harmless.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+/// Raw mode, alternate screen, hidden cursor and (optionally) mouse reporting.
+pub fn enter(mouse: bool) -> io::Result<Tui> {
+    install_panic_hook();
+    terminal::enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = io::stdout();
+    execute!(out, EnterAlternateScreen, cursor::Hide)?;
+    if mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    let mut term = Terminal::new(CrosstermBackend::new(out))?;
+    term.clear()?;
+    Ok(term)
+}
+
+/// Gives the terminal back as it was. Safe to call more than once and from a panic hook.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    // Each step is attempted even if an earlier one fails: a half-restored terminal is worse.
+    let _ = execute!(out, DisableMouseCapture);
+    let _ = execute!(out, LeaveAlternateScreen, cursor::Show);
+    let _ = terminal::disable_raw_mode();
+    let _ = out.flush();
+}
+
+fn install_panic_hook() {
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}

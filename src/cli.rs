@@ -1,0 +1,47 @@
+//! Command-line interface: global options and one subcommand per non-interactive twin of a view.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// A terminal home for every GPU on this machine.
+#[derive(Debug, Parser)]
+#[command(name = "gpudeck", version, about, long_about = None)]
+pub struct Cli {
+    /// Run on simulated GPUs (no NVIDIA driver needed). GPUDECK_SIM tunes the simulation.
+    #[arg(long, global = true)]
+    pub demo: bool,
+
+    /// Config file to use instead of the one in the config directory (an error in it is fatal).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// Colour theme: dark, light, high-contrast, or a theme file's name in the config dir.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub theme: Option<String>,
+
+    /// Disable every action that changes something (killing processes).
+    #[arg(long, global = true)]
+    pub read_only: bool,
+
+    /// Load this libnvidia-ml instead of the system's libnvidia-ml.so.1.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub nvml_lib: Option<PathBuf>,
+
+    /// Refresh interval in milliseconds (minimum 100); overrides the config.
+    #[arg(long, global = true, value_name = "MS")]
+    pub refresh: Option<u64>,
+
+    #[command(subcommand)]
+    pub command: Option<Commands>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Print every GPU's facts, live metrics, processes and topology once.
+    Gpus {
+        /// A stable JSON document instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}

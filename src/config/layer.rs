@@ -1,0 +1,170 @@
+//! Layering a user's TOML over an embedded default, with errors located in the user's text.
+
+use serde::de::DeserializeOwned;
+use toml::de::{DeTable, DeValue, Deserializer};
+
+/// Why a layered document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LayerError {
+    /// The embedded base itself is broken: a bug, caught by the tests of the embedded files.
+    Base(String),
+    /// A mistake in the user's text.
+    User(Mistake),
+}
+
+/// A mistake in a user's file, with its 1-based position when the parser knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mistake {
+    pub(crate) position: Option<(usize, usize)>,
+    pub(crate) reason: String,
+}
+
+/// Deserializes `user` laid over `base`: tables merge key by key, any other value in `user`
+/// replaces the base's.
+///
+/// The merge is done on the parsed, span-carrying documents rather than on `toml::Table`, so a
+/// wrong type or unknown key in the user's text still reports its line and column there. Every
+/// node that can fail to deserialize after the merge is the user's: the base is checked alone
+/// first, and its nodes only fill gaps the user left.
+pub(crate) fn layered<T: DeserializeOwned>(base: &str, user: &str) -> Result<T, LayerError> {
+    let base_doc = DeTable::parse(base).map_err(|e| LayerError::Base(e.message().to_owned()))?;
+    T::deserialize(Deserializer::from(base_doc.clone()))
+        .map_err(|e| LayerError::Base(e.message().to_owned()))?;
+
+    let mut user_doc = DeTable::parse(user).map_err(|e| LayerError::User(mistake(user, &e)))?;
+    merge(user_doc.get_mut(), base_doc.into_inner());
+    T::deserialize(Deserializer::from(user_doc)).map_err(|e| LayerError::User(mistake(user, &e)))
+}
+
+fn merge<'a>(user: &mut DeTable<'a>, base: DeTable<'a>) {
+    for (key, base_value) in base {
+        match user.get_mut(&key) {
+            None => {
+                user.insert(key, base_value);
+            }
+            Some(user_value) => {
+                if let (DeValue::Table(user_table), DeValue::Table(base_table)) =
+                    (user_value.get_mut(), base_value.into_inner())
+                {
+                    merge(user_table, base_table);
+                }
+            }
+        }
+    }
+}
+
+fn mistake(text: &str, error: &toml::de::Error) -> Mistake {
+    Mistake {
+        position: error.span().map(|span| position(text, span.start)),
+        reason: error.message().trim_end().to_owned(),
+    }
+}
+
+/// 1-based line and column (in characters, as editors count) of a byte offset.
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = before.matches('\n').count() + 1;
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+/// Checks that `text` deserializes as `T` on its own, with nothing layered under it.
+#[cfg(test)]
+pub(crate) fn standalone<T: DeserializeOwned>(text: &str) -> Result<T, Mistake> {
+    let doc = DeTable::parse(text).map_err(|e| mistake(text, &e))?;
+    T::deserialize(Deserializer::from(doc)).map_err(|e| mistake(text, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, PartialEq, Eq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Doc {
+        a: Section,
+        top: u32,
+    }
+
+    #[derive(Debug, PartialEq, Eq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Section {
+        x: u32,
+        y: String,
+    }
+
+    const BASE: &str = "top = 1\n[a]\nx = 1\ny = \"base\"\n";
+
+    #[test]
+    fn user_values_win_and_gaps_come_from_the_base() {
+        let doc: Doc = layered(BASE, "[a]\ny = \"user\"\n").unwrap();
+        assert_eq!(doc.top, 1);
+        assert_eq!(
+            doc.a,
+            Section {
+                x: 1,
+                y: "user".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn dotted_keys_merge_like_tables() {
+        let doc: Doc = layered(BASE, "a.x = 7\ntop = 2\n").unwrap();
+        assert_eq!((doc.a.x, doc.a.y.as_str(), doc.top), (7, "base", 2));
+    }
+
+    #[test]
+    fn empty_user_text_gives_the_base() {
+        let doc: Doc = layered(BASE, "").unwrap();
+        assert_eq!(doc.a.y, "base");
+    }
+
+    #[test]
+    fn errors_point_into_the_user_text() {
+        let user = "# comment\n[a]\n  zz = 1\n";
+        let Err(LayerError::User(mistake)) = layered::<Doc>(BASE, user) else {
+            panic!("expected a user error");
+        };
+        assert_eq!(mistake.position, Some((3, 3)));
+        assert_eq!(mistake.reason, "unknown field `zz`, expected `x` or `y`");
+    }
+
+    #[test]
+    fn a_table_replaced_by_a_value_is_a_type_error() {
+        let Err(LayerError::User(mistake)) = layered::<Doc>(BASE, "a = 5\n") else {
+            panic!("expected a user error");
+        };
+        assert_eq!(mistake.position, Some((1, 5)));
+        assert!(
+            mistake.reason.contains("invalid type: integer `5`"),
+            "{mistake:?}"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_are_located() {
+        let Err(LayerError::User(mistake)) = layered::<Doc>(BASE, "top = 1\n[a\n") else {
+            panic!("expected a user error");
+        };
+        assert_eq!(mistake.position.map(|p| p.0), Some(2));
+    }
+
+    #[test]
+    fn a_broken_base_is_reported_as_such() {
+        let result = layered::<Doc>("top = \n", "");
+        assert!(matches!(result, Err(LayerError::Base(_))), "{result:?}");
+        let result = layered::<Doc>("top = 1\n", "");
+        assert!(matches!(result, Err(LayerError::Base(_))), "{result:?}");
+    }
+
+    #[test]
+    fn columns_count_characters() {
+        assert_eq!(position("é = 1\nab", 8), (2, 2));
+        assert_eq!(position("abc", 0), (1, 1));
+        assert_eq!(position("abc", 99), (1, 4));
+    }
+}

@@ -1,0 +1,119 @@
+//! Configuration and theme layering: embedded defaults, the user's files over them, and where
+//! those files live.
+
+mod dirs;
+mod error;
+mod layer;
+mod settings;
+mod theme;
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+pub use dirs::Dirs;
+pub use error::ConfigError;
+pub use settings::{
+    Config, GeneralConfig, GpuConfig, GraphMetric, ProcessConfig, ProcessSort, DEFAULT_CONFIG_TOML,
+    MIN_REFRESH_MS,
+};
+pub use theme::{Theme, BUILTIN_THEMES, DEFAULT_THEME};
+
+use error::display_path;
+use layer::{layered, LayerError};
+
+/// Everything loading produced: what to run with, and what to tell the user about it.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub theme: Theme,
+    /// The theme actually in use, which differs from `config.general.theme` when that was unknown.
+    pub theme_name: String,
+    /// Problems that were worked around; the UI shows them, the program carries on.
+    pub warnings: Vec<String>,
+}
+
+/// Loads the configuration and theme.
+///
+/// Mistakes in files gpudeck finds on its own (`<config dir>/config.toml`, the theme it names)
+/// become warnings and the built-in defaults are used, so a typo never stops the dashboard.
+/// What the user named on the command line (`explicit_config`, `theme_override`) must work:
+/// any problem with it is an `Err`.
+pub fn load(
+    dirs: &Dirs,
+    explicit_config: Option<&Path>,
+    theme_override: Option<&str>,
+) -> Result<Loaded, ConfigError> {
+    let mut warnings = Vec::new();
+    let mut config = match explicit_config {
+        Some(path) => {
+            let text = fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            parse_config(path, &text)?
+        }
+        None => implicit_config(&dirs.config_file(), &mut warnings)?,
+    };
+    settings::clamp(&mut config, &mut warnings);
+
+    let themes_dir = dirs.themes_dir();
+    let (theme_name, theme) = match theme_override {
+        Some(name) => (name.to_owned(), theme::find_theme(name, &themes_dir)?),
+        None => {
+            let name = &config.general.theme;
+            match theme::find_theme(name, &themes_dir) {
+                Ok(theme) => (name.clone(), theme),
+                Err(error @ ConfigError::Builtin { .. }) => return Err(error),
+                Err(error) => {
+                    warnings.push(format!("{error} — using the {DEFAULT_THEME} theme"));
+                    (DEFAULT_THEME.to_owned(), Theme::builtin(DEFAULT_THEME)?)
+                }
+            }
+        }
+    };
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
+    Ok(Loaded {
+        config,
+        theme,
+        theme_name,
+        warnings,
+    })
+}
+
+/// The built-in configuration, from the embedded `config/default.toml`.
+pub fn builtin_config() -> Result<Config, ConfigError> {
+    parse_config(Path::new("config/default.toml"), "")
+}
+
+/// The config at the default location: a missing file is normal, a broken one is a warning.
+fn implicit_config(path: &Path, warnings: &mut Vec<String>) -> Result<Config, ConfigError> {
+    let problem = match fs::read_to_string(path) {
+        Ok(text) => match parse_config(path, &text) {
+            Ok(config) => return Ok(config),
+            Err(error @ ConfigError::Builtin { .. }) => return Err(error),
+            Err(error) => error.to_string(),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return builtin_config(),
+        Err(e) => format!("cannot read {}: {e}", display_path(path)),
+    };
+    warnings.push(format!("{problem} — using the built-in defaults"));
+    builtin_config()
+}
+
+/// `text` (the contents of `path`) layered over the embedded defaults.
+fn parse_config(path: &Path, text: &str) -> Result<Config, ConfigError> {
+    layered(DEFAULT_CONFIG_TOML, text).map_err(|error| match error {
+        LayerError::User(mistake) => ConfigError::Invalid {
+            path: path.to_path_buf(),
+            position: mistake.position,
+            reason: mistake.reason,
+        },
+        LayerError::Base(reason) => ConfigError::Builtin {
+            what: "config/default.toml".to_owned(),
+            reason,
+        },
+    })
+}

@@ -1,0 +1,246 @@
+//! The settings a user can change in `config.toml`, with their built-in values.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The documented built-in configuration; a user's file is layered over it.
+pub const DEFAULT_CONFIG_TOML: &str = include_str!("../../config/default.toml");
+
+/// Refreshing faster than this costs CPU (NVML process queries take milliseconds) without
+/// showing anything a person could read.
+pub const MIN_REFRESH_MS: u64 = 100;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub general: GeneralConfig,
+    pub gpu: GpuConfig,
+    pub processes: ProcessConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GeneralConfig {
+    /// A built-in theme name or the stem of a file in `<config dir>/themes/`.
+    pub theme: String,
+    /// Milliseconds between GPU metric reads; at least `MIN_REFRESH_MS` after loading.
+    pub refresh_ms: u64,
+    /// Seconds of metric history kept for the graphs.
+    pub history_secs: u64,
+    pub mouse: bool,
+    /// Hide every action that changes the machine (kill, stop, pull, launch).
+    pub read_only: bool,
+}
+
+impl GeneralConfig {
+    pub fn refresh_interval(&self) -> Duration {
+        Duration::from_millis(self.refresh_ms)
+    }
+
+    pub fn history(&self) -> Duration {
+        Duration::from_secs(self.history_secs)
+    }
+}
+
+// The values here must match config/default.toml; `defaults_match_the_embedded_file` checks it.
+impl Default for GeneralConfig {
+    fn default() -> Self {
+        Self {
+            theme: "dark".to_owned(),
+            refresh_ms: 1000,
+            history_secs: 600,
+            mouse: true,
+            read_only: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GpuConfig {
+    /// What the third graph of each GPU shows at start.
+    pub graph: GraphMetric,
+    /// With at least this many GPUs, each gets a one-line row instead of a panel.
+    pub compact_threshold: usize,
+}
+
+impl Default for GpuConfig {
+    fn default() -> Self {
+        Self {
+            graph: GraphMetric::Utilization,
+            compact_threshold: 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProcessConfig {
+    pub sort: ProcessSort,
+    pub sort_descending: bool,
+}
+
+impl Default for ProcessConfig {
+    fn default() -> Self {
+        Self {
+            sort: ProcessSort::Memory,
+            sort_descending: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GraphMetric {
+    Utilization,
+    Memory,
+    Power,
+}
+
+impl GraphMetric {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Utilization => "utilization",
+            Self::Memory => "memory",
+            Self::Power => "power",
+        }
+    }
+}
+
+impl fmt::Display for GraphMetric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessSort {
+    Memory,
+    Pid,
+    User,
+    Gpu,
+    Command,
+}
+
+impl ProcessSort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Memory => "memory",
+            Self::Pid => "pid",
+            Self::User => "user",
+            Self::Gpu => "gpu",
+            Self::Command => "command",
+        }
+    }
+}
+
+impl fmt::Display for ProcessSort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Raises values that would make gpudeck misbehave, saying so in a warning.
+pub(crate) fn clamp(config: &mut Config, warnings: &mut Vec<String>) {
+    let general = &mut config.general;
+    if general.refresh_ms < MIN_REFRESH_MS {
+        warnings.push(format!(
+            "general.refresh_ms = {} is below the minimum of {MIN_REFRESH_MS} ms; using {MIN_REFRESH_MS} ms",
+            general.refresh_ms
+        ));
+        general.refresh_ms = MIN_REFRESH_MS;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layer::standalone;
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_documented_values() {
+        let config = Config::default();
+        assert_eq!(config.general.theme, "dark");
+        assert_eq!(config.general.refresh_ms, 1000);
+        assert_eq!(config.general.history_secs, 600);
+        assert!(config.general.mouse);
+        assert!(!config.general.read_only);
+        assert_eq!(config.gpu.graph, GraphMetric::Utilization);
+        assert_eq!(config.gpu.compact_threshold, 8);
+        assert_eq!(config.processes.sort, ProcessSort::Memory);
+        assert!(config.processes.sort_descending);
+        assert_eq!(config.general.refresh_interval(), Duration::from_secs(1));
+        assert_eq!(config.general.history(), Duration::from_secs(600));
+    }
+
+    #[test]
+    fn defaults_match_the_embedded_file() {
+        let from_file: Config = standalone(DEFAULT_CONFIG_TOML).unwrap();
+        assert_eq!(from_file, Config::default());
+        assert_eq!(super::super::builtin_config().unwrap(), Config::default());
+    }
+
+    #[test]
+    fn embedded_file_sets_every_key() {
+        let in_file: toml::Table = toml::from_str(DEFAULT_CONFIG_TOML).unwrap();
+        let all_keys = toml::Table::try_from(Config::default()).unwrap();
+        assert_eq!(in_file, all_keys);
+    }
+
+    #[test]
+    fn every_key_in_the_embedded_file_is_documented() {
+        let lines: Vec<&str> = DEFAULT_CONFIG_TOML.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.contains(" = ") && !line.starts_with('#') {
+                let comment = lines[..i].last().copied().unwrap_or_default();
+                assert!(
+                    comment.starts_with("# Default: "),
+                    "`{line}` needs a comment ending in `# Default: ...`"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn enum_names_match_their_toml_spelling() {
+        for metric in [
+            GraphMetric::Utilization,
+            GraphMetric::Memory,
+            GraphMetric::Power,
+        ] {
+            let parsed: GpuConfig = toml::from_str(&format!("graph = \"{metric}\"")).unwrap();
+            assert_eq!(parsed.graph, metric);
+        }
+        let sorts = [
+            ProcessSort::Memory,
+            ProcessSort::Pid,
+            ProcessSort::User,
+            ProcessSort::Gpu,
+            ProcessSort::Command,
+        ];
+        for sort in sorts {
+            let parsed: ProcessConfig = toml::from_str(&format!("sort = \"{sort}\"")).unwrap();
+            assert_eq!(parsed.sort, sort);
+        }
+    }
+
+    #[test]
+    fn slow_refresh_is_kept_and_fast_refresh_is_clamped() {
+        let mut warnings = Vec::new();
+        let mut config = Config::default();
+        config.general.refresh_ms = 100;
+        clamp(&mut config, &mut warnings);
+        assert_eq!((config.general.refresh_ms, warnings.len()), (100, 0));
+
+        config.general.refresh_ms = 0;
+        clamp(&mut config, &mut warnings);
+        assert_eq!(config.general.refresh_ms, 100);
+        assert_eq!(
+            warnings,
+            ["general.refresh_ms = 0 is below the minimum of 100 ms; using 100 ms"]
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! GPUs: domain types, the NVML and simulated sources, the collector thread and metric history.
+
+pub mod collector;
+pub mod history;
+pub mod nvml;
+pub mod report;
+
+pub mod sim;
+pub mod source;
+pub mod types;
+
+pub use source::{GpuError, GpuSource};
+pub use types::*;

@@ -1,0 +1,397 @@
+//! The real GPU source: NVML through nvml-wrapper, reading static facts once and cheap metrics per tick.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, TemperatureSensor, TemperatureThreshold, TopologyLevel,
+};
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, Nvml};
+
+use super::source::{GpuError, GpuSource};
+use super::types::{
+    throttle_reason_names, CudaVersion, GpuLink, GpuProcess, GpuSample, GpuStatic, Inventory,
+    MetricError, ProcessKind, SourceKind, SystemInfo, TopoPath, Topology,
+};
+
+/// NVML's most NVLink links per GPU across generations (NVML_NVLINK_MAX_LINKS).
+const MAX_NVLINKS: u32 = 18;
+/// The library NVML is loaded from unless the user says otherwise.
+pub const DEFAULT_LIBRARY: &str = "libnvidia-ml.so.1";
+
+/// An initialised NVML library.
+pub struct NvmlSource {
+    nvml: Nvml,
+}
+
+impl NvmlSource {
+    /// Loads and initialises NVML, from `library` when given (`--nvml-lib`).
+    pub fn open(library: Option<&OsStr>) -> Result<Self, GpuError> {
+        let mut builder = Nvml::builder();
+        if let Some(path) = library {
+            builder.lib_path(path);
+        }
+        let nvml = builder.init().map_err(|e| init_error(e, library))?;
+        Ok(Self { nvml })
+    }
+
+    fn device(&self, index: u32) -> Result<Device<'_>, NvmlError> {
+        self.nvml.device_by_index(index)
+    }
+
+    fn read_static(&self, index: u32) -> Result<GpuStatic, NvmlError> {
+        let dev = self.device(index)?;
+        let ecc = dev.is_ecc_enabled().ok().map(|e| e.currently_enabled);
+        Ok(GpuStatic {
+            index,
+            name: dev.name().unwrap_or_else(|_| "unknown GPU".into()),
+            uuid: dev.uuid().unwrap_or_default(),
+            pci_bus_id: dev.pci_info().map(|p| p.bus_id).unwrap_or_default(),
+            compute_capability: dev
+                .cuda_compute_capability()
+                .ok()
+                .map(|c| format!("{}.{}", c.major, c.minor)),
+            architecture: dev.architecture().ok().map(|a| a.to_string()),
+            memory_total_bytes: dev.memory_info().ok().map(|m| m.total),
+            temp_slowdown_c: dev
+                .temperature_threshold(TemperatureThreshold::Slowdown)
+                .ok(),
+            temp_shutdown_c: dev
+                .temperature_threshold(TemperatureThreshold::Shutdown)
+                .ok(),
+            sm_clock_max_mhz: dev.max_clock_info(Clock::SM).ok(),
+            mem_clock_max_mhz: dev.max_clock_info(Clock::Memory).ok(),
+            pcie_gen_max: dev.max_pcie_link_gen().ok(),
+            pcie_width_max: dev.max_pcie_link_width().ok(),
+            fan_count: dev.num_fans().ok(),
+            ecc_enabled: ecc,
+            mig_enabled: dev.mig_mode().ok().map(|m| m.current == 1),
+            persistence_mode: dev.is_in_persistent_mode().ok(),
+        })
+    }
+
+    fn topology(&self, gpus: &[GpuStatic]) -> Topology {
+        let by_bus: HashMap<String, usize> = gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (normalise_bus_id(&g.pci_bus_id), i))
+            .collect();
+        let nvlinks: Vec<Vec<u32>> = gpus
+            .iter()
+            .map(|g| self.nvlink_counts(g.index, gpus.len(), &by_bus))
+            .collect();
+        let mut links = vec![vec![None; gpus.len()]; gpus.len()];
+        for a in 0..gpus.len() {
+            for b in (a + 1)..gpus.len() {
+                let path = self.common_ancestor(gpus[a].index, gpus[b].index);
+                let count = nvlinks[a][b].max(nvlinks[b][a]);
+                let link = Some(GpuLink {
+                    nvlinks: count,
+                    path,
+                });
+                links[a][b] = link;
+                links[b][a] = link;
+            }
+        }
+        Topology { links }
+    }
+
+    fn common_ancestor(&self, a: u32, b: u32) -> TopoPath {
+        let (Ok(da), Ok(db)) = (self.device(a), self.device(b)) else {
+            return TopoPath::Unknown;
+        };
+        match da.topology_common_ancestor(db) {
+            Ok(TopologyLevel::Internal) => TopoPath::Board,
+            Ok(TopologyLevel::Single) => TopoPath::PcieSwitch,
+            Ok(TopologyLevel::Multiple) => TopoPath::PcieSwitches,
+            Ok(TopologyLevel::HostBridge) => TopoPath::HostBridge,
+            Ok(TopologyLevel::Node) => TopoPath::NumaNode,
+            Ok(TopologyLevel::System) => TopoPath::CrossSocket,
+            Err(_) => TopoPath::Unknown,
+        }
+    }
+
+    /// Active NVLinks from GPU `index` to each other GPU, matched by the remote end's PCI bus id.
+    fn nvlink_counts(&self, index: u32, n: usize, by_bus: &HashMap<String, usize>) -> Vec<u32> {
+        let mut counts = vec![0; n];
+        let Ok(dev) = self.device(index) else {
+            return counts;
+        };
+        for link in 0..MAX_NVLINKS {
+            let wrapper = dev.link_wrapper_for(link);
+            match wrapper.is_active() {
+                Ok(true) => {}
+                Ok(false) => continue,
+                // The first unsupported link means the GPU has no NVLink at all (PCIe cards).
+                Err(_) => break,
+            }
+            if let Ok(remote) = wrapper.remote_pci_info() {
+                if let Some(&peer) = by_bus.get(&normalise_bus_id(&remote.bus_id)) {
+                    counts[peer] += 1;
+                }
+            }
+        }
+        counts
+    }
+}
+
+impl GpuSource for NvmlSource {
+    fn inventory(&mut self) -> Result<Inventory, GpuError> {
+        let count = self.nvml.device_count().map_err(runtime_error)?;
+        if count == 0 {
+            return Err(GpuError::NoGpus);
+        }
+        let system = SystemInfo {
+            source: SourceKind::Nvml,
+            driver_version: self.nvml.sys_driver_version().ok(),
+            nvml_version: self.nvml.sys_nvml_version().ok(),
+            cuda_driver_version: self
+                .nvml
+                .sys_cuda_driver_version()
+                .ok()
+                .and_then(CudaVersion::from_nvml),
+        };
+        let mut gpus = Vec::with_capacity(count as usize);
+        for index in 0..count {
+            match self.read_static(index) {
+                Ok(gpu) => gpus.push(gpu),
+                Err(e) => {
+                    tracing::warn!(index, error = %e, "GPU could not be opened");
+                    gpus.push(unreachable_gpu(index, &e));
+                }
+            }
+        }
+        let topology = self.topology(&gpus);
+        Ok(Inventory {
+            system,
+            gpus,
+            topology,
+        })
+    }
+
+    fn sample(&mut self, gpu: &GpuStatic) -> GpuSample {
+        match self.device(gpu.index) {
+            Ok(dev) => sample_device(&dev, gpu),
+            Err(NvmlError::GpuLost) => GpuSample::lost(),
+            Err(e) => GpuSample {
+                errors: vec![MetricError {
+                    metric: "device",
+                    message: e.to_string(),
+                }],
+                ..GpuSample::default()
+            },
+        }
+    }
+
+    fn process_name(&mut self, pid: u32) -> Option<String> {
+        self.nvml.sys_process_name(pid, 256).ok()
+    }
+}
+
+/// Collects one metric, keeping "not supported" silent and any other failure visible.
+struct Reader {
+    sample: GpuSample,
+}
+
+impl Reader {
+    fn read<T>(&mut self, metric: &'static str, result: Result<T, NvmlError>) -> Option<T> {
+        match result {
+            Ok(v) => Some(v),
+            Err(NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_)) => None,
+            Err(NvmlError::GpuLost) => {
+                self.sample.lost = true;
+                None
+            }
+            Err(e) => {
+                self.sample.errors.push(MetricError {
+                    metric,
+                    message: e.to_string(),
+                });
+                None
+            }
+        }
+    }
+}
+
+fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
+    let mut r = Reader {
+        sample: GpuSample::default(),
+    };
+    let util = r.read("utilization", dev.utilization_rates());
+    let memory = r.read("memory", dev.memory_info());
+    let temp = r.read("temperature", dev.temperature(TemperatureSensor::Gpu));
+    let power = r.read("power", dev.power_usage());
+    let limit = r.read("power limit", dev.enforced_power_limit());
+    let sm = r.read("sm clock", dev.clock_info(Clock::SM));
+    let mem_clock = r.read("memory clock", dev.clock_info(Clock::Memory));
+    let fan = match gpu.fan_count {
+        Some(n) if n > 0 => r.read("fan", dev.fan_speed(0)),
+        _ => None,
+    };
+    let pstate = r.read("performance state", dev.performance_state());
+    let pcie_gen = r.read("pcie generation", dev.current_pcie_link_gen());
+    let pcie_width = r.read("pcie width", dev.current_pcie_link_width());
+    let throttle = r.read("throttle reasons", dev.current_throttle_reasons());
+    let (corrected, uncorrected) = if gpu.ecc_enabled == Some(true) {
+        (
+            r.read(
+                "ecc corrected",
+                dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
+            ),
+            r.read(
+                "ecc uncorrected",
+                dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+            ),
+        )
+    } else {
+        (None, None)
+    };
+    let compute = r.read("processes", dev.running_compute_processes());
+    let graphics = r.read("graphics processes", dev.running_graphics_processes());
+    let mut s = r.sample;
+    s.util_gpu_pct = util.as_ref().map(|u| u.gpu);
+    s.util_mem_pct = util.map(|u| u.memory);
+    s.memory_used_bytes = memory.map(|m| m.used);
+    s.temp_c = temp;
+    s.power_w = power.map(|mw| f64::from(mw) / 1000.0);
+    s.power_limit_w = limit.map(|mw| f64::from(mw) / 1000.0);
+    s.sm_clock_mhz = sm;
+    s.mem_clock_mhz = mem_clock;
+    s.fan_pct = fan;
+    s.pstate = pstate.map(|p| p.as_c()).filter(|&p| p < 16);
+    s.pcie_gen = pcie_gen;
+    s.pcie_width = pcie_width;
+    s.throttle_reasons = throttle.map(|t| throttle_reason_names(t.bits()));
+    s.ecc_corrected = corrected;
+    s.ecc_uncorrected = uncorrected;
+    s.processes = processes(gpu.index, compute, graphics);
+    s
+}
+
+fn processes(
+    gpu_index: u32,
+    compute: Option<Vec<nvml_wrapper::struct_wrappers::device::ProcessInfo>>,
+    graphics: Option<Vec<nvml_wrapper::struct_wrappers::device::ProcessInfo>>,
+) -> Vec<GpuProcess> {
+    use nvml_wrapper::enums::device::UsedGpuMemory;
+    let tagged = compute
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| (p, ProcessKind::Compute))
+        .chain(
+            graphics
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| (p, ProcessKind::Graphics)),
+        );
+    let mut out: Vec<GpuProcess> = Vec::new();
+    for (p, kind) in tagged {
+        // A process with both contexts is listed by both calls; show it once.
+        if out.iter().any(|o| o.pid == p.pid) {
+            continue;
+        }
+        out.push(GpuProcess {
+            gpu_index,
+            pid: p.pid,
+            kind,
+            used_memory_bytes: match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            },
+            user: None,
+            command: None,
+            container: None,
+        });
+    }
+    out
+}
+
+fn unreachable_gpu(index: u32, error: &NvmlError) -> GpuStatic {
+    GpuStatic {
+        index,
+        name: format!("GPU {index} (unreachable: {error})"),
+        uuid: String::new(),
+        pci_bus_id: String::new(),
+        compute_capability: None,
+        architecture: None,
+        memory_total_bytes: None,
+        temp_slowdown_c: None,
+        temp_shutdown_c: None,
+        sm_clock_max_mhz: None,
+        mem_clock_max_mhz: None,
+        pcie_gen_max: None,
+        pcie_width_max: None,
+        fan_count: None,
+        ecc_enabled: None,
+        mig_enabled: None,
+        persistence_mode: None,
+    }
+}
+
+/// NVML writes bus ids with an 8- or 4-digit domain depending on the call; compare them without it.
+fn normalise_bus_id(id: &str) -> String {
+    let lower = id.to_ascii_lowercase();
+    match lower.split_once(':') {
+        Some((domain, rest)) if domain.len() >= 4 => {
+            let domain = domain.trim_start_matches('0');
+            format!("{domain}:{rest}")
+        }
+        _ => lower,
+    }
+}
+
+fn init_error(e: NvmlError, library: Option<&OsStr>) -> GpuError {
+    let library = library
+        .map(|l| l.to_string_lossy().into_owned())
+        .unwrap_or_else(|| DEFAULT_LIBRARY.to_string());
+    match e {
+        NvmlError::LibloadingError(detail) => GpuError::LibraryNotFound {
+            library,
+            detail: detail.to_string(),
+        },
+        NvmlError::LibraryNotFound => GpuError::LibraryNotFound {
+            library,
+            detail: "NVML reported that it could not find its library".into(),
+        },
+        NvmlError::FailedToLoadSymbol(sym) => GpuError::LibraryNotFound {
+            library,
+            detail: format!("it is not a usable NVML library (missing {sym})"),
+        },
+        other => runtime_error(other),
+    }
+}
+
+fn runtime_error(e: NvmlError) -> GpuError {
+    match e {
+        NvmlError::DriverNotLoaded => GpuError::DriverNotLoaded,
+        NvmlError::LibRmVersionMismatch => GpuError::VersionMismatch,
+        NvmlError::NoPermission => GpuError::NoPermission,
+        other => GpuError::Other(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bus_ids_compare_across_domain_widths() {
+        assert_eq!(
+            normalise_bus_id("00000000:18:00.0"),
+            normalise_bus_id("0000:18:00.0")
+        );
+        assert_ne!(
+            normalise_bus_id("00000000:18:00.0"),
+            normalise_bus_id("00000000:19:00.0")
+        );
+    }
+
+    #[test]
+    fn a_missing_library_is_explained() {
+        let err = NvmlSource::open(Some(OsStr::new("/nonexistent/libnvidia-ml.so.1")))
+            .err()
+            .map(|e| e.title());
+        assert_eq!(err, Some("No NVIDIA driver found"));
+    }
+}

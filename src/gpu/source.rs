@@ -1,0 +1,83 @@
+//! The seam around a GPU backend: what the collector needs from NVML (or the simulation), and its errors.
+
+use thiserror::Error;
+
+use super::types::{GpuSample, GpuStatic, Inventory};
+
+/// A backend that can describe the GPUs once and sample them repeatedly.
+///
+/// Implementations own their library handle; the collector calls them from its own thread.
+pub trait GpuSource: Send {
+    /// Host facts, per-GPU static facts and topology. Called once, at start-up.
+    fn inventory(&mut self) -> Result<Inventory, GpuError>;
+    /// The live values of one GPU. Never fails as a whole: a metric that cannot be read is `None`.
+    fn sample(&mut self, gpu: &GpuStatic) -> GpuSample;
+    /// The process name NVML knows for a PID, used when /proc cannot tell (another PID namespace).
+    fn process_name(&mut self, pid: u32) -> Option<String>;
+}
+
+/// Why there is no GPU data, in the terms a user can act on.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum GpuError {
+    #[error("the NVIDIA management library ({library}) could not be loaded: {detail}")]
+    LibraryNotFound { library: String, detail: String },
+    #[error("the NVIDIA kernel driver is not loaded")]
+    DriverNotLoaded,
+    #[error("the NVIDIA driver and its management library have different versions")]
+    VersionMismatch,
+    #[error("not allowed to access the GPUs")]
+    NoPermission,
+    #[error("the NVIDIA driver is loaded but reports no GPUs")]
+    NoGpus,
+    #[error("the simulated GPUs are misconfigured: {0}")]
+    Simulation(String),
+    #[error("NVML failed: {0}")]
+    Other(String),
+}
+
+impl GpuError {
+    /// A one-line heading for the GPU view.
+    pub fn title(&self) -> &'static str {
+        match self {
+            GpuError::LibraryNotFound { .. } => "No NVIDIA driver found",
+            GpuError::DriverNotLoaded => "NVIDIA kernel driver not loaded",
+            GpuError::VersionMismatch => "Driver/library version mismatch",
+            GpuError::NoPermission => "No permission to use the GPUs",
+            GpuError::NoGpus => "No GPUs found",
+            GpuError::Simulation(_) => "Simulation misconfigured",
+            GpuError::Other(_) => "NVML error",
+        }
+    }
+
+    /// What to do about it, in concrete steps.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            GpuError::LibraryNotFound { .. } => {
+                "Install the NVIDIA driver (e.g. `sudo apt install nvidia-driver` or the .run installer), \
+                 or point gpudeck at libnvidia-ml with --nvml-lib PATH. No GPU here? Try `gpudeck --demo`."
+            }
+            GpuError::DriverNotLoaded => {
+                "Load the module with `sudo modprobe nvidia`; if that fails, check `dmesg | grep -i nvidia` \
+                 (Secure Boot often blocks unsigned modules) and reinstall the driver for this kernel."
+            }
+            GpuError::VersionMismatch => {
+                "The driver was upgraded but the old kernel module is still loaded. Reboot, or unload and \
+                 reload it: `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`."
+            }
+            GpuError::NoPermission => {
+                "Check the permissions of /dev/nvidia* (`ls -l /dev/nvidia*`); your user may need to be in \
+                 the group that owns them (often `video`), or run gpudeck with sudo."
+            }
+            GpuError::NoGpus => {
+                "Check `lspci | grep -i nvidia` and `dmesg | grep -i nvidia`: the GPU may be unseated, \
+                 disabled in the BIOS, bound to vfio-pci, or excluded from NVML."
+            }
+            GpuError::Simulation(_) => {
+                "Fix the GPUDECK_SIM setting (see sim/README.md), or unset it for the default demo."
+            }
+            GpuError::Other(_) => {
+                "Run `nvidia-smi` to see whether the driver works at all, and check `dmesg | grep -i nvidia`."
+            }
+        }
+    }
+}

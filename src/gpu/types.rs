@@ -1,0 +1,226 @@
+//! The GPU domain types every other part of gpudeck speaks: static facts, live samples, processes, topology.
+
+use serde::Serialize;
+
+use crate::host::ContainerRef;
+
+/// Which backend produced the data, shown on screen and in JSON so a demo can never pass for real.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Nvml,
+    Demo,
+}
+
+/// A CUDA version as NVML encodes it (12080 = 12.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CudaVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl CudaVersion {
+    pub fn from_nvml(encoded: i32) -> Option<Self> {
+        let encoded = u32::try_from(encoded).ok()?;
+        Some(Self {
+            major: encoded / 1000,
+            minor: (encoded % 1000) / 10,
+        })
+    }
+}
+
+impl std::fmt::Display for CudaVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// Host-wide facts read once when the source opens.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SystemInfo {
+    pub source: SourceKind,
+    pub driver_version: Option<String>,
+    pub nvml_version: Option<String>,
+    pub cuda_driver_version: Option<CudaVersion>,
+}
+
+/// Facts about one GPU that do not change while it is plugged in; read once because some cost milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuStatic {
+    pub index: u32,
+    pub name: String,
+    pub uuid: String,
+    pub pci_bus_id: String,
+    pub compute_capability: Option<String>,
+    pub architecture: Option<String>,
+    pub memory_total_bytes: Option<u64>,
+    pub temp_slowdown_c: Option<u32>,
+    pub temp_shutdown_c: Option<u32>,
+    pub sm_clock_max_mhz: Option<u32>,
+    pub mem_clock_max_mhz: Option<u32>,
+    pub pcie_gen_max: Option<u32>,
+    pub pcie_width_max: Option<u32>,
+    pub fan_count: Option<u32>,
+    pub ecc_enabled: Option<bool>,
+    pub mig_enabled: Option<bool>,
+    pub persistence_mode: Option<bool>,
+}
+
+/// Whether the kind of a process's GPU context is compute (CUDA) or graphics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessKind {
+    Compute,
+    Graphics,
+}
+
+/// One process holding a context on one GPU, with what the host knows about it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuProcess {
+    pub gpu_index: u32,
+    pub pid: u32,
+    pub kind: ProcessKind,
+    pub used_memory_bytes: Option<u64>,
+    pub user: Option<String>,
+    pub command: Option<String>,
+    pub container: Option<ContainerRef>,
+}
+
+/// A metric that could not be read for a reason other than "not supported".
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricError {
+    pub metric: &'static str,
+    pub message: String,
+}
+
+/// Live values of one GPU at one instant; every field is optional because any may be unsupported.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GpuSample {
+    pub lost: bool,
+    pub util_gpu_pct: Option<u32>,
+    pub util_mem_pct: Option<u32>,
+    pub memory_used_bytes: Option<u64>,
+    pub temp_c: Option<u32>,
+    pub power_w: Option<f64>,
+    pub power_limit_w: Option<f64>,
+    pub sm_clock_mhz: Option<u32>,
+    pub mem_clock_mhz: Option<u32>,
+    pub fan_pct: Option<u32>,
+    pub pstate: Option<u32>,
+    pub pcie_gen: Option<u32>,
+    pub pcie_width: Option<u32>,
+    pub throttle_reasons: Option<Vec<String>>,
+    pub ecc_corrected: Option<u64>,
+    pub ecc_uncorrected: Option<u64>,
+    pub processes: Vec<GpuProcess>,
+    pub errors: Vec<MetricError>,
+}
+
+impl GpuSample {
+    /// A sample for a GPU that fell off the bus: nothing but the fact.
+    pub fn lost() -> Self {
+        Self {
+            lost: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// How two GPUs reach each other, in the order `nvidia-smi topo -m` ranks them (best first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopoPath {
+    /// The same board (e.g. a dual-GPU card).
+    Board,
+    /// At most one PCIe switch between them (`PIX`).
+    PcieSwitch,
+    /// Several PCIe switches but no host bridge (`PXB`).
+    PcieSwitches,
+    /// Through one PCIe host bridge (`PHB`).
+    HostBridge,
+    /// Across host bridges within one NUMA node (`NODE`).
+    NumaNode,
+    /// Across CPU sockets over the SMP interconnect (`SYS`).
+    CrossSocket,
+    /// NVML could not say.
+    Unknown,
+}
+
+impl TopoPath {
+    /// The short code nvidia-smi uses, so users can compare the two.
+    pub fn code(self) -> &'static str {
+        match self {
+            TopoPath::Board => "BRD",
+            TopoPath::PcieSwitch => "PIX",
+            TopoPath::PcieSwitches => "PXB",
+            TopoPath::HostBridge => "PHB",
+            TopoPath::NumaNode => "NODE",
+            TopoPath::CrossSocket => "SYS",
+            TopoPath::Unknown => "?",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            TopoPath::Board => "same board",
+            TopoPath::PcieSwitch => "through a single PCIe switch",
+            TopoPath::PcieSwitches => "through several PCIe switches, no host bridge",
+            TopoPath::HostBridge => "through a PCIe host bridge",
+            TopoPath::NumaNode => "across PCIe host bridges within one NUMA node",
+            TopoPath::CrossSocket => "across CPU sockets (SMP interconnect)",
+            TopoPath::Unknown => "unknown",
+        }
+    }
+}
+
+/// The link between a pair of GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GpuLink {
+    pub nvlinks: u32,
+    pub path: TopoPath,
+}
+
+/// The GPU-to-GPU matrix; `links[a][b]` for a != b, the diagonal is unused.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Topology {
+    pub links: Vec<Vec<Option<GpuLink>>>,
+}
+
+impl Topology {
+    pub fn link(&self, a: usize, b: usize) -> Option<GpuLink> {
+        self.links.get(a)?.get(b).copied().flatten()
+    }
+}
+
+/// Everything read once at start-up.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Inventory {
+    pub system: SystemInfo,
+    pub gpus: Vec<GpuStatic>,
+    pub topology: Topology,
+}
+
+/// Names for NVML's clock-event (throttle) reason bits, as nvidia-smi words them.
+pub fn throttle_reason_names(bits: u64) -> Vec<String> {
+    const NAMES: [(u64, &str); 9] = [
+        (0x1, "idle"),
+        (0x2, "applications clocks setting"),
+        (0x4, "software power cap"),
+        (0x8, "hardware slowdown"),
+        (0x10, "sync boost"),
+        (0x20, "software thermal slowdown"),
+        (0x40, "hardware thermal slowdown"),
+        (0x80, "hardware power brake"),
+        (0x100, "display clock setting"),
+    ];
+    NAMES
+        .iter()
+        .filter(|(bit, _)| bits & bit != 0)
+        .map(|(_, name)| (*name).to_string())
+        .collect()
+}
+
+/// Whether any active reason actually slows the GPU down (idle and settings are not trouble).
+pub fn is_slowdown(reason: &str) -> bool {
+    reason.contains("slowdown") || reason.contains("power cap") || reason.contains("power brake")
+}

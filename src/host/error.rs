@@ -1,0 +1,28 @@
+//! Errors from the process-table seam, worded for the person at the keyboard.
+
+use std::io;
+
+use super::KillSignal;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("process {pid} has already exited")]
+    Exited { pid: u32 },
+
+    #[error(
+        "not allowed to signal process {pid} (owned by {owner}): run gpudeck as that user or with sudo"
+    )]
+    NotPermitted { pid: u32, owner: String },
+
+    /// Zero and values past `i32::MAX` would make kill(2) signal a whole process group.
+    #[error("{pid} is not a valid process id")]
+    InvalidPid { pid: u32 },
+
+    #[error("could not send {signal} to process {pid}: {source}")]
+    Signal {
+        pid: u32,
+        signal: KillSignal,
+        #[source]
+        source: io::Error,
+    },
+}

@@ -1,0 +1,10 @@
+//! gpudeck: see every GPU on a workstation, diagnose it and use it, without leaving the terminal.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod gpu;
+pub mod host;
+pub mod logging;
+pub mod ui;
+pub mod units;

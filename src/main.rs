@@ -1,0 +1,137 @@
+//! The gpudeck binary: parse the command line, pick the TUI or a subcommand, map errors to exit codes.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+
+use gpudeck::app::{self, App, Sources};
+use gpudeck::cli::{Cli, Commands};
+use gpudeck::config::{self, Dirs, Theme};
+use gpudeck::gpu::nvml::NvmlSource;
+use gpudeck::gpu::report;
+use gpudeck::gpu::sim::SimSource;
+use gpudeck::gpu::{GpuError, GpuSource};
+use gpudeck::host::{self, ProcFs, ProcessTable};
+
+/// Exit code for a bad command line or an explicitly given bad config file.
+const EXIT_USAGE: u8 = 2;
+/// Exit code when the requested data could not be produced (no GPUs, no driver).
+const EXIT_FAILURE: u8 = 1;
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    let cli = Cli::parse();
+    let dirs = Dirs::from_env();
+    let log = gpudeck::logging::init(&dirs.state);
+    let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("gpudeck: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    let mut config = loaded.config;
+    if let Some(ms) = cli.refresh {
+        config.general.refresh_ms = ms.max(100);
+    }
+    let sources = match sources(&cli) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("gpudeck: {e}\n{}", e.fix());
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match cli.command {
+        Some(Commands::Gpus { json }) => gpus(sources, json),
+        None => {
+            if !std::io::stdout().is_terminal() {
+                eprintln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
+                return ExitCode::from(EXIT_USAGE);
+            }
+            let theme = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                Theme::monochrome()
+            } else {
+                loaded.theme
+            };
+            let mut app = App::new(&config, theme, host::hostname(), cli.read_only);
+            if let Some(w) = loaded.warnings.first() {
+                app.state.set_status(w.clone(), true);
+            }
+            tracing::info!(log = ?log, demo = cli.demo, "starting the TUI");
+            let interval = Duration::from_millis(config.general.refresh_ms.max(100));
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("gpudeck: could not start the async runtime: {e}");
+                    return ExitCode::from(EXIT_FAILURE);
+                }
+            };
+            match runtime.block_on(app::run(
+                app,
+                sources,
+                interval,
+                config.general.mouse,
+                started,
+            )) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("gpudeck: {e:#}");
+                    ExitCode::from(EXIT_FAILURE)
+                }
+            }
+        }
+    }
+}
+
+/// The GPU source and process table for this invocation: simulated with --demo, else NVML and /proc.
+fn sources(cli: &Cli) -> Result<Sources, GpuError> {
+    if cli.demo {
+        let sim = SimSource::from_env()?;
+        let table: Arc<dyn ProcessTable> = Arc::new(sim.process_table());
+        return Ok(Sources {
+            open_gpus: Box::new(move || Ok(Box::new(sim) as Box<dyn GpuSource>)),
+            processes: table,
+        });
+    }
+    let lib = cli.nvml_lib.clone();
+    Ok(Sources {
+        open_gpus: Box::new(move || {
+            NvmlSource::open(lib.as_deref().map(|p| p.as_os_str()))
+                .map(|s| Box::new(s) as Box<dyn GpuSource>)
+        }),
+        processes: Arc::new(ProcFs::new()),
+    })
+}
+
+fn gpus(sources: Sources, json: bool) -> ExitCode {
+    let host = host::hostname();
+    let report = match (sources.open_gpus)() {
+        Ok(mut source) => report::collect(source.as_mut(), &sources.processes, host),
+        Err(e) => report::failed(host, &e),
+    };
+    if json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("gpudeck: could not encode the report: {e}");
+                return ExitCode::from(EXIT_FAILURE);
+            }
+        }
+    } else {
+        print!("{}", report::render_text(&report));
+    }
+    if report.error.is_some() {
+        ExitCode::from(EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,108 @@
+//! The frame around every tab: header (host, driver, CUDA, GPU count), tab bar and footer (keys, status).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::style::Styles;
+use crate::app::action::Tab;
+use crate::app::keymap::{footer_hints, Binding};
+use crate::app::state::{AppState, GpuStatus};
+use crate::units;
+
+pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let sep = Span::styled(" │ ", s.muted());
+    let mut spans = vec![
+        Span::styled(" gpudeck ", s.title()),
+        sep.clone(),
+        Span::styled(state.host.clone(), s.text()),
+    ];
+    match &state.gpu {
+        GpuStatus::Ready(d) => {
+            let sys = &d.inventory.system;
+            spans.extend([
+                sep.clone(),
+                Span::styled("driver ", s.muted()),
+                Span::styled(units::opt(sys.driver_version.as_deref()), s.text()),
+                sep.clone(),
+                Span::styled("CUDA ", s.muted()),
+                Span::styled(units::opt(sys.cuda_driver_version), s.text()),
+                sep.clone(),
+                Span::styled(
+                    format!(
+                        "{} GPU{}",
+                        d.inventory.gpus.len(),
+                        if d.inventory.gpus.len() == 1 { "" } else { "s" }
+                    ),
+                    s.text(),
+                ),
+            ]);
+        }
+        GpuStatus::Failed(_) => spans.extend([sep.clone(), Span::styled("no GPU data", s.error())]),
+        GpuStatus::Loading => spans.extend([sep.clone(), Span::styled("loading…", s.muted())]),
+    }
+    if state.is_demo() {
+        spans.extend([sep.clone(), Span::styled("DEMO: simulated GPUs", s.warn())]);
+    }
+    if state.read_only {
+        spans.extend([sep, Span::styled("read-only", s.warn())]);
+    }
+    Line::from(spans).render(area, buf);
+}
+
+/// The tab titles with their x ranges, shared by drawing and clicking.
+fn tab_spans() -> Vec<(Tab, String, u16, u16)> {
+    let mut x = 1u16;
+    Tab::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let label = format!(" {} {} ", i + 1, t.title());
+            let width = label.chars().count() as u16;
+            let start = x;
+            x += width + 1;
+            (*t, label, start, start + width)
+        })
+        .collect()
+}
+
+pub fn tabs(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let mut spans = vec![Span::raw(" ")];
+    for (tab, label, _, _) in tab_spans() {
+        spans.push(Span::styled(label, s.tab(tab == state.tab)));
+        spans.push(Span::styled("│", s.muted()));
+    }
+    Line::from(spans).render(area, buf);
+}
+
+pub fn tab_at(area: Rect, column: u16) -> Option<Tab> {
+    let x = column.checked_sub(area.x)?;
+    tab_spans()
+        .into_iter()
+        .find(|(_, _, start, end)| x >= *start && x < *end)
+        .map(|(t, ..)| t)
+}
+
+pub fn footer(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding], s: &Styles) {
+    let mut spans = Vec::new();
+    if let Some(status) = &state.status {
+        let style = if status.is_error { s.error() } else { s.ok() };
+        spans.push(Span::styled(format!(" {} ", status.text), style));
+        spans.push(Span::styled("│", s.muted()));
+    }
+    if state.processes.editing_filter && state.tab == Tab::Processes {
+        spans.push(Span::styled(" filter: ", s.accent()));
+        spans.push(Span::styled(
+            format!("{}▏", state.processes.filter),
+            s.text(),
+        ));
+        spans.push(Span::styled("  Enter done  Esc clear", s.muted()));
+    } else {
+        for (label, desc) in footer_hints(state, keymap) {
+            spans.push(Span::styled(format!(" {label}"), s.accent()));
+            spans.push(Span::styled(format!(" {desc} "), s.muted()));
+        }
+    }
+    Line::from(spans).render(area, buf);
+}

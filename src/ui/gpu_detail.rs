@@ -1,0 +1,286 @@
+//! The selected GPU in depth: every static and live fact, history charts, and its processes when there is room.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget};
+
+use super::processes::process_table;
+use super::style::Styles;
+use crate::app::state::{AppState, GpuData};
+use crate::gpu::history::Ring;
+use crate::gpu::report::pcie_downgraded;
+use crate::gpu::{is_slowdown, GpuSample, GpuStatic};
+use crate::units::{self, NA};
+
+const FACTS_WIDTH: u16 = 46;
+/// Wide enough for the longest fact line (a full UUID, clocks with five-digit memory MHz).
+const FACTS_WIDTH_WIDE: u16 = 56;
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styles) {
+    let i = state
+        .selected_gpu
+        .min(data.inventory.gpus.len().saturating_sub(1));
+    let (Some(gpu), Some(sample)) = (data.inventory.gpus.get(i), data.samples.get(i)) else {
+        return;
+    };
+    let procs: Vec<_> = sample.processes.iter().collect();
+    let (top, bottom) = if area.height >= 18 {
+        let h = (procs.len() as u16 + 3).clamp(4, 8);
+        let [t, b] = Layout::vertical([Constraint::Min(0), Constraint::Length(h)]).areas(area);
+        (t, Some(b))
+    } else {
+        (area, None)
+    };
+    let facts_w = if top.width >= FACTS_WIDTH + 30 {
+        FACTS_WIDTH
+    } else {
+        top.width
+    };
+    let [facts_area, charts_area] =
+        Layout::horizontal([Constraint::Length(facts_w), Constraint::Min(0)]).areas(top);
+    facts(facts_area, buf, gpu, sample, s);
+    if charts_area.width > 10 {
+        charts(charts_area, buf, state, data, i, s);
+    }
+    if let Some(b) = bottom {
+        let title = format!(" Processes on GPU {} ", gpu.index);
+        process_table(b, buf, &procs, None, &title, s);
+    }
+}
+
+fn fact<'a>(label: &'a str, value: String, style: Style, s: &Styles) -> Line<'a> {
+    Line::from(vec![
+        Span::styled(format!("{label:<9}"), s.muted()),
+        Span::styled(value, style),
+    ])
+}
+
+fn facts(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, x: &GpuSample, s: &Styles) {
+    let t = s.text();
+    let mut lines = vec![
+        fact("UUID", gpu.uuid.clone(), t, s),
+        fact("Bus", gpu.pci_bus_id.clone(), t, s),
+        fact(
+            "Arch",
+            format!(
+                "{} · compute {}",
+                units::opt(gpu.architecture.as_deref()),
+                units::opt(gpu.compute_capability.as_deref())
+            ),
+            t,
+            s,
+        ),
+        fact(
+            "Clocks",
+            format!(
+                "SM {}/{} · mem {}/{}",
+                units::opt(x.sm_clock_mhz),
+                units::mhz(gpu.sm_clock_max_mhz),
+                units::opt(x.mem_clock_mhz),
+                units::mhz(gpu.mem_clock_max_mhz)
+            ),
+            t,
+            s,
+        ),
+    ];
+    let pcie = format!(
+        "{} (max {})",
+        units::pcie(x.pcie_gen, x.pcie_width),
+        units::pcie(gpu.pcie_gen_max, gpu.pcie_width_max)
+    );
+    if pcie_downgraded(gpu, x) {
+        lines.push(fact("PCIe", format!("{pcie} DOWNGRADED"), s.warn(), s));
+    } else {
+        lines.push(fact("PCIe", pcie, t, s));
+    }
+    lines.push(fact(
+        "Temp",
+        format!(
+            "{} (slowdown {}, shutdown {})",
+            units::celsius(x.temp_c),
+            units::celsius(gpu.temp_slowdown_c),
+            units::celsius(gpu.temp_shutdown_c)
+        ),
+        t,
+        s,
+    ));
+    lines.push(fact(
+        "Power",
+        format!(
+            "{} · P-state {} · fan {}",
+            units::power_pair(x.power_w, x.power_limit_w),
+            x.pstate.map_or_else(|| NA.to_string(), |p| format!("P{p}")),
+            units::pct(x.fan_pct)
+        ),
+        t,
+        s,
+    ));
+    lines.push(throttle_line(x, s));
+    let ecc_style = if x.ecc_uncorrected.unwrap_or(0) > 0 {
+        s.error()
+    } else {
+        t
+    };
+    lines.push(fact(
+        "ECC",
+        format!(
+            "{} · {} corrected · {} uncorrected",
+            units::yes_no(gpu.ecc_enabled, "on", "off"),
+            units::opt(x.ecc_corrected),
+            units::opt(x.ecc_uncorrected)
+        ),
+        ecc_style,
+        s,
+    ));
+    lines.push(fact(
+        "Modes",
+        format!(
+            "persistence {} · MIG {}",
+            units::yes_no(gpu.persistence_mode, "on", "off"),
+            units::yes_no(gpu.mig_enabled, "on", "off")
+        ),
+        t,
+        s,
+    ));
+    for e in &x.errors {
+        lines.push(fact(
+            "Error",
+            format!("{}: {}", e.metric, e.message),
+            s.error(),
+            s,
+        ));
+    }
+    let title = format!(" GPU {} · {} ", gpu.index, gpu.name);
+    Paragraph::new(lines)
+        .block(
+            Block::bordered()
+                .title(Span::styled(title, s.title()))
+                .border_style(s.border()),
+        )
+        .render(area, buf);
+}
+
+fn throttle_line<'a>(x: &GpuSample, s: &Styles) -> Line<'a> {
+    match &x.throttle_reasons {
+        None => fact("Throttle", NA.to_string(), s.text(), s),
+        Some(r) if r.is_empty() => fact("Throttle", "none".into(), s.ok(), s),
+        Some(r) => {
+            let style = if r.iter().any(|r| is_slowdown(r)) {
+                s.warn()
+            } else {
+                s.text()
+            };
+            fact("Throttle", r.join(", "), style, s)
+        }
+    }
+}
+
+fn points(ring: &Ring) -> Vec<(f64, f64)> {
+    let n = ring.len();
+    ring.iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (i as f64 - (n as f64 - 1.0), f64::from(v))))
+        .collect()
+}
+
+fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usize, s: &Styles) {
+    let history = &data.history[i];
+    let sample = &data.samples[i];
+    let areas: Vec<Rect> = if state.show_power {
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .split(area)
+            .to_vec()
+    } else {
+        vec![area]
+    };
+    let span_secs = history.util.capacity() as f64 * state.refresh_ms as f64 / 1000.0;
+    let x_labels = vec![
+        Span::styled(format!("-{}", duration_label(span_secs)), s.muted()),
+        Span::styled("now", s.muted()),
+    ];
+    let x_bounds = [-(history.util.capacity() as f64 - 1.0), 0.0];
+    let util = points(&history.util);
+    let mem = points(&history.memory_pct);
+    let title = Line::from(vec![
+        Span::styled(" util ", s.util()),
+        Span::styled(units::pct(sample.util_gpu_pct), s.text()),
+        Span::styled("  memory ", s.memory()),
+        Span::styled(
+            units::memory_pair(
+                sample.memory_used_bytes,
+                data.inventory.gpus[i].memory_total_bytes,
+            ),
+            s.text(),
+        ),
+        Span::raw(" "),
+    ]);
+    let datasets = vec![
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(s.util())
+            .data(&util),
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(s.memory())
+            .data(&mem),
+    ];
+    Chart::new(datasets)
+        .block(Block::bordered().title(title).border_style(s.border()))
+        .x_axis(
+            Axis::default()
+                .bounds(x_bounds)
+                .labels(x_labels.clone())
+                .style(s.muted()),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, 100.0])
+                .labels(["0%", "100%"])
+                .style(s.muted()),
+        )
+        .render(areas[0], buf);
+    if let Some(power_area) = areas.get(1) {
+        let power = points(&history.power_w);
+        let limit = sample.power_limit_w.unwrap_or(1.0).max(1.0);
+        let title = Line::from(vec![
+            Span::styled(" power ", s.power()),
+            Span::styled(
+                units::power_pair(sample.power_w, sample.power_limit_w),
+                s.text(),
+            ),
+            Span::raw(" "),
+        ]);
+        Chart::new(vec![Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(s.power())
+            .data(&power)])
+        .block(Block::bordered().title(title).border_style(s.border()))
+        .x_axis(
+            Axis::default()
+                .bounds(x_bounds)
+                .labels(x_labels)
+                .style(s.muted()),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, limit])
+                .labels(["0W".to_string(), format!("{limit:.0}W")])
+                .style(s.muted()),
+        )
+        .render(*power_area, buf);
+    }
+}
+
+fn duration_label(secs: f64) -> String {
+    if secs >= 120.0 {
+        format!("{:.0}m", secs / 60.0)
+    } else {
+        format!("{secs:.0}s")
+    }
+}

@@ -1,0 +1,225 @@
+//! The GPUs tab: one row (compact, for many GPUs) or two (with bars and a history sparkline) per GPU, then the selected GPU's detail.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Widget};
+
+use super::gpu_detail;
+use super::style::{bar, sparkline, Styles};
+use crate::app::state::{AppState, GpuData};
+use crate::config::GraphMetric;
+use crate::gpu::report::pcie_downgraded;
+use crate::gpu::{GpuSample, GpuStatic};
+use crate::units;
+
+/// Where the GPU list and the detail pane sit in the tab's body.
+pub struct GpuTabLayout {
+    pub list: Rect,
+    pub detail: Rect,
+}
+
+pub fn layout(body: Rect, state: &AppState, gpus: usize) -> GpuTabLayout {
+    let per_row = rows_per_gpu(state, gpus) as u16;
+    let wanted = (gpus as u16).saturating_mul(per_row) + 3;
+    // The list may take most of the screen but always leaves room for a useful detail pane.
+    let max = body.height.saturating_sub(9).max(body.height / 2);
+    let list_height = wanted.min(max).min(body.height);
+    GpuTabLayout {
+        list: Rect::new(body.x, body.y, body.width, list_height),
+        detail: Rect::new(
+            body.x,
+            body.y + list_height,
+            body.width,
+            body.height - list_height,
+        ),
+    }
+}
+
+fn rows_per_gpu(state: &AppState, gpus: usize) -> usize {
+    if gpus >= state.compact_threshold {
+        1
+    } else {
+        2
+    }
+}
+
+/// First GPU shown, so that the selected one is always visible.
+fn scroll_offset(selected: usize, visible: usize) -> usize {
+    selected.saturating_sub(visible.saturating_sub(1))
+}
+
+pub fn render_tab(body: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styles) {
+    let n = data.inventory.gpus.len();
+    let l = layout(body, state, n);
+    render_list(l.list, buf, state, data, s);
+    if l.detail.height > 2 {
+        gpu_detail::render(l.detail, buf, state, data, s);
+    }
+}
+
+fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styles) {
+    let compact = data.inventory.gpus.len() >= state.compact_threshold;
+    let title = if compact {
+        " GPUs (compact) "
+    } else {
+        " GPUs "
+    };
+    let block = Block::bordered()
+        .title(Span::styled(title, s.title()))
+        .border_style(s.border());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 {
+        return;
+    }
+    let header = "  #  NAME                  UTIL        MEMORY             TEMP   POWER      ";
+    Line::styled(units::truncate(header, inner.width as usize), s.header())
+        .render(Rect { height: 1, ..inner }, buf);
+    let per = rows_per_gpu(state, data.inventory.gpus.len());
+    let visible = (inner.height as usize - 1) / per;
+    let first = scroll_offset(state.selected_gpu, visible);
+    for (slot, (gpu, sample)) in data
+        .inventory
+        .gpus
+        .iter()
+        .zip(&data.samples)
+        .skip(first)
+        .take(visible)
+        .enumerate()
+    {
+        let y = inner.y + 1 + (slot * per) as u16;
+        let selected = first + slot == state.selected_gpu;
+        let line_area = Rect::new(inner.x, y, inner.width, 1);
+        gpu_line(gpu, sample, selected, line_area, buf, s);
+        if per == 2 && y + 1 < inner.y + inner.height {
+            let history = &data.history[first + slot];
+            let (ring, max, style) = match state.graph {
+                GraphMetric::Utilization => (&history.util, 100.0, s.util()),
+                GraphMetric::Memory => (&history.memory_pct, 100.0, s.memory()),
+                GraphMetric::Power => (
+                    &history.power_w,
+                    sample.power_limit_w.unwrap_or(1.0) as f32,
+                    s.power(),
+                ),
+            };
+            let width = inner.width.saturating_sub(8) as usize;
+            Line::from(vec![
+                Span::styled("     ", s.muted()),
+                Span::styled(sparkline(ring.iter(), max, width), style),
+            ])
+            .render(Rect::new(inner.x, y + 1, inner.width, 1), buf);
+        }
+    }
+}
+
+fn gpu_line(
+    gpu: &GpuStatic,
+    sample: &GpuSample,
+    selected: bool,
+    area: Rect,
+    buf: &mut Buffer,
+    s: &Styles,
+) {
+    let marker = if selected { "▶" } else { " " };
+    let mut spans = vec![
+        Span::styled(
+            format!("{marker}{:>2}  ", gpu.index),
+            if selected { s.selected() } else { s.accent() },
+        ),
+        Span::styled(
+            format!("{:<20}  ", units::truncate(&short_name(&gpu.name), 20)),
+            s.text(),
+        ),
+    ];
+    if sample.lost {
+        spans.push(Span::styled(
+            "LOST: fell off the bus (check dmesg for Xid 79)",
+            s.error(),
+        ));
+        Line::from(spans).render(area, buf);
+        return;
+    }
+    let util = sample.util_gpu_pct;
+    let (fill, rest) = bar(util.unwrap_or(0) as f64 / 100.0, 6);
+    spans.extend([
+        Span::styled(fill, s.util()),
+        Span::styled(rest, s.gauge_bg()),
+        Span::styled(format!("{:>5} ", units::pct(util)), s.text()),
+    ]);
+    let mem_frac = match (sample.memory_used_bytes, gpu.memory_total_bytes) {
+        (Some(u), Some(t)) if t > 0 => u as f64 / t as f64,
+        _ => 0.0,
+    };
+    let (fill, rest) = bar(mem_frac, 6);
+    spans.extend([
+        Span::styled(fill, s.memory()),
+        Span::styled(rest, s.gauge_bg()),
+        Span::styled(
+            format!(
+                "{:>12} ",
+                units::memory_pair(sample.memory_used_bytes, gpu.memory_total_bytes)
+            ),
+            s.text(),
+        ),
+    ]);
+    let temp_style = match (sample.temp_c, gpu.temp_slowdown_c) {
+        (Some(t), Some(limit)) if limit > 0 => s.level(f64::from(t) / f64::from(limit)),
+        _ => s.text(),
+    };
+    spans.push(Span::styled(
+        format!("{:>5}  ", units::celsius(sample.temp_c)),
+        temp_style,
+    ));
+    spans.push(Span::styled(
+        format!(
+            "{:>9}",
+            units::power_pair(sample.power_w, sample.power_limit_w)
+        ),
+        s.text(),
+    ));
+    spans.extend(flags(gpu, sample, s));
+    Line::from(spans).render(area, buf);
+}
+
+/// Short warnings that belong on the row itself: throttling, a slow PCIe link, ECC errors.
+fn flags<'a>(gpu: &GpuStatic, sample: &GpuSample, s: &Styles) -> Vec<Span<'a>> {
+    let mut out = Vec::new();
+    let throttled = sample
+        .throttle_reasons
+        .as_ref()
+        .is_some_and(|r| r.iter().any(|r| crate::gpu::is_slowdown(r)));
+    if throttled {
+        out.push(Span::styled(" THROTTLED", s.warn()));
+    }
+    if pcie_downgraded(gpu, sample) {
+        out.push(Span::styled(" PCIe↓", s.warn()));
+    }
+    if sample.ecc_uncorrected.unwrap_or(0) > 0 {
+        out.push(Span::styled(" ECC", s.error()));
+    }
+    if !sample.errors.is_empty() {
+        out.push(Span::styled(" ERR", s.error()));
+    }
+    out
+}
+
+/// "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3": the vendor is the same on every row.
+fn short_name(name: &str) -> String {
+    name.strip_prefix("NVIDIA ").unwrap_or(name).to_string()
+}
+
+/// The GPU under a click on screen row `row`, if any.
+pub fn row_at(body: Rect, state: &AppState, data: &GpuData, row: u16) -> Option<usize> {
+    let n = data.inventory.gpus.len();
+    let l = layout(body, state, n);
+    let first_row = l.list.y + 2;
+    let last_row = l.list.y + l.list.height.saturating_sub(1);
+    if row < first_row || row >= last_row {
+        return None;
+    }
+    let per = rows_per_gpu(state, n);
+    let visible = (l.list.height.saturating_sub(3) as usize) / per;
+    let index = scroll_offset(state.selected_gpu, visible) + (row - first_row) as usize / per;
+    (index < n).then_some(index)
+}

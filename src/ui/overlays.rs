@@ -1,0 +1,93 @@
+//! Modals drawn over the tabs: the help generated from the keymap, and the kill confirmation.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+
+use super::style::Styles;
+use crate::app::keymap::{help_lines, Binding};
+use crate::app::state::signal_name;
+use crate::host::KillSignal;
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+pub fn help(area: Rect, buf: &mut Buffer, keymap: &[Binding], s: &Styles) {
+    let mut lines = Vec::new();
+    let mut section = "";
+    for (sec, label, desc) in help_lines(keymap) {
+        if sec != section {
+            if !section.is_empty() {
+                lines.push(Line::raw(""));
+            }
+            lines.push(Line::styled(sec, s.header()));
+            section = sec;
+        }
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {label:<11}"), s.accent()),
+            Span::styled(desc, s.text()),
+        ]));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Mouse: click a tab or row to select it, wheel to scroll. Any key closes this help.",
+        s.muted(),
+    ));
+    let popup = centered(area, 64, lines.len() as u16 + 2);
+    Clear.render(popup, buf);
+    Paragraph::new(lines)
+        .block(
+            Block::bordered()
+                .title(Span::styled(" Keys ", s.title()))
+                .border_style(s.accent()),
+        )
+        .render(popup, buf);
+}
+
+pub fn confirm_kill(
+    area: Rect,
+    buf: &mut Buffer,
+    pid: u32,
+    command: &str,
+    signal: KillSignal,
+    s: &Styles,
+) {
+    let what = match signal {
+        KillSignal::Term => "asks it to stop; it may clean up first.",
+        KillSignal::Kill => "ends it at once; unsaved work is lost.",
+    };
+    let lines = vec![
+        Line::from(vec![Span::styled(
+            format!("Send {} to process {pid}?", signal_name(signal)),
+            s.warn(),
+        )]),
+        Line::styled(command.to_string(), s.text()),
+        Line::styled(format!("{} {what}", signal_name(signal)), s.muted()),
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled(" y ", s.selected()),
+            Span::styled(" yes   ", s.text()),
+            Span::styled(" any other key ", s.accent()),
+            Span::styled(" no", s.text()),
+        ]),
+    ];
+    let popup = centered(area, 60, 7);
+    Clear.render(popup, buf);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: true })
+        .block(
+            Block::bordered()
+                .title(Span::styled(" Kill process ", s.title()))
+                .border_style(s.warn()),
+        )
+        .render(popup, buf);
+}

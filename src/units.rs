@@ -1,0 +1,103 @@
+//! Formatting of quantities (bytes, watts, percentages, missing values) shared by the TUI and reports.
+
+/// What a metric the device cannot report shows as.
+pub const NA: &str = "n/a";
+
+const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * MIB;
+
+/// Bytes as MiB, the unit nvidia-smi uses, so numbers can be compared at a glance.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.0}MiB", bytes as f64 / MIB)
+}
+
+/// Bytes in the most readable binary unit.
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.1}GiB", b / GIB)
+    } else if b >= MIB {
+        format!("{:.0}MiB", b / MIB)
+    } else {
+        format!("{:.0}KiB", b / 1024.0)
+    }
+}
+
+/// "used/total" in GiB with one decimal, e.g. "60.1/79.6G".
+pub fn memory_pair(used: Option<u64>, total: Option<u64>) -> String {
+    match (used, total) {
+        (Some(u), Some(t)) => format!("{:.1}/{:.1}G", u as f64 / GIB, t as f64 / GIB),
+        (None, Some(t)) => format!("{NA}/{:.1}G", t as f64 / GIB),
+        (Some(u), None) => format!("{:.1}G/{NA}", u as f64 / GIB),
+        (None, None) => NA.to_string(),
+    }
+}
+
+pub fn pct(v: Option<u32>) -> String {
+    v.map_or_else(|| NA.to_string(), |v| format!("{v}%"))
+}
+
+pub fn celsius(v: Option<u32>) -> String {
+    v.map_or_else(|| NA.to_string(), |v| format!("{v}°C"))
+}
+
+pub fn mhz(v: Option<u32>) -> String {
+    v.map_or_else(|| NA.to_string(), |v| format!("{v}MHz"))
+}
+
+/// Power draw and limit, e.g. "612/700W".
+pub fn power_pair(draw: Option<f64>, limit: Option<f64>) -> String {
+    match (draw, limit) {
+        (Some(d), Some(l)) => format!("{d:.0}/{l:.0}W"),
+        (Some(d), None) => format!("{d:.0}W"),
+        (None, Some(l)) => format!("{NA}/{l:.0}W"),
+        (None, None) => NA.to_string(),
+    }
+}
+
+/// A PCIe link as "Gen5 x16".
+pub fn pcie(generation: Option<u32>, width: Option<u32>) -> String {
+    match (generation, width) {
+        (Some(g), Some(w)) => format!("Gen{g} x{w}"),
+        (Some(g), None) => format!("Gen{g}"),
+        (None, Some(w)) => format!("x{w}"),
+        (None, None) => NA.to_string(),
+    }
+}
+
+pub fn yes_no(v: Option<bool>, yes: &str, no: &str) -> String {
+    v.map_or_else(|| NA.to_string(), |b| if b { yes } else { no }.to_string())
+}
+
+pub fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| NA.to_string(), |v| v.to_string())
+}
+
+/// Shortens `s` to `max` characters, marking the cut with an ellipsis.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let keep = max.saturating_sub(1);
+    let mut out: String = s.chars().take(keep).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_match_what_users_compare_against() {
+        assert_eq!(mib(81559 * 1024 * 1024), "81559MiB");
+        assert_eq!(
+            memory_pair(Some(3 * 1024 * 1024 * 1024), Some(80 * 1024 * 1024 * 1024)),
+            "3.0/80.0G"
+        );
+        assert_eq!(power_pair(Some(612.4), Some(700.0)), "612/700W");
+        assert_eq!(pcie(Some(5), Some(16)), "Gen5 x16");
+        assert_eq!(pct(None), "n/a");
+        assert_eq!(truncate("python train.py", 8), "python …");
+    }
+}

@@ -1,0 +1,189 @@
+//! End to end: the release binary in tmux on simulated GPUs, driven with keys like a user would.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::{release_binary, Dirs};
+
+struct Session {
+    name: String,
+    _dirs: Dirs,
+}
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+impl Session {
+    /// Starts gpudeck in a detached tmux session of the given size.
+    fn start(tag: &str, w: u16, h: u16, args: &str) -> Session {
+        let dirs = Dirs::new();
+        let name = format!("gpudeck-e2e-{tag}-{}", std::process::id());
+        let cmd = format!(
+            "exec env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color {} {args}",
+            dirs.config().display(),
+            dirs.state().display(),
+            dirs.root.path().join("data").display(),
+            release_binary().display()
+        );
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+                &cmd,
+            ])
+            .status()
+            .expect("tmux starts");
+        assert!(status.success());
+        tmux(&["set-option", "-t", &name, "remain-on-exit", "on"]);
+        Session { name, _dirs: dirs }
+    }
+
+    fn screen(&self) -> String {
+        tmux(&["capture-pane", "-p", "-t", &self.name])
+    }
+
+    fn display(&self, format: &str) -> String {
+        tmux(&["display-message", "-p", "-t", &self.name, format])
+            .trim()
+            .to_string()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", self.name.as_str()];
+        args.extend_from_slice(keys);
+        tmux(&args);
+    }
+
+    /// Waits until `check` holds for the screen, failing with the last screen after a deadline.
+    fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_exit(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.display("#{pane_dead}") != "1" {
+            assert!(
+                Instant::now() < deadline,
+                "gpudeck did not exit; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.display("#{pane_dead_status}")
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.name]);
+    }
+}
+
+fn tool_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_user_browses_the_tabs_and_quits() {
+    if !tool_available() {
+        panic!("tmux is required for the end-to-end tests (.ci/run installs it)");
+    }
+    let s = Session::start("browse", 80, 24, "--demo");
+    let screen = s.wait_for("the GPU list", |t| t.contains("H100") && t.contains("DEMO"));
+    assert!(screen.contains("8 GPUs"), "{screen}");
+    assert_eq!(
+        s.display("#{alternate_on}"),
+        "1",
+        "the TUI uses the alternate screen"
+    );
+    s.keys(&["j", "j"]);
+    s.wait_for("GPU 2 selected", |t| t.contains("▶ 2"));
+    s.keys(&["2"]);
+    s.wait_for("the processes tab", |t| t.contains("sorted by GPU MEM"));
+    s.keys(&["s"]);
+    s.wait_for("sorted by PID", |t| t.contains("sorted by PID"));
+    s.keys(&["3"]);
+    s.wait_for("the topology matrix", |t| {
+        t.contains("GPU topology") && t.contains("NV")
+    });
+    s.keys(&["?"]);
+    s.wait_for("help", |t| t.contains("Everywhere") && t.contains("quit"));
+    s.keys(&["Escape"]);
+    s.wait_for("help closed", |t| !t.contains("Everywhere"));
+    tmux(&["resize-window", "-t", &s.name, "-x", "120", "-y", "40"]);
+    s.wait_for("a redraw at the new size", |t| {
+        t.lines().any(|l| l.chars().count() > 90)
+    });
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
+    assert_eq!(
+        s.display("#{alternate_on}"),
+        "0",
+        "the terminal left the alternate screen"
+    );
+    assert_eq!(
+        s.display("#{cursor_flag}"),
+        "1",
+        "the cursor is visible again"
+    );
+}
+
+#[test]
+fn sigterm_and_sighup_restore_the_terminal() {
+    for signal in ["TERM", "HUP"] {
+        let s = Session::start(&format!("sig{signal}"), 80, 24, "--demo");
+        s.wait_for("first frame", |t| t.contains("H100"));
+        let pid = s.display("#{pane_pid}");
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        assert_eq!(s.wait_exit(), "0", "SIG{signal} is a clean exit");
+        assert_eq!(
+            s.display("#{alternate_on}"),
+            "0",
+            "SIG{signal} left the alternate screen"
+        );
+        assert_eq!(s.display("#{cursor_flag}"), "1");
+    }
+}
+
+#[test]
+fn no_driver_shows_the_reason_and_the_demo_hint() {
+    let s = Session::start(
+        "nodriver",
+        80,
+        24,
+        "--nvml-lib /nonexistent/libnvidia-ml.so.1",
+    );
+    let screen = s.wait_for("the explanation", |t| t.contains("No NVIDIA driver found"));
+    assert!(screen.contains("--demo"), "{screen}");
+    s.keys(&["2"]);
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
+}

@@ -1,0 +1,248 @@
+//! The real /proc and kill(2) paths of `ProcFs`, plus a fake /proc tree for container cases.
+
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use gpudeck::host::{
+    ContainerRef, ContainerRuntime, FakeProcessTable, HostError, KillSignal, ProcFs,
+    ProcessDetails, ProcessTable,
+};
+
+const ID: &str = "9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa998877665544";
+
+fn current_user() -> String {
+    let output = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn describes_this_test_process() {
+    let details = ProcFs::new().describe(std::process::id()).unwrap();
+    assert_eq!(details.pid, std::process::id());
+    assert_eq!(details.user.as_deref(), Some(current_user().as_str()));
+    let exe = std::env::current_exe().unwrap();
+    let binary = exe.file_name().unwrap().to_str().unwrap();
+    let command = details.command.unwrap();
+    assert!(command.contains(binary), "{command:?} lacks {binary}");
+    if !Path::new("/.dockerenv").exists() {
+        assert_eq!(details.container, None);
+    }
+}
+
+#[test]
+fn kernel_threads_show_their_name_in_brackets() {
+    // kthreadd is PID 2 on a host; in a PID namespace it is absent, and that is fine too.
+    let Some(details) = ProcFs::new().describe(2) else {
+        return;
+    };
+    if fs::read("/proc/2/cmdline").unwrap_or_default().is_empty() {
+        assert_eq!(details.command.as_deref(), Some("[kthreadd]"));
+    }
+}
+
+#[test]
+fn terminates_a_child_and_then_finds_it_gone() {
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let procfs = ProcFs::new();
+
+    let details = procfs.describe(pid).unwrap();
+    assert_eq!(details.command.as_deref(), Some("sleep 30"));
+    assert_eq!(details.user.as_deref(), Some(current_user().as_str()));
+
+    procfs.signal(pid, KillSignal::Term).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM));
+
+    assert_eq!(procfs.describe(pid), None);
+    let error = procfs.signal(pid, KillSignal::Kill).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("process {pid} has already exited")
+    );
+}
+
+#[test]
+fn kill_signal_ends_a_child() {
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    ProcFs::new().signal(child.id(), KillSignal::Kill).unwrap();
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+}
+
+#[test]
+fn nonexistent_pid_has_already_exited() {
+    // Above the kernel's largest pid_max (2^22), so it can never be a live process.
+    let pid = 4_200_000;
+    let procfs = ProcFs::new();
+    assert_eq!(procfs.describe(pid), None);
+    let error = procfs.signal(pid, KillSignal::Term).unwrap_err();
+    assert!(matches!(error, HostError::Exited { pid: 4_200_000 }));
+    assert_eq!(error.to_string(), "process 4200000 has already exited");
+}
+
+/// Runs inside a child of `signalling_another_users_process_is_refused` as an unprivileged user;
+/// in an ordinary test run the variable is unset and it does nothing.
+#[test]
+fn signal_helper_for_permission_test() {
+    let Ok(pid) = std::env::var("GPUDECK_TEST_SIGNAL_PID") else {
+        return;
+    };
+    let result = ProcFs::new().signal(pid.parse().unwrap(), KillSignal::Term);
+    println!(
+        "RESULT: {result:?} / {}",
+        result.as_ref().map_err(ToString::to_string).unwrap_err()
+    );
+}
+
+#[test]
+fn signalling_another_users_process_is_refused() {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run a helper as another user");
+        return;
+    }
+    let mut victim = Command::new("sleep").arg("30").spawn().unwrap();
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "signal_helper_for_permission_test",
+            "--nocapture",
+        ])
+        .env("GPUDECK_TEST_SIGNAL_PID", victim.id().to_string())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let expected = format!(
+        "not allowed to signal process {} (owned by root): run gpudeck as that user or with sudo",
+        victim.id()
+    );
+    assert!(stdout.contains("NotPermitted"), "{stdout}");
+    assert!(stdout.contains(&expected), "{stdout}");
+}
+
+#[test]
+fn permission_error_tells_what_to_do() {
+    let error = HostError::NotPermitted {
+        pid: 812,
+        owner: "alice".to_owned(),
+    };
+    assert_eq!(
+        error.to_string(),
+        "not allowed to signal process 812 (owned by alice): run gpudeck as that user or with sudo"
+    );
+}
+
+fn write_process(root: &Path, pid: u32, uid: u32, cmdline: &[u8], cgroup: &str) {
+    let dir = root.join(pid.to_string());
+    fs::create_dir_all(&dir).unwrap();
+    let status =
+        format!("Name:\tpython3\nState:\tS (sleeping)\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n");
+    fs::write(dir.join("status"), status).unwrap();
+    fs::write(dir.join("cmdline"), cmdline).unwrap();
+    fs::write(dir.join("comm"), "python3\n").unwrap();
+    fs::write(dir.join("cgroup"), cgroup).unwrap();
+}
+
+#[test]
+fn fake_proc_tree_with_a_docker_process() {
+    let root = tempfile::tempdir().unwrap();
+    let cgroup = format!("0::/system.slice/docker-{ID}.scope\n");
+    write_process(
+        root.path(),
+        4242,
+        0,
+        b"python3\0train.py\0--epochs\x0010\0",
+        &cgroup,
+    );
+
+    let details = ProcFs::with_root(root.path()).describe(4242).unwrap();
+    assert_eq!(
+        details,
+        ProcessDetails {
+            pid: 4242,
+            user: Some("root".to_owned()),
+            command: Some("python3 train.py --epochs 10".to_owned()),
+            container: Some(ContainerRef {
+                runtime: ContainerRuntime::Docker,
+                id: ID.to_owned(),
+            }),
+        }
+    );
+    assert_eq!(details.container.unwrap().short_id(), "9d8c7b6a5f4e");
+}
+
+#[test]
+fn fake_proc_tree_edge_cases() {
+    let root = tempfile::tempdir().unwrap();
+    let v1_cgroup = format!("12:memory:/docker/{ID}\n11:pids:/docker/{ID}\n0::/\n");
+    write_process(root.path(), 10, 3_999_999_999, b"", &v1_cgroup);
+    let long_arg = vec![b'x'; 10_000];
+    write_process(
+        root.path(),
+        11,
+        0,
+        &long_arg,
+        "0::/user.slice/session-1.scope\n",
+    );
+    let procfs = ProcFs::with_root(root.path());
+
+    let zombie = procfs.describe(10).unwrap();
+    assert_eq!(zombie.user.as_deref(), Some("3999999999"));
+    assert_eq!(zombie.command.as_deref(), Some("[python3]"));
+    assert_eq!(zombie.container.unwrap().runtime, ContainerRuntime::Docker);
+
+    let long = procfs.describe(11).unwrap();
+    let command = long.command.unwrap();
+    assert_eq!(command.chars().count(), 4097);
+    assert!(command.ends_with('…'));
+    assert_eq!(long.container, None);
+
+    assert_eq!(procfs.describe(12), None);
+}
+
+#[test]
+fn unreadable_files_leave_their_columns_empty() {
+    let root = tempfile::tempdir().unwrap();
+    write_process(root.path(), 20, 0, b"a\0", "0::/\n");
+    // A directory where a file should be makes the read fail with something other than NotFound.
+    let cgroup = root.path().join("20/cgroup");
+    fs::remove_file(&cgroup).unwrap();
+    fs::create_dir(&cgroup).unwrap();
+    let details = ProcFs::with_root(root.path()).describe(20).unwrap();
+    assert_eq!(details.command.as_deref(), Some("a"));
+    assert_eq!(details.container, None);
+}
+
+#[test]
+fn fake_table_records_signals_and_refusals() {
+    let process = |pid| ProcessDetails {
+        pid,
+        user: Some("bob".to_owned()),
+        command: Some("python".to_owned()),
+        container: None,
+    };
+    let table = FakeProcessTable::new([process(1), process(2)]);
+    table.protect(2, "alice");
+    table.signal(1, KillSignal::Term).unwrap();
+    assert_eq!(table.describe(1), None);
+    assert!(matches!(
+        table.signal(2, KillSignal::Kill),
+        Err(HostError::NotPermitted { pid: 2, .. })
+    ));
+    assert!(matches!(
+        table.signal(1, KillSignal::Kill),
+        Err(HostError::Exited { pid: 1 })
+    ));
+    assert_eq!(table.signals(), [(1, KillSignal::Term)]);
+}

@@ -1,0 +1,96 @@
+//! Shared test helpers: building the NVML simulator library and running the gpudeck binary.
+#![allow(dead_code)]
+
+pub mod demo;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// Builds the NVML simulator cdylib once per test binary and returns its path.
+pub fn sim_library() -> &'static Path {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "gpudeck-nvml-sim"])
+            .current_dir(workspace_root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the NVML simulator failed");
+        let lib = target_dir().join("debug").join("libgpudeck_nvml_sim.so");
+        assert!(
+            lib.exists(),
+            "simulator library missing at {}",
+            lib.display()
+        );
+        lib
+    })
+}
+
+/// Builds the release binary once (the end-to-end tests drive what users run).
+pub fn release_binary() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "--bin", "gpudeck"])
+            .current_dir(workspace_root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the release binary failed");
+        target_dir().join("release").join("gpudeck")
+    })
+}
+
+/// A scratch set of gpudeck directories so tests never touch the user's config.
+pub struct Dirs {
+    pub root: tempfile::TempDir,
+}
+
+impl Dirs {
+    pub fn new() -> Self {
+        Self {
+            root: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.root.path().join("config")
+    }
+
+    pub fn state(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    /// A `Command` for the test-profile gpudeck binary with isolated dirs and the given simulation.
+    pub fn gpudeck(&self, sim: &str) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpudeck"));
+        self.isolate(&mut cmd, sim);
+        cmd
+    }
+
+    pub fn isolate(&self, cmd: &mut Command, sim: &str) {
+        cmd.env("GPUDECK_CONFIG_DIR", self.config())
+            .env("GPUDECK_DATA_DIR", self.root.path().join("data"))
+            .env("GPUDECK_STATE_DIR", self.state())
+            .env("GPUDECK_SIM", sim)
+            .env_remove("NO_COLOR");
+    }
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -1,0 +1,157 @@
+//! Panels rendered into a buffer: text snapshots (insta) plus the styles that carry meaning.
+
+mod support;
+
+use gpudeck::app::action::{Action, Tab};
+use gpudeck::app::keymap::bindings;
+use gpudeck::app::state::AppState;
+use gpudeck::config::{Config, Theme};
+use gpudeck::gpu::collector::GpuUpdate;
+use gpudeck::gpu::GpuError;
+use gpudeck::ui;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use support::demo::demo_state;
+
+fn theme() -> Theme {
+    Theme::builtin("dark").expect("dark theme")
+}
+
+fn draw(state: &AppState, w: u16, h: u16) -> Buffer {
+    let area = Rect::new(0, 0, w, h);
+    let mut buf = Buffer::empty(area);
+    ui::render(area, &mut buf, state, &theme(), &bindings());
+    buf
+}
+
+fn text(buf: &Buffer) -> String {
+    let area = buf.area;
+    (0..area.height)
+        .map(|y| {
+            let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
+            line.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Finds the first cell whose row contains `needle`, returning (x, y) of its first character.
+fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let t = text(buf);
+    t.lines().enumerate().find_map(|(y, line)| {
+        line.find(needle)
+            .map(|byte| (line[..byte].chars().count() as u16, y as u16))
+    })
+}
+
+#[test]
+fn gpus_tab_at_80x24_with_eight_gpus() {
+    let state = demo_state("gpus=8,seed=42,frozen=200", 30);
+    let buf = draw(&state, 80, 24);
+    insta::assert_snapshot!(text(&buf));
+    let (x, y) = find(&buf, "▶ 0").expect("selected GPU row");
+    assert_eq!(
+        buf[(x, y)].bg,
+        theme().selected_bg,
+        "the selected GPU is highlighted"
+    );
+    let (x, y) = find(&buf, "DEMO").expect("demo flag");
+    assert_eq!(
+        buf[(x, y)].fg,
+        theme().warn,
+        "the demo is flagged in the warning colour"
+    );
+}
+
+#[test]
+fn gpus_tab_with_few_gpus_shows_history_rows() {
+    let mut state = demo_state("gpus=2,seed=42,frozen=200,profile=rtx4090", 30);
+    state.update(Action::TogglePower);
+    let buf = draw(&state, 120, 36);
+    insta::assert_snapshot!(text(&buf));
+    assert!(
+        find(&buf, " power ").is_some(),
+        "the power graph is shown on request"
+    );
+}
+
+#[test]
+fn processes_tab_marks_the_selection() {
+    let mut state = demo_state("gpus=4,seed=42,frozen=200", 1);
+    state.update(Action::SelectTab(Tab::Processes));
+    state.update(Action::Down);
+    let buf = draw(&state, 100, 20);
+    insta::assert_snapshot!(text(&buf));
+    let pid = state.processes.selected_pid.expect("selected").to_string();
+    let (x, y) = find(&buf, &pid).expect("selected pid on screen");
+    assert_eq!(buf[(x, y)].bg, theme().selected_bg);
+}
+
+#[test]
+fn topology_matrix_matches_nvidia_smi_codes() {
+    let mut state = demo_state("gpus=8,seed=42,frozen=200", 1);
+    state.update(Action::SelectTab(Tab::Topology));
+    let buf = draw(&state, 100, 30);
+    insta::assert_snapshot!(text(&buf));
+    assert!(text(&buf).contains("NV"), "NVLink counts shown");
+}
+
+#[test]
+fn no_driver_says_why_and_what_to_do() {
+    let mut state = AppState::new(&Config::default(), "testhost".into(), false);
+    state.apply_gpu(GpuUpdate::Failed(GpuError::VersionMismatch));
+    let buf = draw(&state, 80, 24);
+    insta::assert_snapshot!(text(&buf));
+    let (x, y) = find(&buf, "Driver/library version mismatch").expect("title");
+    assert_eq!(buf[(x, y)].fg, theme().error);
+    assert!(text(&buf).contains("--demo"));
+}
+
+#[test]
+fn help_overlay_is_generated_from_the_keymap() {
+    let mut state = demo_state("gpus=2,frozen=5", 1);
+    state.update(Action::ToggleHelp);
+    let buf = draw(&state, 80, 40);
+    let t = text(&buf);
+    for b in bindings() {
+        assert!(t.contains(b.description), "help lacks {:?}", b.description);
+    }
+}
+
+#[test]
+fn monochrome_theme_still_marks_the_selection() {
+    let state = demo_state("gpus=8,seed=42,frozen=200", 1);
+    let area = Rect::new(0, 0, 80, 24);
+    let mut buf = Buffer::empty(area);
+    ui::render(area, &mut buf, &state, &Theme::monochrome(), &bindings());
+    let (x, y) = find(&buf, "▶ 0").expect("selected row");
+    assert!(buf[(x, y)].modifier.contains(Modifier::REVERSED));
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    let mut state = demo_state("gpus=8,frozen=5", 3);
+    for tab in Tab::ALL {
+        state.update(Action::SelectTab(tab));
+        for (w, h) in [(1, 1), (10, 3), (20, 5), (40, 10), (80, 24)] {
+            draw(&state, w, h);
+        }
+    }
+}
+
+#[test]
+fn clicks_select_tabs_and_rows() {
+    let mut state = demo_state("gpus=8,frozen=5", 1);
+    let area = Rect::new(0, 0, 80, 24);
+    let buf = draw(&state, 80, 24);
+    let (x, y) = find(&buf, "Topology").expect("tab title");
+    assert_eq!(
+        ui::click(area, &state, x, y),
+        Some(Action::SelectTab(Tab::Topology))
+    );
+    let (_, y) = find(&buf, "  3  ").expect("row of GPU 3");
+    assert_eq!(ui::click(area, &state, 10, y), Some(Action::SelectRow(3)));
+    state.update(Action::SelectRow(3));
+    assert_eq!(state.selected_gpu, 3);
+}
