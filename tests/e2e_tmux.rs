@@ -23,7 +23,8 @@ impl Session {
         let dirs = Dirs::new();
         let name = format!("gpudeck-e2e-{tag}-{}", std::process::id());
         let cmd = format!(
-            "exec env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color {} {args}",
+            // A shell stays behind gpudeck, as in real use, so the restored terminal can be inspected.
+            "env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color {} {args}; echo \"gpudeck exited with $?\"; exec sleep 600",
             dirs.config().display(),
             dirs.state().display(),
             dirs.root.path().join("data").display(),
@@ -44,7 +45,6 @@ impl Session {
             .status()
             .expect("tmux starts");
         assert!(status.success());
-        tmux(&["set-option", "-t", &name, "remain-on-exit", "on"]);
         Session { name, _dirs: dirs }
     }
 
@@ -80,17 +80,30 @@ impl Session {
         }
     }
 
+    /// Waits for gpudeck to exit and returns its exit status as the shell behind it printed it.
     fn wait_exit(&self) -> String {
+        let screen = self.wait_for("gpudeck to exit", |t| t.contains("gpudeck exited with"));
+        screen
+            .split("gpudeck exited with ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The PID of gpudeck, the child of the pane's shell.
+    fn gpudeck_pid(&self) -> String {
+        let shell = self.display("#{pane_pid}");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.display("#{pane_dead}") != "1" {
-            assert!(
-                Instant::now() < deadline,
-                "gpudeck did not exit; screen:\n{}",
-                self.screen()
-            );
+        loop {
+            let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+                .unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                return pid.to_string();
+            }
+            assert!(Instant::now() < deadline, "gpudeck did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        self.display("#{pane_dead_status}")
     }
 }
 
@@ -157,7 +170,7 @@ fn sigterm_and_sighup_restore_the_terminal() {
     for signal in ["TERM", "HUP"] {
         let s = Session::start(&format!("sig{signal}"), 80, 24, "--demo");
         s.wait_for("first frame", |t| t.contains("H100"));
-        let pid = s.display("#{pane_pid}");
+        let pid = s.gpudeck_pid();
         let status = Command::new("kill")
             .args([&format!("-{signal}"), &pid])
             .status()

@@ -11,7 +11,7 @@ use super::types::{
     ProcessKind, SourceKind, SystemInfo, TopoPath, Topology,
 };
 use crate::host::{
-    ContainerRef, ContainerRuntime, HostError, KillSignal, ProcessDetails, ProcessTable,
+    ContainerRef, ContainerRuntime, HostError, KillSignal, ProcFs, ProcessDetails, ProcessTable,
 };
 
 /// Simulated GPUs; "killing" a simulated process removes it from later samples.
@@ -40,6 +40,7 @@ impl SimSource {
         SimProcessTable {
             sim: Arc::clone(&self.sim),
             killed: Arc::clone(&self.killed),
+            host: ProcFs::new(),
         }
     }
 
@@ -124,7 +125,8 @@ impl GpuSource for SimSource {
                 mem_clock_max_mhz: self.supported(Metric::Clocks, d.max_mem_clock_mhz),
                 pcie_gen_max: self.supported(Metric::Pcie, d.pcie_max_gen),
                 pcie_width_max: self.supported(Metric::Pcie, d.pcie_max_width),
-                fan_count: self.supported(Metric::Fan, d.num_fans),
+                // Fanless boards report zero fans rather than "not supported", as real NVML does.
+                fan_count: (!spec.unsupported.contains(&Metric::Fan)).then_some(d.num_fans),
                 ecc_enabled: self.supported(Metric::Ecc, d.ecc_enabled),
                 mig_enabled: self.supported(Metric::Mig, d.mig_enabled),
                 persistence_mode: self.supported(Metric::Persistence, d.persistence),
@@ -204,24 +206,33 @@ impl GpuSource for SimSource {
         let t = self.sim.now();
         (0..self.sim.device_count())
             .flat_map(|i| self.sim.processes(i, t))
-            .find(|p| p.pid == pid)
+            .find(|p| p.pid == pid && !p.name.is_empty())
             .map(|p| p.name)
     }
 }
 
-/// Answers process questions for simulated PIDs from the simulation itself.
-#[derive(Clone)]
+/// Answers process questions for simulated PIDs from the simulation itself, and for real PIDs
+/// placed on a simulated GPU (`pids=`) from /proc.
 pub struct SimProcessTable {
     sim: Arc<Simulation>,
     killed: Arc<Mutex<HashSet<u32>>>,
+    host: ProcFs,
+}
+
+impl SimProcessTable {
+    fn simulated(&self, pid: u32) -> Option<gpudeck_sim_model::SimProcess> {
+        let t = self.sim.now();
+        (0..self.sim.device_count())
+            .flat_map(|i| self.sim.processes(i, t))
+            .find(|p| p.pid == pid && !p.name.is_empty())
+    }
 }
 
 impl ProcessTable for SimProcessTable {
     fn describe(&self, pid: u32) -> Option<ProcessDetails> {
-        let t = self.sim.now();
-        let p = (0..self.sim.device_count())
-            .flat_map(|i| self.sim.processes(i, t))
-            .find(|p| p.pid == pid)?;
+        let Some(p) = self.simulated(pid) else {
+            return self.host.describe(pid);
+        };
         Some(ProcessDetails {
             pid,
             user: Some(p.user),
@@ -233,7 +244,10 @@ impl ProcessTable for SimProcessTable {
         })
     }
 
-    fn signal(&self, pid: u32, _signal: KillSignal) -> Result<(), HostError> {
+    fn signal(&self, pid: u32, signal: KillSignal) -> Result<(), HostError> {
+        if self.simulated(pid).is_none() {
+            return self.host.signal(pid, signal);
+        }
         let mut killed = self.killed.lock().unwrap_or_else(PoisonError::into_inner);
         killed.insert(pid);
         Ok(())

@@ -14,7 +14,7 @@ use crate::units;
 pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let sep = Span::styled(" │ ", s.muted());
     let mut spans = vec![
-        Span::styled(" gpudeck ", s.title()),
+        Span::styled(" gpudeck", s.title()),
         sep.clone(),
         Span::styled(state.host.clone(), s.text()),
     ];
@@ -43,7 +43,7 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         GpuStatus::Loading => spans.extend([sep.clone(), Span::styled("loading…", s.muted())]),
     }
     if state.is_demo() {
-        spans.extend([sep.clone(), Span::styled("DEMO: simulated GPUs", s.warn())]);
+        spans.extend([sep.clone(), Span::styled("DEMO (simulated)", s.warn())]);
     }
     if state.read_only {
         spans.extend([sep, Span::styled("read-only", s.warn())]);

@@ -35,7 +35,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
         (area, None)
     };
     let facts_w = if top.width >= FACTS_WIDTH + 30 {
-        FACTS_WIDTH
+        (top.width / 2).clamp(FACTS_WIDTH, FACTS_WIDTH_WIDE)
     } else {
         top.width
     };
@@ -178,6 +178,13 @@ fn throttle_line<'a>(x: &GpuSample, s: &Styles) -> Line<'a> {
     }
 }
 
+/// Samples the charts span: the history so far, at least a minute's worth, at most its capacity,
+/// so graphs fill the width from the start instead of a sliver at the right edge.
+fn chart_span(ring: &Ring, refresh_ms: u64) -> usize {
+    let minute = (60_000 / refresh_ms.max(1)) as usize;
+    ring.len().max(minute).min(ring.capacity()).max(2)
+}
+
 fn points(ring: &Ring) -> Vec<(f64, f64)> {
     let n = ring.len();
     ring.iter()
@@ -196,12 +203,13 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
     } else {
         vec![area]
     };
-    let span_secs = history.util.capacity() as f64 * state.refresh_ms as f64 / 1000.0;
+    let span = chart_span(&history.util, state.refresh_ms);
+    let span_secs = span as f64 * state.refresh_ms as f64 / 1000.0;
     let x_labels = vec![
         Span::styled(format!("-{}", duration_label(span_secs)), s.muted()),
         Span::styled("now", s.muted()),
     ];
-    let x_bounds = [-(history.util.capacity() as f64 - 1.0), 0.0];
+    let x_bounds = [-(span as f64 - 1.0), 0.0];
     let util = points(&history.util);
     let mem = points(&history.memory_pct);
     let title = Line::from(vec![

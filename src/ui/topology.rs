@@ -90,7 +90,7 @@ fn info(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styl
             let link = data.inventory.topology.link(a, b);
             let how = match link {
                 Some(l) if l.nvlinks > 0 => format!(
-                    "{} NVLink{} ({} over PCIe)",
+                    "{} NVLink{}; PCIe path {}",
                     l.nvlinks,
                     if l.nvlinks == 1 { "" } else { "s" },
                     l.path.describe()
