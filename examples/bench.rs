@@ -1,7 +1,8 @@
 //! Dashboard benchmark: frame render time in-process, then the release binary on 8 simulated GPUs in tmux
 //! for steady CPU per minute, peak RSS and time to first frame.
 //!
-//! `cargo build --release && cargo run --release --example bench -- [SECONDS]` (default 60).
+//! `cargo build --release && cargo run --release --example bench -- [SECONDS] [--render-only]`
+//! (default 60 s).
 
 use std::fs;
 use std::path::Path;
@@ -22,11 +23,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 fn main() {
-    let seconds: u64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let seconds: u64 = args.iter().find_map(|s| s.parse().ok()).unwrap_or(60);
     render_times();
+    if args.iter().any(|a| a == "--render-only") {
+        return;
+    }
     if let Err(e) = live(seconds) {
         eprintln!("live benchmark failed: {e}");
         std::process::exit(1);

@@ -185,11 +185,21 @@ fn chart_span(ring: &Ring, refresh_ms: u64) -> usize {
     ring.len().max(minute).min(ring.capacity()).max(2)
 }
 
-fn points(ring: &Ring) -> Vec<(f64, f64)> {
+/// Chart points for a ring, at most `max_points` of them: consecutive samples are merged into
+/// their peak, so a long history costs no more to draw than the chart has braille dots, and a
+/// one-second spike still shows.
+fn points(ring: &Ring, max_points: usize) -> Vec<(f64, f64)> {
     let n = ring.len();
-    ring.iter()
+    let bucket = n.div_ceil(max_points.max(1)).max(1);
+    let values: Vec<Option<f32>> = ring.iter().collect();
+    values
+        .chunks(bucket)
         .enumerate()
-        .filter_map(|(i, v)| v.map(|v| (i as f64 - (n as f64 - 1.0), f64::from(v))))
+        .filter_map(|(b, chunk)| {
+            let peak = chunk.iter().flatten().copied().reduce(f32::max)?;
+            let last = b * bucket + chunk.len() - 1;
+            Some((last as f64 - (n as f64 - 1.0), f64::from(peak)))
+        })
         .collect()
 }
 
@@ -210,8 +220,10 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
         Span::styled("now", s.muted()),
     ];
     let x_bounds = [-(span as f64 - 1.0), 0.0];
-    let util = points(&history.util);
-    let mem = points(&history.memory_pct);
+    // Two braille dots per cell across the visible span.
+    let max_points = (usize::from(area.width) * 2 * history.util.len() / span).max(2);
+    let util = points(&history.util, max_points);
+    let mem = points(&history.memory_pct, max_points);
     let title = Line::from(vec![
         Span::styled(" util ", s.util()),
         Span::styled(units::pct(sample.util_gpu_pct), s.text()),
@@ -253,7 +265,7 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
         )
         .render(areas[0], buf);
     if let Some(power_area) = areas.get(1) {
-        let power = points(&history.power_w);
+        let power = points(&history.power_w, max_points);
         let limit = sample.power_limit_w.unwrap_or(1.0).max(1.0);
         let title = Line::from(vec![
             Span::styled(" power ", s.power()),
@@ -290,5 +302,34 @@ fn duration_label(secs: f64) -> String {
         format!("{:.0}m", secs / 60.0)
     } else {
         format!("{secs:.0}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_histories_are_merged_into_peaks() {
+        let mut ring = Ring::new(600);
+        for i in 0..600 {
+            ring.push(Some(if i == 301 { 100.0 } else { 1.0 }));
+        }
+        let pts = points(&ring, 60);
+        assert_eq!(pts.len(), 60);
+        assert_eq!(
+            pts.last().map(|p| p.0),
+            Some(0.0),
+            "the newest sample is at x = 0"
+        );
+        assert!(
+            pts.iter().any(|p| p.1 == 100.0),
+            "a one-sample spike survives"
+        );
+        assert_eq!(
+            points(&ring, 1000).len(),
+            600,
+            "short histories keep every sample"
+        );
     }
 }
