@@ -20,11 +20,15 @@ fn tmux(args: &[&str]) -> String {
 impl Session {
     /// Starts gpudeck in a detached tmux session of the given size.
     fn start(tag: &str, w: u16, h: u16, args: &str) -> Session {
-        let dirs = Dirs::new();
+        Self::start_with(tag, w, h, "", args, Dirs::new())
+    }
+
+    /// Starts gpudeck with extra `KEY=VALUE` environment (later settings win) in prepared dirs.
+    fn start_with(tag: &str, w: u16, h: u16, env: &str, args: &str, dirs: Dirs) -> Session {
         let name = format!("gpudeck-e2e-{tag}-{}", std::process::id());
         let cmd = format!(
             // A shell stays behind gpudeck, as in real use, so the restored terminal can be inspected.
-            "env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color {} {args}; echo \"gpudeck exited with $?\"; exec sleep 600",
+            "env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color {env} {} {args}; echo \"gpudeck exited with $?\"; exec sleep 600",
             dirs.config().display(),
             dirs.state().display(),
             dirs.root.path().join("data").display(),
@@ -197,6 +201,98 @@ fn no_driver_shows_the_reason_and_the_demo_hint() {
     let screen = s.wait_for("the explanation", |t| t.contains("No NVIDIA driver found"));
     assert!(screen.contains("--demo"), "{screen}");
     s.keys(&["2"]);
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
+}
+
+#[test]
+fn no_color_means_no_colour_but_the_selection_still_shows() {
+    let s = Session::start_with("nocolor", 80, 24, "NO_COLOR=1", "--demo", Dirs::new());
+    s.wait_for("first frame", |t| t.contains("H100"));
+    let styled = tmux(&["capture-pane", "-p", "-e", "-t", &s.name]);
+    for colour in [
+        "\x1b[38;", "\x1b[48;", "[38;2", "[38;5", "[31m", "[32m", "[33m", "[36m",
+    ] {
+        assert!(
+            !styled.contains(colour),
+            "colour {colour:?} drawn under NO_COLOR:\n{styled:?}"
+        );
+    }
+    assert!(
+        styled.contains("\x1b[7m") || styled.contains(";7m"),
+        "reverse video marks the selection"
+    );
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
+}
+
+#[test]
+fn a_bad_config_file_is_named_on_screen_and_the_defaults_run() {
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.config()).expect("mkdir");
+    std::fs::write(
+        dirs.config().join("config.toml"),
+        "[general]\nrefresh = 5\n",
+    )
+    .expect("write");
+    let s = Session::start_with("badconfig", 120, 30, "", "--demo", dirs);
+    let screen = s.wait_for("the warning", |t| t.contains("config.toml:2:1"));
+    assert!(
+        screen.contains("H100"),
+        "the dashboard runs on defaults:\n{screen}"
+    );
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
+}
+
+#[test]
+fn killing_a_process_from_the_processes_tab_asks_then_signals_it() {
+    /// Kills the test's victim process even when the test fails half-way.
+    struct Victim(std::process::Child);
+    impl Drop for Victim {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut victim = Victim(
+        Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .expect("sleep starts"),
+    );
+    let pid = victim.0.id();
+    let env = format!("GPUDECK_SIM=gpus=2,seed=1,pids=1:{pid}");
+    let s = Session::start_with("kill", 100, 30, &env, "--demo", Dirs::new());
+    s.wait_for("first frame", |t| t.contains("H100"));
+    s.keys(&["2", "/"]);
+    s.keys(&[&pid.to_string(), "Enter"]);
+    s.wait_for("the filtered list", |t| {
+        t.contains(&format!("filter \"{pid}\"")) && t.contains("sleep 600")
+    });
+    s.keys(&["x"]);
+    s.wait_for("the confirmation", |t| {
+        t.contains(&format!("Send SIGTERM to process {pid}?"))
+    });
+    s.keys(&["y"]);
+    s.wait_for("the result", |t| {
+        t.contains(&format!("sent SIGTERM to process {pid}"))
+    });
+    let status = victim.0.wait().expect("sleep is reaped");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGTERM));
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
+}
+
+#[test]
+fn read_only_mode_refuses_to_kill() {
+    let s = Session::start("readonly", 100, 30, "--demo --read-only");
+    s.wait_for("first frame", |t| t.contains("read-only"));
+    s.keys(&["2", "j", "x"]);
+    s.wait_for("the refusal", |t| {
+        t.contains("killing processes is disabled")
+    });
     s.keys(&["q"]);
     assert_eq!(s.wait_exit(), "0");
 }

@@ -225,6 +225,8 @@ impl AppState {
             Action::SelectRow(row) => self.select_row(row),
             Action::Confirm | Action::Cancel => self.status = None,
         }
+        // Filtering or re-sorting may have hidden the selected process: select one that is shown.
+        self.keep_process_selection();
         Vec::new()
     }
 

@@ -1,0 +1,124 @@
+//! The command line: exit codes and messages for what users get wrong, and the plain-text report.
+
+mod support;
+
+use std::fs;
+
+use support::{stderr, stdout, Dirs};
+
+#[test]
+fn a_bad_explicit_config_is_an_error_with_its_location() {
+    let dirs = Dirs::new();
+    let file = dirs.root.path().join("mine.toml");
+    fs::write(&file, "[general]\nrefresh_ms = 500\nrefersh_ms = 1\n").expect("write");
+    let out = dirs
+        .gpudeck("")
+        .arg("--config")
+        .arg(&file)
+        .args(["gpus", "--demo"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("mine.toml:3:1"), "{err}");
+    assert!(err.contains("refersh_ms"), "{err}");
+}
+
+#[test]
+fn a_missing_explicit_config_is_an_error() {
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("")
+        .args(["--config", "/nonexistent/gpudeck.toml", "gpus", "--demo"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("/nonexistent/gpudeck.toml"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_bad_implicit_config_warns_and_carries_on() {
+    let dirs = Dirs::new();
+    fs::create_dir_all(dirs.config()).expect("mkdir");
+    fs::write(
+        dirs.config().join("config.toml"),
+        "[gpu]\ngraph = \"sideways\"\n",
+    )
+    .expect("write");
+    let out = dirs
+        .gpudeck("gpus=2")
+        .args(["gpus", "--demo"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("2 GPUs"));
+    let log =
+        fs::read_to_string(dirs.state().join("gpudeck.log")).expect("a log file in the state dir");
+    assert!(log.contains("config.toml:2:9"), "{log}");
+}
+
+#[test]
+fn an_unknown_theme_is_an_error_naming_the_choices() {
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("")
+        .args(["--theme", "neon", "gpus", "--demo"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("neon") && err.contains("high-contrast"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_simulation_setting_is_explained() {
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("gpus=lots")
+        .args(["gpus", "--demo"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("gpus"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_dashboard_needs_a_terminal_and_says_what_to_use_instead() {
+    let dirs = Dirs::new();
+    let out = dirs.gpudeck("").arg("--demo").output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("gpudeck gpus"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_text_report_lists_gpus_processes_and_topology() {
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("gpus=4,frozen=100,downgrade=2")
+        .args(["gpus", "--demo"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("DEMO: simulated GPUs"), "{text}");
+    assert!(
+        text.contains("81559MiB"),
+        "memory in MiB like nvidia-smi: {text}"
+    );
+    assert!(text.contains("GPU 2: PCIe link"), "{text}");
+    assert!(
+        text.contains("Processes:") && text.contains("python"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Topology:") && text.contains("GPU3"),
+        "{text}"
+    );
+}
