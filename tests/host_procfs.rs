@@ -52,7 +52,15 @@ fn terminates_a_child_and_then_finds_it_gone() {
     let pid = child.id();
     let procfs = ProcFs::new();
 
-    let details = procfs.describe(pid).unwrap();
+    // Between fork and exec the child still carries the test's name; wait for the exec.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let details = loop {
+        let d = procfs.describe(pid).unwrap();
+        if d.command.as_deref() == Some("sleep 30") || std::time::Instant::now() > deadline {
+            break d;
+        }
+        std::thread::yield_now();
+    };
     assert_eq!(details.command.as_deref(), Some("sleep 30"));
     assert_eq!(details.user.as_deref(), Some(current_user().as_str()));
 

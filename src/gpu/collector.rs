@@ -99,7 +99,7 @@ fn run(
     {
         return;
     }
-    let mut enricher = Enricher::new(processes);
+    let mut enricher = ProcessEnricher::new(processes);
     loop {
         let started = Instant::now();
         let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
@@ -127,31 +127,37 @@ fn run(
     }
 }
 
-/// Adds user, command and container to each GPU process, caching per PID so /proc is read once.
-struct Enricher {
+/// How long a process's /proc details are trusted before they are read again: a process caught
+/// between fork and exec, or a PID reused by a new process, corrects itself within this time.
+const DETAILS_TTL: Duration = Duration::from_secs(10);
+
+/// Adds user, command and container to each GPU process, caching per PID so /proc is read rarely.
+pub struct ProcessEnricher {
     table: Arc<dyn ProcessTable>,
-    cache: HashMap<u32, Option<ProcessDetails>>,
+    cache: HashMap<u32, (Option<ProcessDetails>, Instant)>,
 }
 
-impl Enricher {
-    fn new(table: Arc<dyn ProcessTable>) -> Self {
+impl ProcessEnricher {
+    pub fn new(table: Arc<dyn ProcessTable>) -> Self {
         Self {
             table,
             cache: HashMap::new(),
         }
     }
 
-    fn enrich(&mut self, samples: &mut [GpuSample], source: &mut dyn GpuSource) {
+    pub fn enrich(&mut self, samples: &mut [GpuSample], source: &mut dyn GpuSource) {
+        let now = Instant::now();
         let live: Vec<u32> = samples
             .iter()
             .flat_map(|s| s.processes.iter().map(|p| p.pid))
             .collect();
-        self.cache.retain(|pid, _| live.contains(pid));
+        self.cache
+            .retain(|pid, (_, read)| live.contains(pid) && now.duration_since(*read) < DETAILS_TTL);
         for process in samples.iter_mut().flat_map(|s| s.processes.iter_mut()) {
-            let details = self
+            let (details, _) = self
                 .cache
                 .entry(process.pid)
-                .or_insert_with(|| self.table.describe(process.pid));
+                .or_insert_with(|| (self.table.describe(process.pid), now));
             apply(process, details.as_ref());
             if process.command.is_none() {
                 // Not visible in our PID namespace: NVML still knows the name.

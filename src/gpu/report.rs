@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::collector::ProcessEnricher;
 use super::source::{GpuError, GpuSource};
 use super::types::{GpuSample, GpuStatic, Inventory, SystemInfo, TopoPath, Topology};
 use crate::host::ProcessTable;
@@ -69,26 +70,16 @@ pub fn collect(
         Ok(inv) => inv,
         Err(e) => return failed(host, &e),
     };
+    let mut samples: Vec<GpuSample> = inventory.gpus.iter().map(|g| source.sample(g)).collect();
+    ProcessEnricher::new(Arc::clone(table)).enrich(&mut samples, source);
     let gpus = inventory
         .gpus
         .iter()
-        .map(|g| {
-            let mut sample = source.sample(g);
-            for p in &mut sample.processes {
-                if let Some(d) = table.describe(p.pid) {
-                    p.user = d.user;
-                    p.command = d.command;
-                    p.container = d.container;
-                }
-                if p.command.is_none() {
-                    p.command = source.process_name(p.pid);
-                }
-            }
-            GpuEntry {
-                pcie_downgraded: pcie_downgraded(g, &sample),
-                info: g.clone(),
-                sample,
-            }
+        .zip(samples)
+        .map(|(g, sample)| GpuEntry {
+            pcie_downgraded: pcie_downgraded(g, &sample),
+            info: g.clone(),
+            sample,
         })
         .collect();
     report(host, inventory, gpus)
