@@ -155,3 +155,27 @@ fn clicks_select_tabs_and_rows() {
     state.update(Action::SelectRow(3));
     assert_eq!(state.selected_gpu, 3);
 }
+
+#[test]
+fn trouble_is_flagged_on_the_gpu_rows_even_at_80_columns() {
+    let state = demo_state(
+        "gpus=8,seed=42,frozen=200,lost=6,downgrade=1,throttle=2:thermal,ecc=3:5:1",
+        2,
+    );
+    let buf = draw(&state, 80, 24);
+    let t = text(&buf);
+    let row = |gpu: &str| {
+        t.lines()
+            .find(|l| l.contains(&format!("  {gpu}  H100")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(row("1").contains("PCIe↓"), "{t}");
+    assert!(row("2").contains("THROTTLE"), "{t}");
+    assert!(row("3").contains("ECC"), "{t}");
+    assert!(row("6").contains("LOST"), "{t}");
+    let (x, y) = find(&buf, "THROTTLE").expect("flag");
+    assert_eq!(buf[(x, y)].fg, theme().warn);
+    let (x, y) = find(&buf, "LOST").expect("flag");
+    assert_eq!(buf[(x, y)].fg, theme().error);
+}

@@ -73,8 +73,12 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
     if inner.height == 0 {
         return;
     }
-    let header = "  #  NAME                  UTIL        MEMORY             TEMP   POWER      ";
-    Line::styled(units::truncate(header, inner.width as usize), s.header())
+    let name_w = name_width(inner.width);
+    let header = format!(
+        "  #  {:<name_w$} UTIL        MEMORY             TEMP   POWER     FLAGS",
+        "NAME"
+    );
+    Line::styled(units::truncate(&header, inner.width as usize), s.header())
         .render(Rect { height: 1, ..inner }, buf);
     let per = rows_per_gpu(state, data.inventory.gpus.len());
     let visible = (inner.height as usize - 1) / per;
@@ -122,13 +126,17 @@ fn gpu_line(
     s: &Styles,
 ) {
     let marker = if selected { "▶" } else { " " };
+    let name_w = name_width(area.width);
     let mut spans = vec![
         Span::styled(
             format!("{marker}{:>2}  ", gpu.index),
             if selected { s.selected() } else { s.accent() },
         ),
         Span::styled(
-            format!("{:<20}  ", units::truncate(&short_name(&gpu.name), 20)),
+            format!(
+                "{:<name_w$} ",
+                units::truncate(&short_name(&gpu.name), name_w)
+            ),
             s.text(),
         ),
     ];
@@ -190,7 +198,7 @@ fn flags<'a>(gpu: &GpuStatic, sample: &GpuSample, s: &Styles) -> Vec<Span<'a>> {
         .as_ref()
         .is_some_and(|r| r.iter().any(|r| crate::gpu::is_slowdown(r)));
     if throttled {
-        out.push(Span::styled(" THROTTLED", s.warn()));
+        out.push(Span::styled(" THROTTLE", s.warn()));
     }
     if pcie_downgraded(gpu, sample) {
         out.push(Span::styled(" PCIe↓", s.warn()));
@@ -202,6 +210,16 @@ fn flags<'a>(gpu: &GpuStatic, sample: &GpuSample, s: &Styles) -> Vec<Span<'a>> {
         out.push(Span::styled(" ERR", s.error()));
     }
     out
+}
+
+/// Room for GPU names: enough for "GeForce RTX 4090" at 80 columns, more when there is space,
+/// so that at least one warning flag still fits on the row.
+fn name_width(width: u16) -> usize {
+    if width >= 100 {
+        20
+    } else {
+        16
+    }
 }
 
 /// "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3": the vendor is the same on every row.
