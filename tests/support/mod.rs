@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod demo;
+pub mod docker;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

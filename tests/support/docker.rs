@@ -1,0 +1,110 @@
+//! Docker test fixtures: whether an engine is reachable, and tiny local images built from busybox.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// Why the engine cannot be used, or Ok when tests that need it should run.
+pub fn engine() -> Result<(), String> {
+    static STATE: OnceLock<Result<(), String>> = OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            let out = Command::new("docker")
+                .args(["version", "--format", "{{.Server.APIVersion}}"])
+                .output()
+                .map_err(|e| format!("the docker CLI could not run: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "no Docker Engine is reachable: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+        })
+        .clone()
+}
+
+/// Returns true if the engine is there; otherwise prints why the calling test is skipped.
+pub fn engine_or_skip(test: &str) -> bool {
+    match engine() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("SKIPPED {test}: {why}");
+            false
+        }
+    }
+}
+
+/// Builds (once per tag) a ~2 MB image from Debian's busybox-static with the given ENV lines,
+/// by `docker import` of a rootfs: no registry and no Dockerfile needed.
+pub fn busybox_image(tag: &str, env: &[&str]) -> String {
+    static BUILT: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| Mutex::new(Vec::new()));
+    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+    if built.iter().any(|t| t == tag) {
+        return tag.to_string();
+    }
+    let busybox = Path::new("/bin/busybox");
+    assert!(
+        busybox.exists(),
+        "/bin/busybox is missing: install Debian's busybox-static (.ci/run does)"
+    );
+    let root = tempfile::tempdir().expect("tempdir");
+    let bin = root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir bin");
+    std::fs::create_dir_all(root.path().join("tmp")).expect("mkdir tmp");
+    std::fs::copy(busybox, bin.join("busybox")).expect("copy busybox");
+    for applet in [
+        "sh", "sleep", "echo", "cat", "ls", "env", "id", "true", "false", "yes", "head", "dd",
+        "seq", "pwd",
+    ] {
+        std::os::unix::fs::symlink("busybox", bin.join(applet)).expect("symlink");
+    }
+    let mut import = Command::new("docker");
+    import.args(["import", "-c", "ENV PATH=/bin", "-c", "CMD [\"/bin/sh\"]"]);
+    for e in env {
+        import.args(["-c", &format!("ENV {e}")]);
+    }
+    let tar = Command::new("tar")
+        .args(["-C"])
+        .arg(root.path())
+        .args(["-c", "."])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("tar runs");
+    let status = import
+        .args(["-", tag])
+        .stdin(tar.stdout.expect("tar stdout"))
+        .stdout(Stdio::null())
+        .status()
+        .expect("docker import runs");
+    assert!(status.success(), "docker import of {tag} failed");
+    built.push(tag.to_string());
+    tag.to_string()
+}
+
+/// Runs the docker CLI, panicking with its stderr on failure; returns stdout.
+pub fn docker(args: &[&str]) -> String {
+    let out = Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker runs");
+    assert!(
+        out.status.success(),
+        "docker {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A name unique to this test process, for containers and images it creates.
+pub fn unique(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "gpudeck-test-{prefix}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
