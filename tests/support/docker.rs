@@ -66,7 +66,7 @@ pub fn busybox_image(tag: &str, env: &[&str]) -> String {
     for e in env {
         import.args(["-c", &format!("ENV {e}")]);
     }
-    let tar = Command::new("tar")
+    let mut tar = Command::new("tar")
         .args(["-C"])
         .arg(root.path())
         .args(["-c", "."])
@@ -75,10 +75,11 @@ pub fn busybox_image(tag: &str, env: &[&str]) -> String {
         .expect("tar runs");
     let status = import
         .args(["-", tag])
-        .stdin(tar.stdout.expect("tar stdout"))
+        .stdin(tar.stdout.take().expect("tar stdout"))
         .stdout(Stdio::null())
         .status()
         .expect("docker import runs");
+    assert!(tar.wait().expect("tar exits").success(), "tar of the rootfs failed");
     assert!(status.success(), "docker import of {tag} failed");
     built.push(tag.to_string());
     tag.to_string()
