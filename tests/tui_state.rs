@@ -3,7 +3,7 @@
 mod support;
 
 use gpudeck::app::action::{Action, Command, Tab};
-use gpudeck::app::state::{AppState, GpuStatus, Overlay};
+use gpudeck::app::state::{AppState, Confirmation, GpuStatus, Overlay};
 use gpudeck::config::{Config, GraphMetric, ProcessSort};
 use gpudeck::gpu::collector::GpuUpdate;
 use gpudeck::gpu::GpuError;
@@ -125,10 +125,13 @@ fn kill_asks_first_then_sends_term_then_kill() {
     );
     assert!(matches!(
         s.overlay,
-        Overlay::ConfirmKill {
-            signal: KillSignal::Term,
+        Overlay::Confirm(Confirmation {
+            command: Command::SignalProcess {
+                signal: KillSignal::Term,
+                ..
+            },
             ..
-        }
+        })
     ));
     assert_eq!(
         s.update(Action::Confirm),
@@ -141,10 +144,13 @@ fn kill_asks_first_then_sends_term_then_kill() {
     s.update(Action::KillSelected);
     assert!(matches!(
         s.overlay,
-        Overlay::ConfirmKill {
-            signal: KillSignal::Kill,
+        Overlay::Confirm(Confirmation {
+            command: Command::SignalProcess {
+                signal: KillSignal::Kill,
+                ..
+            },
             ..
-        }
+        })
     ));
     assert!(s.update(Action::Cancel).is_empty(), "cancel sends nothing");
     assert_eq!(s.overlay, Overlay::None);

@@ -190,7 +190,7 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         return Some(Action::Quit);
     }
     match &state.overlay {
-        Overlay::ConfirmKill { .. } => {
+        Overlay::Confirm(_) => {
             return Some(match key.code {
                 KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => Action::Confirm,
                 _ => Action::Cancel,

@@ -31,11 +31,17 @@ pub struct GpuData {
 pub enum Overlay {
     None,
     Help,
-    ConfirmKill {
-        pid: u32,
-        command: String,
-        signal: KillSignal,
-    },
+    /// A yes/no question; `y` sends the command.
+    Confirm(Confirmation),
+}
+
+/// What an action will do, asked before doing it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confirmation {
+    pub title: String,
+    pub question: String,
+    pub details: Vec<String>,
+    pub command: Command,
 }
 
 /// A short message in the footer: the result of an action, or a warning.
@@ -233,11 +239,8 @@ impl AppState {
     fn update_overlay(&mut self, action: Action) -> Vec<Command> {
         match (&self.overlay, action) {
             (_, Action::Quit) => self.quit = true,
-            (Overlay::ConfirmKill { pid, signal, .. }, Action::Confirm) => {
-                let command = Command::SignalProcess {
-                    pid: *pid,
-                    signal: *signal,
-                };
+            (Overlay::Confirm(c), Action::Confirm) => {
+                let command = c.command.clone();
                 self.overlay = Overlay::None;
                 return vec![command];
             }
@@ -267,11 +270,19 @@ impl AppState {
         } else {
             KillSignal::Term
         };
-        self.overlay = Overlay::ConfirmKill {
-            pid: p.pid,
-            command: p.command.unwrap_or_else(|| "unknown command".into()),
-            signal,
+        let effect = match signal {
+            KillSignal::Term => "SIGTERM asks it to stop; it may clean up first.",
+            KillSignal::Kill => "SIGKILL ends it at once; unsaved work is lost.",
         };
+        self.overlay = Overlay::Confirm(Confirmation {
+            title: "Kill process".into(),
+            question: format!("Send {} to process {}?", signal_name(signal), p.pid),
+            details: vec![
+                p.command.unwrap_or_else(|| "unknown command".into()),
+                effect.into(),
+            ],
+            command: Command::SignalProcess { pid: p.pid, signal },
+        });
     }
 
     fn move_selection(&mut self, delta: isize) {

@@ -63,11 +63,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
     match &state.overlay {
         Overlay::None => {}
         Overlay::Help => overlays::help(area, buf, keymap, &styles),
-        Overlay::ConfirmKill {
-            pid,
-            command,
-            signal,
-        } => overlays::confirm_kill(area, buf, *pid, command, *signal, &styles),
+        Overlay::Confirm(c) => overlays::confirm(area, buf, c, &styles),
     }
 }
 

@@ -7,8 +7,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::style::Styles;
 use crate::app::keymap::{help_lines, Binding};
-use crate::app::state::signal_name;
-use crate::host::KillSignal;
+use crate::app::state::Confirmation;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
@@ -53,40 +52,23 @@ pub fn help(area: Rect, buf: &mut Buffer, keymap: &[Binding], s: &Styles) {
         .render(popup, buf);
 }
 
-pub fn confirm_kill(
-    area: Rect,
-    buf: &mut Buffer,
-    pid: u32,
-    command: &str,
-    signal: KillSignal,
-    s: &Styles,
-) {
-    let what = match signal {
-        KillSignal::Term => "asks it to stop; it may clean up first.",
-        KillSignal::Kill => "ends it at once; unsaved work is lost.",
-    };
-    let lines = vec![
-        Line::from(vec![Span::styled(
-            format!("Send {} to process {pid}?", signal_name(signal)),
-            s.warn(),
-        )]),
-        Line::styled(command.to_string(), s.text()),
-        Line::styled(format!("{} {what}", signal_name(signal)), s.muted()),
-        Line::raw(""),
-        Line::from(vec![
-            Span::styled(" y ", s.selected()),
-            Span::styled(" yes   ", s.text()),
-            Span::styled(" any other key ", s.accent()),
-            Span::styled(" no", s.text()),
-        ]),
-    ];
-    let popup = centered(area, 60, 7);
+pub fn confirm(area: Rect, buf: &mut Buffer, c: &Confirmation, s: &Styles) {
+    let mut lines = vec![Line::styled(c.question.clone(), s.warn())];
+    lines.extend(c.details.iter().map(|d| Line::styled(d.clone(), s.text())));
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::styled(" y ", s.selected()),
+        Span::styled(" yes   ", s.text()),
+        Span::styled(" any other key ", s.accent()),
+        Span::styled(" no", s.text()),
+    ]));
+    let popup = centered(area, 64, lines.len() as u16 + 4);
     Clear.render(popup, buf);
     Paragraph::new(lines)
         .wrap(Wrap { trim: true })
         .block(
             Block::bordered()
-                .title(Span::styled(" Kill process ", s.title()))
+                .title(Span::styled(format!(" {} ", c.title), s.title()))
                 .border_style(s.warn()),
         )
         .render(popup, buf);

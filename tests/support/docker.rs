@@ -79,7 +79,10 @@ pub fn busybox_image(tag: &str, env: &[&str]) -> String {
         .stdout(Stdio::null())
         .status()
         .expect("docker import runs");
-    assert!(tar.wait().expect("tar exits").success(), "tar of the rootfs failed");
+    assert!(
+        tar.wait().expect("tar exits").success(),
+        "tar of the rootfs failed"
+    );
     assert!(status.success(), "docker import of {tag} failed");
     built.push(tag.to_string());
     tag.to_string()
