@@ -28,6 +28,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub nvml_lib: Option<PathBuf>,
 
+    /// Docker Engine to use (unix:///path, tcp://host:port); overrides DOCKER_HOST.
+    #[arg(long, global = true, value_name = "URI")]
+    pub docker_host: Option<String>,
+
     /// Refresh interval in milliseconds (minimum 100); overrides the config.
     #[arg(long, global = true, value_name = "MS")]
     pub refresh: Option<u64>,

@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     if let Some(ms) = cli.refresh {
         config.general.refresh_ms = ms.max(100);
     }
-    let sources = match sources(&cli) {
+    let sources = match sources(&cli, &dirs) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("gpudeck: {e}\n{}", e.fix());
@@ -93,13 +93,15 @@ fn main() -> ExitCode {
 }
 
 /// The GPU source and process table for this invocation: simulated with --demo, else NVML and /proc.
-fn sources(cli: &Cli) -> Result<Sources, GpuError> {
+fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
     if cli.demo {
         let sim = SimSource::from_env()?;
         let table: Arc<dyn ProcessTable> = Arc::new(sim.process_table());
         return Ok(Sources {
             open_gpus: Box::new(move || Ok(Box::new(sim) as Box<dyn GpuSource>)),
             processes: table,
+            docker_host: cli.docker_host.clone(),
+            data_dir: dirs.data.clone(),
         });
     }
     let lib = cli.nvml_lib.clone();
@@ -109,6 +111,8 @@ fn sources(cli: &Cli) -> Result<Sources, GpuError> {
                 .map(|s| Box::new(s) as Box<dyn GpuSource>)
         }),
         processes: Arc::new(ProcFs::new()),
+        docker_host: cli.docker_host.clone(),
+        data_dir: dirs.data.clone(),
     })
 }
 

@@ -84,6 +84,17 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// A duration in seconds as the one or two largest units: "45s", "12m", "3h 5m", "4d 2h".
+pub fn age(secs: i64) -> String {
+    let s = secs.max(0);
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h {}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d {}h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +110,8 @@ mod tests {
         assert_eq!(pcie(Some(5), Some(16)), "Gen5 x16");
         assert_eq!(pct(None), "n/a");
         assert_eq!(truncate("python train.py", 8), "python …");
+        assert_eq!(age(45), "45s");
+        assert_eq!(age(3 * 3600 + 5 * 60), "3h 5m");
+        assert_eq!(age(2 * 86_400 + 3600), "2d 1h");
     }
 }

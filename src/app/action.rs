@@ -8,16 +8,26 @@ pub enum Tab {
     Gpus,
     Processes,
     Topology,
+    Containers,
+    Images,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 3] = [Tab::Gpus, Tab::Processes, Tab::Topology];
+    pub const ALL: [Tab; 5] = [
+        Tab::Gpus,
+        Tab::Processes,
+        Tab::Topology,
+        Tab::Containers,
+        Tab::Images,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
             Tab::Gpus => "GPUs",
             Tab::Processes => "Processes",
             Tab::Topology => "Topology",
+            Tab::Containers => "Containers",
+            Tab::Images => "Images",
         }
     }
 
@@ -55,10 +65,45 @@ pub enum Action {
     KillSelected,
     Confirm,
     Cancel,
+    StartContainer,
+    StopContainer,
+    RestartContainer,
+    RemoveSelected,
+    OpenLogs,
+    OpenInspect,
+    /// Leave the logs or inspect view.
+    CloseView,
+    ToggleFollow,
+    NextMatch,
+    SaveLogs,
 }
 
 /// Work the app hands to the outside world; the result comes back as an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    SignalProcess { pid: u32, signal: KillSignal },
+    SignalProcess {
+        pid: u32,
+        signal: KillSignal,
+    },
+    Docker(DockerCommand),
+    /// Write the open logs view's lines to a file.
+    SaveLogs {
+        name: String,
+        text: String,
+    },
+}
+
+/// Work for the Docker collector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DockerCommand {
+    Start(String),
+    Stop(String),
+    Restart(String),
+    RemoveContainer(String),
+    RemoveImage(String),
+    OpenLogs(String),
+    CloseLogs,
+    Inspect(String),
+    /// Stream stats for these running containers only (the ones on screen).
+    WatchStats(Vec<String>),
 }

@@ -10,6 +10,8 @@ use super::state::{AppState, Overlay};
 pub enum Context {
     Global,
     Tab(Tab),
+    /// A container's logs view (on the Containers tab).
+    Logs,
 }
 
 /// One key binding.
@@ -53,6 +55,9 @@ pub fn bindings() -> Vec<Binding> {
     use KeyCode::*;
     let p = Context::Tab(super::action::Tab::Processes);
     let g = Context::Tab(super::action::Tab::Gpus);
+    let c = Context::Tab(super::action::Tab::Containers);
+    let im = Context::Tab(super::action::Tab::Images);
+    let lg = Context::Logs;
     let mut ctrl_c = bind(Char('c'), Action::Quit, G, "Ctrl-C", "quit", None);
     ctrl_c.modifiers = KeyModifiers::CONTROL;
     vec![
@@ -79,7 +84,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('1'),
             Action::SelectTab(super::action::Tab::Gpus),
             G,
-            "1 2 3",
+            "1-5",
             "go to a tab by number",
             None,
         ),
@@ -87,7 +92,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('2'),
             Action::SelectTab(super::action::Tab::Processes),
             G,
-            "1 2 3",
+            "1-5",
             "go to a tab by number",
             None,
         ),
@@ -95,7 +100,23 @@ pub fn bindings() -> Vec<Binding> {
             Char('3'),
             Action::SelectTab(super::action::Tab::Topology),
             G,
-            "1 2 3",
+            "1-5",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('4'),
+            Action::SelectTab(super::action::Tab::Containers),
+            G,
+            "1-5",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('5'),
+            Action::SelectTab(super::action::Tab::Images),
+            G,
+            "1-5",
             "go to a tab by number",
             None,
         ),
@@ -181,6 +202,118 @@ pub fn bindings() -> Vec<Binding> {
             "kill: SIGTERM, again for SIGKILL",
             None,
         ),
+        bind(
+            Enter,
+            Action::OpenLogs,
+            c,
+            "Enter/l",
+            "logs of the selected container",
+            Some("logs"),
+        ),
+        bind(
+            Char('l'),
+            Action::OpenLogs,
+            c,
+            "Enter/l",
+            "logs of the selected container",
+            None,
+        ),
+        bind(
+            Char('i'),
+            Action::OpenInspect,
+            c,
+            "i",
+            "inspect: command, mounts, env, ports",
+            Some("inspect"),
+        ),
+        bind(
+            Char('s'),
+            Action::StartContainer,
+            c,
+            "s",
+            "start the container",
+            Some("start"),
+        ),
+        bind(
+            Char('t'),
+            Action::StopContainer,
+            c,
+            "t",
+            "stop the container (asks first)",
+            Some("stop"),
+        ),
+        bind(
+            Char('R'),
+            Action::RestartContainer,
+            c,
+            "R",
+            "restart the container (asks first)",
+            None,
+        ),
+        bind(
+            Char('d'),
+            Action::RemoveSelected,
+            c,
+            "d",
+            "remove the container (asks first)",
+            Some("remove"),
+        ),
+        bind(
+            Esc,
+            Action::CloseView,
+            c,
+            "Esc",
+            "close the inspect view",
+            None,
+        ),
+        bind(
+            Char('d'),
+            Action::RemoveSelected,
+            im,
+            "d",
+            "remove the image (asks first)",
+            Some("remove"),
+        ),
+        bind(
+            Char('f'),
+            Action::ToggleFollow,
+            lg,
+            "f",
+            "follow new lines on/off",
+            Some("follow"),
+        ),
+        bind(
+            Char('/'),
+            Action::StartFilter,
+            lg,
+            "/",
+            "search",
+            Some("search"),
+        ),
+        bind(
+            Char('n'),
+            Action::NextMatch,
+            lg,
+            "n",
+            "next (older) match",
+            Some("next"),
+        ),
+        bind(
+            Char('w'),
+            Action::SaveLogs,
+            lg,
+            "w",
+            "save the lines to a file",
+            Some("save"),
+        ),
+        bind(
+            Esc,
+            Action::CloseView,
+            lg,
+            "Esc",
+            "close the logs",
+            Some("close"),
+        ),
     ]
 }
 
@@ -199,7 +332,10 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         Overlay::Help => return Some(Action::Cancel),
         Overlay::None => {}
     }
-    if state.processes.editing_filter && state.tab == Tab::Processes {
+    let logs = state.tab == Tab::Containers && state.docker.logs.is_some();
+    let typing = (state.processes.editing_filter && state.tab == Tab::Processes)
+        || (logs && state.docker.logs.as_ref().is_some_and(|l| l.editing_search));
+    if typing {
         return match key.code {
             KeyCode::Enter => Some(Action::FilterDone),
             KeyCode::Esc => Some(Action::FilterClear),
@@ -211,9 +347,30 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
     let modifiers = key.modifiers - KeyModifiers::SHIFT;
     keymap
         .iter()
-        .filter(|b| b.context == Context::Global || b.context == Context::Tab(state.tab))
+        .filter(|b| b.context == Context::Global || b.context == context(state))
         .find(|b| b.code == key.code && b.modifiers == modifiers)
         .map(|b| b.action.clone())
+}
+
+/// Actions `--read-only` turns off, so the footer does not offer them.
+fn changes_things(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::KillSelected
+            | Action::StartContainer
+            | Action::StopContainer
+            | Action::RestartContainer
+            | Action::RemoveSelected
+    )
+}
+
+/// The context the keys apply in right now.
+fn context(state: &AppState) -> Context {
+    if state.tab == Tab::Containers && state.docker.logs.is_some() {
+        Context::Logs
+    } else {
+        Context::Tab(state.tab)
+    }
 }
 
 /// Help lines: (section, key label, description), one per distinct label.
@@ -223,6 +380,7 @@ pub fn help_lines(keymap: &[Binding]) -> Vec<(&'static str, &'static str, &'stat
         let section = match b.context {
             Context::Global => "Everywhere",
             Context::Tab(t) => t.title(),
+            Context::Logs => "Logs",
         };
         if !out.iter().any(|(s, l, _)| *s == section && *l == b.label) {
             out.push((section, b.label, b.description));
@@ -235,8 +393,8 @@ pub fn help_lines(keymap: &[Binding]) -> Vec<(&'static str, &'static str, &'stat
 pub fn footer_hints(state: &AppState, keymap: &[Binding]) -> Vec<(&'static str, &'static str)> {
     let mut out: Vec<(&'static str, &'static str)> = keymap
         .iter()
-        .filter(|b| b.context == Context::Tab(state.tab) || b.context == Context::Global)
-        .filter(|b| !(state.read_only && b.action == Action::KillSelected))
+        .filter(|b| b.context == context(state) || b.context == Context::Global)
+        .filter(|b| !(state.read_only && changes_things(&b.action)))
         .filter_map(|b| b.footer.map(|short| (b.label, short)))
         .collect();
     out.dedup();

@@ -1,11 +1,14 @@
 //! The TUI: the event loop that feeds keys, mouse, GPU updates and signals into the state and draws it.
 
 pub mod action;
+pub mod docker;
+mod docker_actions;
 pub mod keymap;
 pub mod processes;
 pub mod state;
 pub mod terminal;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,9 +21,10 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
 use crate::config::{Config, Theme};
+use crate::docker::update::DockerUpdate;
 use crate::gpu::collector::{self, GpuUpdate, Opener};
 use crate::host::{KillSignal, ProcessTable};
-use action::{Action, Command};
+use action::{Action, Command, DockerCommand};
 use keymap::Binding;
 use state::AppState;
 
@@ -78,6 +82,67 @@ impl App {
 pub struct Sources {
     pub open_gpus: Opener,
     pub processes: Arc<dyn ProcessTable>,
+    /// `--docker-host`, else DOCKER_HOST, else the default socket.
+    pub docker_host: Option<String>,
+    /// Where saved logs go.
+    pub data_dir: PathBuf,
+}
+
+/// Carries out the app's commands: signals, Docker actions, files.
+struct Effects {
+    processes: Arc<dyn ProcessTable>,
+    signal_done: mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
+    docker: tokio::sync::mpsc::UnboundedSender<DockerCommand>,
+    data_dir: PathBuf,
+}
+
+impl Effects {
+    fn execute(&self, command: Command, state: &mut AppState) {
+        match command {
+            Command::SignalProcess { pid, signal } => {
+                let table = Arc::clone(&self.processes);
+                let done = self.signal_done.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = table.signal(pid, signal).map_err(|e| e.to_string());
+                    let _ = done.blocking_send((pid, signal, result));
+                });
+            }
+            Command::Docker(cmd) => {
+                // The collector only goes away with the app, so a failed send has no one to tell.
+                let _ = self.docker.send(cmd);
+            }
+            Command::SaveLogs { name, text } => match save_logs(&self.data_dir, &name, &text) {
+                Ok(path) => state.set_status(format!("logs saved to {}", path.display()), false),
+                Err(e) => state.set_status(format!("could not save the logs: {e}"), true),
+            },
+        }
+    }
+}
+
+fn save_logs(data_dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
+    let dir = data_dir.join("logs");
+    std::fs::create_dir_all(&dir)?;
+    let stamp = unix_now();
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{safe}-{stamp}.log"));
+    std::fs::write(&path, text)?;
+    Ok(path)
+}
+
+/// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Runs the TUI until the user quits or a signal arrives; the terminal is restored on every path.
@@ -89,6 +154,7 @@ pub async fn run(
     started: Instant,
 ) -> color_eyre::Result<()> {
     let (gpu_tx, mut gpu_rx) = mpsc::channel::<GpuUpdate>(8);
+    let (docker_tx, mut docker_rx) = mpsc::channel::<DockerUpdate>(64);
     let collector = collector::spawn(
         sources.open_gpus,
         Arc::clone(&sources.processes),
@@ -96,6 +162,15 @@ pub async fn run(
         gpu_tx,
     );
     let (done_tx, mut done_rx) = mpsc::channel::<(u32, KillSignal, Result<(), String>)>(8);
+    let effects = Effects {
+        processes: Arc::clone(&sources.processes),
+        signal_done: done_tx,
+        docker: {
+            drop(docker_tx);
+            tokio::sync::mpsc::unbounded_channel().0
+        }, // TEMP
+        data_dir: sources.data_dir.clone(),
+    };
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -108,6 +183,7 @@ pub async fn run(
             if dirty {
                 let size = terminal.size()?;
                 app.state.page_size = usize::from(size.height.saturating_sub(8)).max(1);
+                app.state.now = unix_now();
                 app.draw(&mut terminal)?;
                 dirty = false;
                 if first_frame {
@@ -122,7 +198,7 @@ pub async fn run(
                         let (redraw, commands) = app.handle_event(&event, Rect::new(0, 0, size.width, size.height));
                         dirty |= redraw;
                         for c in commands {
-                            execute(c, &sources.processes, &done_tx);
+                            effects.execute(c, &mut app.state);
                         }
                     }
                     Some(Err(e)) => return Err(e.into()),
@@ -130,6 +206,12 @@ pub async fn run(
                 },
                 Some(update) = gpu_rx.recv() => {
                     app.state.apply_gpu(update);
+                    dirty = true;
+                }
+                Some(update) = docker_rx.recv() => {
+                    for c in app.state.apply_docker(update) {
+                        effects.execute(c, &mut app.state);
+                    }
                     dirty = true;
                 }
                 Some((pid, sig, result)) = done_rx.recv() => {
@@ -150,21 +232,4 @@ pub async fn run(
     terminal::restore();
     drop(collector);
     result
-}
-
-fn execute(
-    command: Command,
-    table: &Arc<dyn ProcessTable>,
-    done: &mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
-) {
-    match command {
-        Command::SignalProcess { pid, signal } => {
-            let table = Arc::clone(table);
-            let done = done.clone();
-            tokio::task::spawn_blocking(move || {
-                let result = table.signal(pid, signal).map_err(|e| e.to_string());
-                let _ = done.blocking_send((pid, signal, result));
-            });
-        }
-    }
 }

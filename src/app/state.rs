@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use super::action::{Action, Command, Tab};
+use super::docker::DockerView;
 use super::processes::ProcessListState;
 use crate::config::{Config, GraphMetric};
 use crate::gpu::collector::GpuUpdate;
@@ -72,6 +73,9 @@ pub struct AppState {
     pub terminated: HashSet<u32>,
     /// Rows a page-up/down moves; the draw code knows the real height, this is close enough.
     pub page_size: usize,
+    pub docker: DockerView,
+    /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
+    pub now: i64,
 }
 
 impl AppState {
@@ -96,6 +100,8 @@ impl AppState {
             quit: false,
             terminated: HashSet::new(),
             page_size: 10,
+            docker: DockerView::new(String::new()),
+            now: 0,
         }
     }
 
@@ -195,6 +201,18 @@ impl AppState {
         if self.overlay != Overlay::None {
             return self.update_overlay(action);
         }
+        let global = matches!(
+            action,
+            Action::Quit
+                | Action::NextTab
+                | Action::PrevTab
+                | Action::SelectTab(_)
+                | Action::ToggleHelp
+        );
+        let in_docker = matches!(self.tab, Tab::Containers | Tab::Images);
+        if in_docker && !global {
+            return self.update_docker(action);
+        }
         match action {
             Action::Quit => self.quit = true,
             Action::NextTab => self.tab = Tab::ALL[(self.tab.position() + 1) % Tab::ALL.len()],
@@ -230,6 +248,8 @@ impl AppState {
             Action::Bottom => self.move_selection(isize::MAX / 2),
             Action::SelectRow(row) => self.select_row(row),
             Action::Confirm | Action::Cancel => self.status = None,
+            // Container and image actions only mean something on their tabs.
+            _ => {}
         }
         // Filtering or re-sorting may have hidden the selected process: select one that is shown.
         self.keep_process_selection();
@@ -287,7 +307,7 @@ impl AppState {
 
     fn move_selection(&mut self, delta: isize) {
         match self.tab {
-            Tab::Gpus | Tab::Topology => {
+            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images => {
                 let n = self.gpu_count();
                 self.selected_gpu = offset(self.selected_gpu, delta, n);
             }
@@ -306,7 +326,7 @@ impl AppState {
 
     fn select_row(&mut self, row: usize) {
         match self.tab {
-            Tab::Gpus | Tab::Topology => {
+            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images => {
                 if row < self.gpu_count() {
                     self.selected_gpu = row;
                 }

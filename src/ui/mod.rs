@@ -1,9 +1,14 @@
 //! Pure renderers: the whole screen drawn from `&AppState` and the theme, plus mouse hit-testing on the same layout.
 
 mod chrome;
+mod containers;
+mod docker_status;
 mod gpu_detail;
 mod gpu_error;
 mod gpu_list;
+mod images;
+mod inspect;
+mod logs;
 mod overlays;
 mod processes;
 pub mod style;
@@ -47,6 +52,8 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
     chrome::header(screen.header, buf, state, &styles);
     chrome::tabs(screen.tabs, buf, state, &styles);
     match (&state.gpu, state.tab) {
+        (_, Tab::Containers) => containers::render(screen.body, buf, state, &styles),
+        (_, Tab::Images) => images::render(screen.body, buf, state, &styles),
         (GpuStatus::Loading, _) => gpu_error::loading(screen.body, buf, &styles),
         (GpuStatus::Failed(e), _) => gpu_error::render(screen.body, buf, e, &styles),
         (GpuStatus::Ready(data), Tab::Gpus) => {
@@ -73,13 +80,54 @@ pub fn click(area: Rect, state: &AppState, column: u16, row: u16) -> Option<Acti
     if row == screen.tabs.y {
         return chrome::tab_at(screen.tabs, column).map(Action::SelectTab);
     }
+    if matches!(state.tab, Tab::Containers | Tab::Images) {
+        return docker_click(screen.body, state, row);
+    }
     let data = match &state.gpu {
         GpuStatus::Ready(d) => d,
         _ => return None,
     };
     match state.tab {
+        Tab::Containers | Tab::Images => None,
         Tab::Gpus => gpu_list::row_at(screen.body, state, data, row).map(Action::SelectRow),
         Tab::Processes => processes::row_at(screen.body, state, row).map(Action::SelectRow),
         Tab::Topology => None,
     }
+}
+
+fn docker_click(body: Rect, state: &AppState, row: u16) -> Option<Action> {
+    if state.docker.logs.is_some() || state.docker.inspecting.is_some() {
+        return None;
+    }
+    let selected = match state.tab {
+        Tab::Images => state.docker.selected_image_row(),
+        _ => state.docker.selected_container_row(),
+    };
+    let len = match state.tab {
+        Tab::Images => state.docker.images.len(),
+        _ => state.docker.containers.len(),
+    };
+    table_row_at(body, selected, len, row).map(Action::SelectRow)
+}
+
+/// The row of a bordered table with a header line under a click, given the scroll rule of
+/// `table_offset`.
+pub(crate) fn table_row_at(
+    area: Rect,
+    selected: Option<usize>,
+    len: usize,
+    row: u16,
+) -> Option<usize> {
+    let first = area.y + 2;
+    if row < first || row >= area.y + area.height.saturating_sub(1) {
+        return None;
+    }
+    let visible = area.height.saturating_sub(3) as usize;
+    let index = table_offset(selected, visible) + (row - first) as usize;
+    (index < len).then_some(index)
+}
+
+/// First row shown so that the selected row is on screen.
+pub(crate) fn table_offset(selected: Option<usize>, visible: usize) -> usize {
+    selected.map_or(0, |s| s.saturating_sub(visible.saturating_sub(1)))
 }

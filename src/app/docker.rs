@@ -1,0 +1,261 @@
+//! The Docker views' state: engine status, containers, images, pulls, and the logs and inspect views.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::docker::{
+    ContainerDetails, ContainerInfo, ContainerState, ContainerStats, EngineInfo, ImageInfo, LogLine,
+};
+
+/// Lines a logs view keeps; older lines fall off (the full log stays in Docker).
+pub const LOG_LINES: usize = 10_000;
+
+/// Where the connection to the engine stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineStatus {
+    Connecting,
+    Unavailable {
+        title: String,
+        message: String,
+        fix: String,
+    },
+    Ready(Box<EngineInfo>),
+}
+
+/// An open logs view of one container.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogsView {
+    pub container: String,
+    pub name: String,
+    pub lines: VecDeque<LogLine>,
+    /// Keep the newest line in view as lines arrive.
+    pub follow: bool,
+    /// Lines scrolled up from the bottom when not following.
+    pub scroll: usize,
+    pub search: String,
+    pub editing_search: bool,
+    /// Why the stream ended, if it did (container stopped, engine gone).
+    pub ended: Option<String>,
+}
+
+impl LogsView {
+    pub fn new(container: String, name: String) -> Self {
+        Self {
+            container,
+            name,
+            lines: VecDeque::new(),
+            follow: true,
+            scroll: 0,
+            search: String::new(),
+            editing_search: false,
+            ended: None,
+        }
+    }
+
+    pub fn push(&mut self, lines: Vec<LogLine>) {
+        for line in lines {
+            if self.lines.len() == LOG_LINES {
+                self.lines.pop_front();
+            }
+            self.lines.push_back(line);
+            if !self.follow {
+                // Keep the same lines on screen while new ones arrive below.
+                self.scroll += 1;
+            }
+        }
+        self.scroll = self.scroll.min(self.lines.len());
+    }
+
+    /// Scrolls up to the next older line containing the search text, making it the bottom line.
+    pub fn next_match(&mut self) {
+        if self.search.is_empty() || self.lines.is_empty() {
+            return;
+        }
+        let needle = self.search.to_lowercase();
+        let current = self.lines.len() - 1 - self.scroll.min(self.lines.len() - 1);
+        let hit = (0..current)
+            .rev()
+            .find(|&i| self.lines[i].text.to_lowercase().contains(&needle));
+        if let Some(i) = hit {
+            self.follow = false;
+            self.scroll = self.lines.len() - 1 - i;
+        }
+    }
+}
+
+/// Everything the Containers and Images tabs show.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DockerView {
+    pub host: String,
+    pub status: EngineStatus,
+    /// Running containers first, then by name.
+    pub containers: Vec<ContainerInfo>,
+    pub stats: HashMap<String, ContainerStats>,
+    pub images: Vec<ImageInfo>,
+    pub selected_container: Option<String>,
+    pub selected_image: Option<String>,
+    pub logs: Option<LogsView>,
+    /// The container whose inspect view is open, and its details once they arrive.
+    pub inspecting: Option<String>,
+    pub details: Option<ContainerDetails>,
+    /// Containers whose stats are being streamed now.
+    pub watched: Vec<String>,
+}
+
+impl DockerView {
+    pub fn new(host: String) -> Self {
+        Self {
+            host,
+            status: EngineStatus::Connecting,
+            containers: Vec::new(),
+            stats: HashMap::new(),
+            images: Vec::new(),
+            selected_container: None,
+            selected_image: None,
+            logs: None,
+            inspecting: None,
+            details: None,
+            watched: Vec::new(),
+        }
+    }
+
+    pub fn is_ready(&self) -> bool {
+        matches!(self.status, EngineStatus::Ready(_))
+    }
+
+    pub fn set_containers(&mut self, mut containers: Vec<ContainerInfo>) {
+        containers.sort_by(container_order);
+        self.containers = containers;
+        self.stats
+            .retain(|id, _| self.containers.iter().any(|c| &c.id == id));
+        self.keep_selection();
+    }
+
+    pub fn upsert_container(&mut self, info: ContainerInfo) {
+        if info.state != ContainerState::Running {
+            self.stats.remove(&info.id);
+        }
+        match self.containers.iter_mut().find(|c| c.id == info.id) {
+            Some(c) => *c = info,
+            None => self.containers.push(info),
+        }
+        self.containers.sort_by(container_order);
+        self.keep_selection();
+    }
+
+    pub fn remove_container(&mut self, id: &str) {
+        self.containers.retain(|c| c.id != id);
+        self.stats.remove(id);
+        self.keep_selection();
+    }
+
+    pub fn set_images(&mut self, mut images: Vec<ImageInfo>) {
+        images.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
+        self.images = images;
+        self.keep_selection();
+    }
+
+    pub fn selected_container_row(&self) -> Option<usize> {
+        let id = self.selected_container.as_ref()?;
+        self.containers.iter().position(|c| &c.id == id)
+    }
+
+    pub fn selected_image_row(&self) -> Option<usize> {
+        let id = self.selected_image.as_ref()?;
+        self.images.iter().position(|i| &i.id == id)
+    }
+
+    pub fn selected_container_info(&self) -> Option<&ContainerInfo> {
+        self.selected_container_row().map(|r| &self.containers[r])
+    }
+
+    pub fn selected_image_info(&self) -> Option<&ImageInfo> {
+        self.selected_image_row().map(|r| &self.images[r])
+    }
+
+    pub fn select_container_row(&mut self, row: usize) {
+        if let Some(c) = self.containers.get(row) {
+            self.selected_container = Some(c.id.clone());
+        }
+    }
+
+    pub fn select_image_row(&mut self, row: usize) {
+        if let Some(i) = self.images.get(row) {
+            self.selected_image = Some(i.id.clone());
+        }
+    }
+
+    /// Keeps selections on rows that still exist (the first row otherwise).
+    fn keep_selection(&mut self) {
+        if self.selected_container_row().is_none() {
+            self.selected_container = self.containers.first().map(|c| c.id.clone());
+        }
+        if self.selected_image_row().is_none() {
+            self.selected_image = self.images.first().map(|i| i.id.clone());
+        }
+    }
+
+    /// Running containers whose stats are worth streaming: the ones around the selection.
+    pub fn stats_targets(&self, window: usize) -> Vec<String> {
+        let selected = self.selected_container_row().unwrap_or(0);
+        let start = selected.saturating_sub(window / 2);
+        self.containers
+            .iter()
+            .skip(start)
+            .take(window)
+            .filter(|c| c.state == ContainerState::Running)
+            .map(|c| c.id.clone())
+            .collect()
+    }
+}
+
+fn container_order(a: &ContainerInfo, b: &ContainerInfo) -> std::cmp::Ordering {
+    let running = |c: &ContainerInfo| c.state != ContainerState::Running;
+    running(a)
+        .cmp(&running(b))
+        .then_with(|| a.name.cmp(&b.name))
+        .then_with(|| a.id.cmp(&b.id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docker::LogStream;
+
+    fn line(text: &str) -> LogLine {
+        LogLine {
+            stream: LogStream::Stdout,
+            timestamp: None,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn logs_are_bounded_and_keep_their_place_when_not_following() {
+        let mut logs = LogsView::new("id".into(), "name".into());
+        logs.push((0..LOG_LINES + 5).map(|i| line(&i.to_string())).collect());
+        assert_eq!(logs.lines.len(), LOG_LINES);
+        assert_eq!(logs.lines.front().map(|l| l.text.as_str()), Some("5"));
+        logs.follow = false;
+        logs.scroll = 3;
+        logs.push(vec![line("new")]);
+        assert_eq!(logs.scroll, 4);
+    }
+
+    #[test]
+    fn search_jumps_to_older_matches() {
+        let mut logs = LogsView::new("id".into(), "name".into());
+        logs.push(vec![
+            line("epoch 1 loss 0.9"),
+            line("x"),
+            line("epoch 2 loss 0.5"),
+            line("y"),
+            line("z"),
+        ]);
+        logs.search = "epoch".into();
+        logs.next_match();
+        assert!(!logs.follow);
+        assert_eq!(logs.scroll, 2, "epoch 2 is two lines above the bottom");
+        logs.next_match();
+        assert_eq!(logs.scroll, 4);
+    }
+}

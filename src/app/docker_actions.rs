@@ -1,0 +1,319 @@
+//! How actions on the Containers and Images tabs change the state and what they ask of Docker.
+
+use super::action::{Action, Command, DockerCommand, Tab};
+use super::docker::{EngineStatus, LogsView};
+use super::state::{AppState, Confirmation, Overlay};
+use crate::docker::update::DockerUpdate;
+use crate::docker::ContainerState;
+
+/// Rows around the selection whose live stats are streamed.
+const STATS_WINDOW: usize = 40;
+
+impl AppState {
+    /// Applies a Docker action; returns the commands for the Docker collector.
+    pub(super) fn update_docker(&mut self, action: Action) -> Vec<Command> {
+        if self.docker.logs.is_some() && self.tab == Tab::Containers {
+            return self.update_logs(action);
+        }
+        let mut out = match action {
+            Action::Up => self.move_docker_selection(-1),
+            Action::Down => self.move_docker_selection(1),
+            Action::PageUp => self.move_docker_selection(-(self.page_size as isize)),
+            Action::PageDown => self.move_docker_selection(self.page_size as isize),
+            Action::Top => self.move_docker_selection(isize::MIN / 2),
+            Action::Bottom => self.move_docker_selection(isize::MAX / 2),
+            Action::SelectRow(row) => {
+                match self.tab {
+                    Tab::Images => self.docker.select_image_row(row),
+                    _ => self.docker.select_container_row(row),
+                }
+                Vec::new()
+            }
+            Action::StartContainer => self.container_command(DockerCommand::Start, false),
+            Action::StopContainer => self.container_command(DockerCommand::Stop, true),
+            Action::RestartContainer => self.container_command(DockerCommand::Restart, true),
+            Action::RemoveSelected => {
+                self.ask_to_remove();
+                Vec::new()
+            }
+            Action::OpenLogs => self.open_logs(),
+            Action::OpenInspect => self.open_inspect(),
+            Action::CloseView | Action::Cancel => {
+                self.docker.details = None;
+                self.docker.inspecting = None;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        out.extend(self.watch_stats());
+        out
+    }
+
+    fn update_logs(&mut self, action: Action) -> Vec<Command> {
+        let page = self.page_size;
+        let Some(logs) = self.docker.logs.as_mut() else {
+            return Vec::new();
+        };
+        if logs.editing_search {
+            match action {
+                Action::FilterInput(c) => logs.search.push(c),
+                Action::FilterBackspace => {
+                    logs.search.pop();
+                }
+                Action::FilterDone => {
+                    logs.editing_search = false;
+                    logs.next_match();
+                }
+                Action::FilterClear => {
+                    logs.search.clear();
+                    logs.editing_search = false;
+                }
+                _ => {}
+            }
+            return Vec::new();
+        }
+        let scroll_by = |logs: &mut LogsView, delta: isize| {
+            let max = logs.lines.len().saturating_sub(1) as isize;
+            logs.scroll = (logs.scroll as isize + delta).clamp(0, max.max(0)) as usize;
+            logs.follow = logs.scroll == 0;
+        };
+        match action {
+            Action::Up => scroll_by(logs, 1),
+            Action::Down => scroll_by(logs, -1),
+            Action::PageUp => scroll_by(logs, page as isize),
+            Action::PageDown => scroll_by(logs, -(page as isize)),
+            Action::Top => scroll_by(logs, isize::MAX / 2),
+            Action::Bottom => scroll_by(logs, isize::MIN / 2),
+            Action::ToggleFollow => {
+                logs.follow = !logs.follow;
+                if logs.follow {
+                    logs.scroll = 0;
+                }
+            }
+            Action::StartFilter => logs.editing_search = true,
+            Action::NextMatch => logs.next_match(),
+            Action::SaveLogs => {
+                let text: String = logs
+                    .lines
+                    .iter()
+                    .map(|l| {
+                        format!(
+                            "{}{}\n",
+                            if l.stream == crate::docker::LogStream::Stderr {
+                                "[stderr] "
+                            } else {
+                                ""
+                            },
+                            l.text
+                        )
+                    })
+                    .collect();
+                return vec![Command::SaveLogs {
+                    name: logs.name.clone(),
+                    text,
+                }];
+            }
+            Action::CloseView | Action::Cancel | Action::FilterClear => {
+                self.docker.logs = None;
+                return vec![Command::Docker(DockerCommand::CloseLogs)];
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn move_docker_selection(&mut self, delta: isize) -> Vec<Command> {
+        let (row, len) = match self.tab {
+            Tab::Images => (self.docker.selected_image_row(), self.docker.images.len()),
+            _ => (
+                self.docker.selected_container_row(),
+                self.docker.containers.len(),
+            ),
+        };
+        if len == 0 {
+            return Vec::new();
+        }
+        let target = (row.unwrap_or(0) as isize + delta).clamp(0, len as isize - 1) as usize;
+        match self.tab {
+            Tab::Images => self.docker.select_image_row(target),
+            _ => self.docker.select_container_row(target),
+        }
+        Vec::new()
+    }
+
+    fn container_command(
+        &mut self,
+        make: fn(String) -> DockerCommand,
+        confirm: bool,
+    ) -> Vec<Command> {
+        if self.read_only {
+            self.set_status("read-only mode: container actions are disabled", true);
+            return Vec::new();
+        }
+        let Some(c) = self.docker.selected_container_info().cloned() else {
+            self.set_status("no container selected", true);
+            return Vec::new();
+        };
+        let command = make(c.id.clone());
+        let verb = match command {
+            DockerCommand::Start(_) => "Start",
+            DockerCommand::Stop(_) => "Stop",
+            _ => "Restart",
+        };
+        if !confirm {
+            self.set_status(format!("starting {}…", c.name), false);
+            return vec![Command::Docker(command)];
+        }
+        self.overlay = Overlay::Confirm(Confirmation {
+            title: format!("{verb} container"),
+            question: format!("{verb} container {}?", c.name),
+            details: vec![
+                format!("image {} · {}", c.image, c.status),
+                "Processes in it get SIGTERM, then SIGKILL after 10 seconds.".into(),
+            ],
+            command: Command::Docker(command),
+        });
+        Vec::new()
+    }
+
+    fn ask_to_remove(&mut self) {
+        if self.read_only {
+            self.set_status("read-only mode: removing is disabled", true);
+            return;
+        }
+        let confirmation = match self.tab {
+            Tab::Images => self.docker.selected_image_info().map(|i| Confirmation {
+                title: "Remove image".into(),
+                question: format!(
+                    "Remove image {}?",
+                    i.tags.first().cloned().unwrap_or_else(|| i.id.clone())
+                ),
+                details: vec![format!(
+                    "{} · all its tags: {}",
+                    crate::units::human_bytes(i.size_bytes),
+                    if i.tags.is_empty() {
+                        "none".to_string()
+                    } else {
+                        i.tags.join(", ")
+                    }
+                )],
+                command: Command::Docker(DockerCommand::RemoveImage(i.id.clone())),
+            }),
+            _ => self.docker.selected_container_info().map(|c| Confirmation {
+                title: "Remove container".into(),
+                question: format!("Remove container {}?", c.name),
+                details: vec![
+                    format!("image {} · {}", c.image, c.status),
+                    if c.state == ContainerState::Running {
+                        "It is running: it will be killed first. Its writable layer is lost.".into()
+                    } else {
+                        "Its writable layer (files not in a volume) is lost.".into()
+                    },
+                ],
+                command: Command::Docker(DockerCommand::RemoveContainer(c.id.clone())),
+            }),
+        };
+        match confirmation {
+            Some(c) => self.overlay = Overlay::Confirm(c),
+            None => self.set_status("nothing selected", true),
+        }
+    }
+
+    fn open_logs(&mut self) -> Vec<Command> {
+        if self.tab != Tab::Containers {
+            return Vec::new();
+        }
+        let Some(c) = self.docker.selected_container_info() else {
+            return Vec::new();
+        };
+        let (id, name) = (c.id.clone(), c.name.clone());
+        self.docker.logs = Some(LogsView::new(id.clone(), name));
+        vec![Command::Docker(DockerCommand::OpenLogs(id))]
+    }
+
+    fn open_inspect(&mut self) -> Vec<Command> {
+        let Some(id) = self.docker.selected_container_info().map(|c| c.id.clone()) else {
+            return Vec::new();
+        };
+        self.docker.details = None;
+        self.docker.inspecting = Some(id.clone());
+        vec![Command::Docker(DockerCommand::Inspect(id))]
+    }
+
+    /// Asks for stats of the running containers near the selection, when that set changed.
+    fn watch_stats(&mut self) -> Vec<Command> {
+        if self.tab != Tab::Containers || !self.docker.is_ready() {
+            return Vec::new();
+        }
+        let targets = self.docker.stats_targets(STATS_WINDOW);
+        if targets == self.docker.watched {
+            return Vec::new();
+        }
+        self.docker.watched = targets.clone();
+        vec![Command::Docker(DockerCommand::WatchStats(targets))]
+    }
+
+    /// Folds a Docker collector update into the state; may ask for stats of newly shown rows.
+    pub fn apply_docker(&mut self, update: DockerUpdate) -> Vec<Command> {
+        let d = &mut self.docker;
+        match update {
+            DockerUpdate::Connecting { host } => {
+                d.host = host;
+                d.status = EngineStatus::Connecting;
+            }
+            DockerUpdate::Unavailable {
+                host,
+                title,
+                message,
+                fix,
+            } => {
+                d.host = host;
+                d.status = EngineStatus::Unavailable {
+                    title,
+                    message,
+                    fix,
+                };
+                d.containers.clear();
+                d.images.clear();
+                d.stats.clear();
+                d.watched.clear();
+            }
+            DockerUpdate::Connected { host, info } => {
+                d.host = host;
+                d.status = EngineStatus::Ready(info);
+            }
+            DockerUpdate::Containers(list) => d.set_containers(list),
+            DockerUpdate::ContainerChanged(info) => d.upsert_container(*info),
+            DockerUpdate::ContainerRemoved(id) => {
+                if let Some(logs) = d.logs.as_mut().filter(|l| l.container == id) {
+                    logs.ended = Some("the container was removed".into());
+                }
+                d.remove_container(&id);
+            }
+            DockerUpdate::Images(list) => d.set_images(list),
+            DockerUpdate::Stats(id, stats) => {
+                d.stats.insert(id, stats);
+            }
+            DockerUpdate::LogLines { container, lines } => {
+                if let Some(logs) = d.logs.as_mut().filter(|l| l.container == container) {
+                    logs.push(lines);
+                }
+            }
+            DockerUpdate::LogsEnded { container, reason } => {
+                if let Some(logs) = d.logs.as_mut().filter(|l| l.container == container) {
+                    logs.ended = Some(reason);
+                }
+            }
+            DockerUpdate::Details(details) => {
+                if d.inspecting.as_deref() == Some(details.info.id.as_str()) {
+                    d.details = Some(*details);
+                }
+            }
+            DockerUpdate::ActionDone { what, result } => match result {
+                Ok(()) => self.set_status(what, false),
+                Err(e) => self.set_status(format!("{what}: {e}"), true),
+            },
+        }
+        self.watch_stats()
+    }
+}

@@ -1,0 +1,283 @@
+//! The Docker collector: a task that keeps a connection to the engine, follows its event stream, runs
+//! container actions, and streams logs and stats for what is on screen. It reconnects by itself.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::mpsc::{Sender, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
+
+use super::connect::{resolve_host, Engine};
+use super::error::DockerError;
+use super::types::EngineEvent;
+use super::update::DockerUpdate;
+use crate::app::action::DockerCommand;
+
+/// How long to wait before reconnecting, at most.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// Log lines are sent in batches so a chatty container costs one frame per batch, not per line.
+const LOG_BATCH: usize = 512;
+
+/// Starts the collector; commands go in through the returned sender.
+pub fn spawn(host_override: Option<String>, updates: Sender<DockerUpdate>) -> UnboundedSender<DockerCommand> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(run(host_override, updates, rx));
+    tx
+}
+
+fn unavailable(host: &str, e: &DockerError) -> DockerUpdate {
+    DockerUpdate::Unavailable {
+        host: host.to_string(),
+        title: e.title().to_string(),
+        message: e.to_string(),
+        fix: e.fix().to_string(),
+    }
+}
+
+async fn run(host_override: Option<String>, updates: Sender<DockerUpdate>, mut commands: UnboundedReceiver<DockerCommand>) {
+    let mut backoff = Duration::from_millis(500);
+    loop {
+        let spec = match resolve_host(host_override.as_deref(), |k| std::env::var(k).ok()) {
+            Ok(spec) => spec,
+            Err(e) => {
+                // A malformed DOCKER_HOST does not fix itself: report once and stay idle.
+                let host = host_override.clone().or_else(|| std::env::var("DOCKER_HOST").ok()).unwrap_or_default();
+                let _ = updates.send(unavailable(&host, &e)).await;
+                refuse_until_closed(&mut commands, &updates).await;
+                return;
+            }
+        };
+        if updates.send(DockerUpdate::Connecting { host: spec.uri.clone() }).await.is_err() {
+            return;
+        }
+        match Engine::connect(&spec).await {
+            Ok(engine) => {
+                backoff = Duration::from_millis(500);
+                if !session(engine, &updates, &mut commands).await {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "Docker not available");
+                if updates.send(unavailable(&spec.uri, &e)).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if !wait_refusing(&mut commands, &updates, backoff).await {
+            return;
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Waits out a reconnect delay, answering commands that arrive with an explanation.
+async fn wait_refusing(commands: &mut UnboundedReceiver<DockerCommand>, updates: &Sender<DockerUpdate>, delay: Duration) -> bool {
+    let sleep = tokio::time::sleep(delay);
+    tokio::pin!(sleep);
+    loop {
+        tokio::select! {
+            () = &mut sleep => return true,
+            cmd = commands.recv() => match cmd {
+                Some(cmd) => refuse(&cmd, updates).await,
+                None => return false,
+            },
+        }
+    }
+}
+
+async fn refuse_until_closed(commands: &mut UnboundedReceiver<DockerCommand>, updates: &Sender<DockerUpdate>) {
+    while let Some(cmd) = commands.recv().await {
+        refuse(&cmd, updates).await;
+    }
+}
+
+async fn refuse(cmd: &DockerCommand, updates: &Sender<DockerUpdate>) {
+    if matches!(cmd, DockerCommand::WatchStats(_) | DockerCommand::CloseLogs) {
+        return;
+    }
+    let _ = updates
+        .send(DockerUpdate::ActionDone {
+            what: "Docker action".into(),
+            result: Err("the Docker Engine is not reachable".into()),
+        })
+        .await;
+}
+
+/// Background streams tied to one connection.
+#[derive(Default)]
+struct Streams {
+    logs: Option<JoinHandle<()>>,
+    stats: HashMap<String, JoinHandle<()>>,
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        if let Some(h) = self.logs.take() {
+            h.abort();
+        }
+        for (_, h) in self.stats.drain() {
+            h.abort();
+        }
+    }
+}
+
+/// Serves one connection until the engine goes away (returns true: reconnect) or the app quits (false).
+async fn session(engine: Engine, updates: &Sender<DockerUpdate>, commands: &mut UnboundedReceiver<DockerCommand>) -> bool {
+    let host = engine.host().to_string();
+    // Subscribe before listing, so nothing that happens in between is missed.
+    let mut events = Box::pin(engine.events());
+    let info = match engine.info().await {
+        Ok(info) => info,
+        Err(e) => return updates.send(unavailable(&host, &e)).await.is_ok(),
+    };
+    let _ = updates.send(DockerUpdate::Connected { host: host.clone(), info: Box::new(info) }).await;
+    refresh_all(&engine, updates).await;
+    let mut streams = Streams::default();
+    loop {
+        tokio::select! {
+            event = events.next() => match event {
+                Some(Ok(event)) => on_event(&engine, event, updates).await,
+                Some(Err(e)) => return updates.send(unavailable(&host, &e)).await.is_ok(),
+                None => {
+                    let e = DockerError::Unreachable { host: host.clone(), detail: "the engine closed its event stream".into() };
+                    return updates.send(unavailable(&host, &e)).await.is_ok();
+                }
+            },
+            cmd = commands.recv() => match cmd {
+                Some(cmd) => on_command(&engine, cmd, updates, &mut streams),
+                None => return false,
+            },
+        }
+    }
+}
+
+async fn refresh_all(engine: &Engine, updates: &Sender<DockerUpdate>) {
+    match engine.containers().await {
+        Ok(list) => {
+            let _ = updates.send(DockerUpdate::Containers(list)).await;
+        }
+        Err(e) => tracing::warn!(error = %e, "listing containers failed"),
+    }
+    refresh_images(engine, updates).await;
+}
+
+async fn refresh_images(engine: &Engine, updates: &Sender<DockerUpdate>) {
+    match engine.images().await {
+        Ok(list) => {
+            let _ = updates.send(DockerUpdate::Images(list)).await;
+        }
+        Err(e) => tracing::warn!(error = %e, "listing images failed"),
+    }
+}
+
+async fn on_event(engine: &Engine, event: EngineEvent, updates: &Sender<DockerUpdate>) {
+    let update = match event {
+        EngineEvent::ContainerChanged { id } => match engine.container(&id).await {
+            Ok(Some(info)) => DockerUpdate::ContainerChanged(Box::new(info)),
+            Ok(None) => DockerUpdate::ContainerRemoved(id),
+            Err(e) => {
+                tracing::warn!(error = %e, id, "re-reading a container failed");
+                return;
+            }
+        },
+        EngineEvent::ContainerRemoved { id } => DockerUpdate::ContainerRemoved(id),
+        EngineEvent::ImagesChanged => return refresh_images(engine, updates).await,
+    };
+    let _ = updates.send(update).await;
+}
+
+fn on_command(engine: &Engine, cmd: DockerCommand, updates: &Sender<DockerUpdate>, streams: &mut Streams) {
+    match cmd {
+        DockerCommand::OpenLogs(id) => {
+            if let Some(h) = streams.logs.take() {
+                h.abort();
+            }
+            streams.logs = Some(tokio::spawn(follow_logs(engine.clone(), id, updates.clone())));
+        }
+        DockerCommand::CloseLogs => {
+            if let Some(h) = streams.logs.take() {
+                h.abort();
+            }
+        }
+        DockerCommand::WatchStats(ids) => {
+            streams.stats.retain(|id, h| {
+                let keep = ids.contains(id);
+                if !keep {
+                    h.abort();
+                }
+                keep
+            });
+            for id in ids {
+                if !streams.stats.contains_key(&id) {
+                    let task = tokio::spawn(stream_stats(engine.clone(), id.clone(), updates.clone()));
+                    streams.stats.insert(id, task);
+                }
+            }
+        }
+        other => {
+            tokio::spawn(act(engine.clone(), other, updates.clone()));
+        }
+    }
+}
+
+async fn act(engine: Engine, cmd: DockerCommand, updates: Sender<DockerUpdate>) {
+    let (what, result) = match &cmd {
+        DockerCommand::Start(id) => ("started the container", engine.start(id).await),
+        DockerCommand::Stop(id) => ("stopped the container", engine.stop(id, 10).await),
+        DockerCommand::Restart(id) => ("restarted the container", engine.restart(id).await),
+        DockerCommand::RemoveContainer(id) => ("removed the container", engine.remove(id, true).await),
+        DockerCommand::RemoveImage(id) => ("removed the image", engine.remove_image(id, false).await),
+        DockerCommand::Inspect(id) => {
+            match engine.details(id).await {
+                Ok(d) => {
+                    let _ = updates.send(DockerUpdate::Details(Box::new(d))).await;
+                }
+                Err(e) => {
+                    let _ = updates.send(DockerUpdate::ActionDone { what: "inspect".into(), result: Err(e.to_string()) }).await;
+                }
+            }
+            return;
+        }
+        DockerCommand::OpenLogs(_) | DockerCommand::CloseLogs | DockerCommand::WatchStats(_) => return,
+    };
+    let result = result.map_err(|e| format!("{e}. {}", e.fix()));
+    let _ = updates.send(DockerUpdate::ActionDone { what: what.into(), result }).await;
+}
+
+async fn follow_logs(engine: Engine, id: String, updates: Sender<DockerUpdate>) {
+    let mut stream = Box::pin(engine.logs(&id, true, Some(LOG_LINES_TAIL)).ready_chunks(LOG_BATCH));
+    while let Some(chunk) = stream.next().await {
+        let mut lines = Vec::with_capacity(chunk.len());
+        let mut failure = None;
+        for item in chunk {
+            match item {
+                Ok(line) => lines.push(line),
+                Err(e) => failure = Some(e.to_string()),
+            }
+        }
+        if !lines.is_empty() && updates.send(DockerUpdate::LogLines { container: id.clone(), lines }).await.is_err() {
+            return;
+        }
+        if let Some(reason) = failure {
+            let _ = updates.send(DockerUpdate::LogsEnded { container: id, reason }).await;
+            return;
+        }
+    }
+    let _ = updates
+        .send(DockerUpdate::LogsEnded { container: id, reason: "the container stopped".into() })
+        .await;
+}
+
+/// Lines of history a logs view starts with.
+const LOG_LINES_TAIL: usize = 2000;
+
+async fn stream_stats(engine: Engine, id: String, updates: Sender<DockerUpdate>) {
+    let mut stream = Box::pin(engine.stats(&id));
+    while let Some(Ok(stats)) = stream.next().await {
+        if updates.send(DockerUpdate::Stats(id.clone(), stats)).await.is_err() {
+            return;
+        }
+    }
+}
