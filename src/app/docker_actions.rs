@@ -15,7 +15,7 @@ impl AppState {
         if self.docker.logs.is_some() && self.tab == Tab::Containers {
             return self.update_logs(action);
         }
-        let mut out = match action {
+        match action {
             Action::Up => self.move_docker_selection(-1),
             Action::Down => self.move_docker_selection(1),
             Action::PageUp => self.move_docker_selection(-(self.page_size as isize)),
@@ -44,9 +44,7 @@ impl AppState {
                 Vec::new()
             }
             _ => Vec::new(),
-        };
-        out.extend(self.watch_stats());
-        out
+        }
     }
 
     fn update_logs(&mut self, action: Action) -> Vec<Command> {
@@ -240,12 +238,15 @@ impl AppState {
         vec![Command::Docker(DockerCommand::Inspect(id))]
     }
 
-    /// Asks for stats of the running containers near the selection, when that set changed.
-    fn watch_stats(&mut self) -> Vec<Command> {
-        if self.tab != Tab::Containers || !self.docker.is_ready() {
-            return Vec::new();
-        }
-        let targets = self.docker.stats_targets(STATS_WINDOW);
+    /// Asks for stats of the running containers near the selection when that set changed, and
+    /// for none while the Containers tab is not shown (streams cost CPU here and in the engine).
+    pub(super) fn watch_stats(&mut self) -> Vec<Command> {
+        let shown = self.tab == Tab::Containers && self.docker.is_ready();
+        let targets = if shown {
+            self.docker.stats_targets(STATS_WINDOW)
+        } else {
+            Vec::new()
+        };
         if targets == self.docker.watched {
             return Vec::new();
         }

@@ -198,6 +198,13 @@ impl AppState {
 
     /// Applies one user action; returns the commands it implies for the outside world.
     pub fn update(&mut self, action: Action) -> Vec<Command> {
+        let mut commands = self.apply_action(action);
+        // Any action may have changed which containers are on screen.
+        commands.extend(self.watch_stats());
+        commands
+    }
+
+    fn apply_action(&mut self, action: Action) -> Vec<Command> {
         if self.overlay != Overlay::None {
             return self.update_overlay(action);
         }

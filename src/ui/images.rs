@@ -54,7 +54,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         Constraint::Length(7),
         Constraint::Length(7),
         Constraint::Length(9),
-        Constraint::Length(16),
+        Constraint::Length(18),
     ];
     Table::new(rows, widths)
         .header(header)
