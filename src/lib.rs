@@ -7,5 +7,6 @@ pub mod docker;
 pub mod gpu;
 pub mod host;
 pub mod logging;
+pub mod pull;
 pub mod ui;
 pub mod units;

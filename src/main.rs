@@ -9,12 +9,13 @@ use clap::Parser;
 
 use gpudeck::app::{self, App, Sources};
 use gpudeck::cli::{Cli, Commands};
-use gpudeck::config::{self, Dirs, Theme};
+use gpudeck::config::{self, Config, Dirs, Theme};
 use gpudeck::gpu::nvml::NvmlSource;
 use gpudeck::gpu::report;
 use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::{GpuError, GpuSource};
 use gpudeck::host::{self, ProcFs, ProcessTable};
+use gpudeck::pull::Catalog;
 
 /// Exit code for a bad command line or an explicitly given bad config file.
 const EXIT_USAGE: u8 = 2;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let dirs = Dirs::from_env();
     let log = gpudeck::logging::init(&dirs.state);
+    tracing::debug!(log = ?log, "logging");
     let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
         Ok(l) => l,
         Err(e) => {
@@ -49,45 +51,64 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Commands::Gpus { json }) => gpus(sources, json),
-        None => {
-            if !std::io::stdout().is_terminal() {
-                eprintln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
-                return ExitCode::from(EXIT_USAGE);
-            }
-            let theme = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-                Theme::monochrome()
-            } else {
-                loaded.theme
-            };
-            let mut app = App::new(&config, theme, host::hostname(), cli.read_only);
-            if let Some(w) = loaded.warnings.first() {
-                app.state.set_status(w.clone(), true);
-            }
-            tracing::info!(log = ?log, demo = cli.demo, "starting the TUI");
-            let interval = Duration::from_millis(config.general.refresh_ms.max(100));
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt,
-                Err(e) => {
-                    eprintln!("gpudeck: could not start the async runtime: {e}");
-                    return ExitCode::from(EXIT_FAILURE);
-                }
-            };
-            match runtime.block_on(app::run(
-                app,
-                sources,
-                interval,
-                config.general.mouse,
-                started,
-            )) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("gpudeck: {e:#}");
-                    ExitCode::from(EXIT_FAILURE)
-                }
-            }
+        None => tui(
+            &cli,
+            &dirs,
+            loaded.theme,
+            &loaded.warnings,
+            &config,
+            sources,
+            started,
+        ),
+    }
+}
+
+/// The dashboard: needs a terminal; everything else is the app's.
+fn tui(
+    cli: &Cli,
+    dirs: &Dirs,
+    theme: Theme,
+    warnings: &[String],
+    config: &Config,
+    sources: Sources,
+    started: Instant,
+) -> ExitCode {
+    if !std::io::stdout().is_terminal() {
+        eprintln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let theme = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        Theme::monochrome()
+    } else {
+        theme
+    };
+    let mut app = App::new(config, theme, host::hostname(), cli.read_only);
+    let (catalog, catalog_warnings) = Catalog::load(Some(&dirs.config.join("catalog")));
+    for w in &catalog_warnings {
+        tracing::warn!("{w}");
+    }
+    app.state.docker.catalog = catalog.entries().to_vec();
+    if let Some(w) = warnings.first().or(catalog_warnings.first()) {
+        app.state.set_status(w.clone(), true);
+    }
+    tracing::info!(demo = cli.demo, "starting the TUI");
+    let interval = Duration::from_millis(config.general.refresh_ms.max(100));
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("gpudeck: could not start the async runtime: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    let run = app::run(app, sources, interval, config.general.mouse, started);
+    match runtime.block_on(run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gpudeck: {e:#}");
+            ExitCode::from(EXIT_FAILURE)
         }
     }
 }

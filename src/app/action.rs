@@ -76,6 +76,8 @@ pub enum Action {
     ToggleFollow,
     NextMatch,
     SaveLogs,
+    OpenPullPicker,
+    CancelPull,
 }
 
 /// Work the app hands to the outside world; the result comes back as an event.
@@ -106,4 +108,7 @@ pub enum DockerCommand {
     Inspect(String),
     /// Stream stats for these running containers only (the ones on screen).
     WatchStats(Vec<String>),
+    /// Pull an image (a validated reference).
+    Pull(String),
+    CancelPull(u64),
 }

@@ -2,9 +2,11 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::pulls::PullView;
 use crate::docker::{
     ContainerDetails, ContainerInfo, ContainerState, ContainerStats, EngineInfo, ImageInfo, LogLine,
 };
+use crate::pull::CatalogEntry;
 
 /// Lines a logs view keeps; older lines fall off (the full log stays in Docker).
 pub const LOG_LINES: usize = 10_000;
@@ -99,6 +101,10 @@ pub struct DockerView {
     pub details: Option<ContainerDetails>,
     /// Containers whose stats are being streamed now.
     pub watched: Vec<String>,
+    /// Pulls of this session, newest last.
+    pub pulls: Vec<PullView>,
+    /// The images the pull picker offers.
+    pub catalog: Vec<CatalogEntry>,
 }
 
 impl DockerView {
@@ -115,6 +121,8 @@ impl DockerView {
             inspecting: None,
             details: None,
             watched: Vec::new(),
+            pulls: Vec::new(),
+            catalog: Vec::new(),
         }
     }
 

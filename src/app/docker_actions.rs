@@ -37,6 +37,11 @@ impl AppState {
                 Vec::new()
             }
             Action::OpenLogs => self.open_logs(),
+            Action::OpenPullPicker => {
+                self.open_pull_picker();
+                Vec::new()
+            }
+            Action::CancelPull => self.cancel_pull(),
             Action::OpenInspect => self.open_inspect(),
             Action::CloseView | Action::Cancel => {
                 self.docker.details = None;
@@ -256,6 +261,9 @@ impl AppState {
 
     /// Folds a Docker collector update into the state; may ask for stats of newly shown rows.
     pub fn apply_docker(&mut self, update: DockerUpdate) -> Vec<Command> {
+        if self.apply_pull(&update) {
+            return Vec::new();
+        }
         let d = &mut self.docker;
         match update {
             DockerUpdate::Connecting { host } => {
@@ -310,6 +318,9 @@ impl AppState {
                     d.details = Some(*details);
                 }
             }
+            DockerUpdate::PullStarted { .. }
+            | DockerUpdate::PullProgress { .. }
+            | DockerUpdate::PullFinished { .. } => {}
             DockerUpdate::ActionDone { what, result } => match result {
                 Ok(()) => self.set_status(what, false),
                 Err(e) => self.set_status(format!("{what}: {e}"), true),

@@ -275,6 +275,22 @@ pub fn bindings() -> Vec<Binding> {
             Some("remove"),
         ),
         bind(
+            Char('p'),
+            Action::OpenPullPicker,
+            im,
+            "p",
+            "pull an image: pick from the catalog or type any",
+            Some("pull"),
+        ),
+        bind(
+            Char('c'),
+            Action::CancelPull,
+            im,
+            "c",
+            "cancel the newest running pull",
+            Some("cancel pull"),
+        ),
+        bind(
             Char('f'),
             Action::ToggleFollow,
             lg,
@@ -330,6 +346,17 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
             });
         }
         Overlay::Help => return Some(Action::Cancel),
+        Overlay::Pull(_) => {
+            return match key.code {
+                KeyCode::Enter => Some(Action::Confirm),
+                KeyCode::Esc => Some(Action::Cancel),
+                KeyCode::Up => Some(Action::Up),
+                KeyCode::Down => Some(Action::Down),
+                KeyCode::Backspace => Some(Action::FilterBackspace),
+                KeyCode::Char(c) => Some(Action::FilterInput(c)),
+                _ => None,
+            };
+        }
         Overlay::None => {}
     }
     let logs = state.tab == Tab::Containers && state.docker.logs.is_some();
@@ -361,6 +388,7 @@ fn changes_things(action: &Action) -> bool {
             | Action::StopContainer
             | Action::RestartContainer
             | Action::RemoveSelected
+            | Action::OpenPullPicker
     )
 }
 

@@ -5,6 +5,8 @@ pub mod docker;
 mod docker_actions;
 pub mod keymap;
 pub mod processes;
+mod pull_actions;
+pub mod pulls;
 pub mod state;
 pub mod terminal;
 

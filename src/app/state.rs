@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use super::action::{Action, Command, Tab};
 use super::docker::DockerView;
 use super::processes::ProcessListState;
+use super::pulls::PullPicker;
 use crate::config::{Config, GraphMetric};
 use crate::gpu::collector::GpuUpdate;
 use crate::gpu::history::{capacity_for, GpuHistory};
@@ -34,6 +35,8 @@ pub enum Overlay {
     Help,
     /// A yes/no question; `y` sends the command.
     Confirm(Confirmation),
+    /// The image picker of the Images tab.
+    Pull(PullPicker),
 }
 
 /// What an action will do, asked before doing it.
@@ -264,6 +267,9 @@ impl AppState {
     }
 
     fn update_overlay(&mut self, action: Action) -> Vec<Command> {
+        if matches!(self.overlay, Overlay::Pull(_)) {
+            return self.update_picker(action);
+        }
         match (&self.overlay, action) {
             (_, Action::Quit) => self.quit = true,
             (Overlay::Confirm(c), Action::Confirm) => {

@@ -1,5 +1,8 @@
 //! Messages from the Docker collector to the app: what changed in the engine, and how actions went.
 
+use crate::app::pulls::PullOutcome;
+use crate::pull::PullProgress;
+
 use super::types::{
     ContainerDetails, ContainerInfo, ContainerStats, EngineInfo, ImageInfo, LogLine,
 };
@@ -35,6 +38,18 @@ pub enum DockerUpdate {
         reason: String,
     },
     Details(Box<ContainerDetails>),
+    PullStarted {
+        id: u64,
+        reference: String,
+    },
+    PullProgress {
+        id: u64,
+        progress: Box<PullProgress>,
+    },
+    PullFinished {
+        id: u64,
+        outcome: PullOutcome,
+    },
     /// An action finished: a short description and its outcome.
     ActionDone {
         what: String,

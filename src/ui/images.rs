@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
 
 use super::style::Styles;
-use super::{docker_status, table_offset};
+use super::{docker_status, pulls, table_offset};
 use crate::app::state::AppState;
 use crate::docker::ImageInfo;
 use crate::units;
@@ -15,6 +15,21 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let d = &state.docker;
     if docker_status::render(area, buf, &d.host, &d.status, s) {
         return;
+    }
+    let pulls_h = pulls::panel_height(&d.pulls).min(area.height / 2);
+    let (area, pulls_area) = (
+        Rect {
+            height: area.height - pulls_h,
+            ..area
+        },
+        Rect {
+            y: area.y + area.height - pulls_h,
+            height: pulls_h,
+            ..area
+        },
+    );
+    if pulls_h > 0 {
+        pulls::panel(pulls_area, buf, &d.pulls, s);
     }
     let block = Block::bordered()
         .title(Span::styled(

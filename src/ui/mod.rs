@@ -11,6 +11,7 @@ mod inspect;
 mod logs;
 mod overlays;
 mod processes;
+mod pulls;
 pub mod style;
 mod topology;
 
@@ -71,6 +72,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
         Overlay::None => {}
         Overlay::Help => overlays::help(area, buf, keymap, &styles),
         Overlay::Confirm(c) => overlays::confirm(area, buf, c, &styles),
+        Overlay::Pull(p) => pulls::picker(area, buf, p, &state.docker.catalog, &styles),
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod docker;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,19 @@
+//! Image pulls as jobs: references, the GPU image catalog, registry credentials, progress and the CLI twin.
+
+pub mod auth;
+pub mod catalog;
+pub mod cli;
+mod cli_view;
+pub mod error;
+pub mod job;
+pub mod probe;
+pub mod progress;
+pub mod reference;
+
+pub use auth::{credentials_for, AuthError};
+pub use catalog::{Catalog, CatalogEntry, CatalogSource, Framework};
+pub use cli::pull_cli;
+pub use error::PullError;
+pub use job::{start_pull, PullCanceller, PullEvent, PullHandle};
+pub use progress::{LayerProgress, LayerStatus, PullProgress, PullState};
+pub use reference::{ImageRef, RefError};

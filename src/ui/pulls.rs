@@ -1,0 +1,192 @@
+//! Pulls on screen: the image picker over the Images tab, and the running and finished pulls below it.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use super::style::{bar, Styles};
+use crate::app::pulls::{PullOutcome, PullPicker, PullView};
+use crate::pull::{CatalogEntry, LayerStatus, PullProgress};
+use crate::units;
+
+/// Lines the pulls panel wants: one per pull, plus the layers of the newest running one.
+pub fn panel_height(pulls: &[PullView]) -> u16 {
+    if pulls.is_empty() {
+        return 0;
+    }
+    let layers = newest_running(pulls)
+        .and_then(|p| p.progress.as_ref())
+        .map_or(0, |p| p.layers.len().min(8));
+    (pulls.len() + layers + 2) as u16
+}
+
+fn newest_running(pulls: &[PullView]) -> Option<&PullView> {
+    pulls.iter().rev().find(|p| p.running())
+}
+
+pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
+    let mut lines = Vec::new();
+    let detailed = newest_running(pulls).map(|p| p.id);
+    for p in pulls.iter().rev() {
+        lines.push(pull_line(p, s));
+        if Some(p.id) == detailed {
+            if let Some(progress) = &p.progress {
+                lines.extend(progress.layers.iter().take(8).map(|l| layer_line(l, s)));
+            }
+        }
+    }
+    Paragraph::new(lines)
+        .block(
+            Block::bordered()
+                .title(Span::styled(" Pulls (c cancels the newest) ", s.title()))
+                .border_style(s.border()),
+        )
+        .render(area, buf);
+}
+
+fn pull_line<'a>(p: &PullView, s: &Styles) -> Line<'a> {
+    let name = Span::styled(
+        format!("{:<40} ", units::truncate(&p.reference, 40)),
+        s.text(),
+    );
+    match (&p.outcome, &p.progress) {
+        (Some(PullOutcome::Done { digest, secs }), _) => Line::from(vec![
+            name,
+            Span::styled(format!("done in {secs:.1}s "), s.ok()),
+            Span::styled(digest.clone().unwrap_or_default(), s.muted()),
+        ]),
+        (Some(PullOutcome::Failed { title, fix, .. }), _) => Line::from(vec![
+            name,
+            Span::styled(format!("{title}: "), s.error()),
+            Span::styled(fix.clone(), s.text()),
+        ]),
+        (None, Some(progress)) => Line::from([vec![name], totals(progress, s)].concat()),
+        (None, None) => Line::from(vec![name, Span::styled("starting…", s.muted())]),
+    }
+}
+
+fn totals<'a>(p: &PullProgress, s: &Styles) -> Vec<Span<'a>> {
+    let frac = if p.bytes_total > 0 {
+        p.bytes_done as f64 / p.bytes_total as f64
+    } else {
+        0.0
+    };
+    let (fill, rest) = bar(frac, 12);
+    let eta = p.eta.map_or_else(
+        || "".into(),
+        |e| format!(" ETA {}", units::age(e.as_secs() as i64)),
+    );
+    vec![
+        Span::styled(fill, s.accent()),
+        Span::styled(rest, s.gauge_bg()),
+        Span::styled(
+            format!(
+                " {}/{} {}/s{eta}",
+                units::human_bytes(p.bytes_done),
+                units::human_bytes(p.bytes_total),
+                units::human_bytes(p.rate_bytes_per_sec as u64)
+            ),
+            s.text(),
+        ),
+    ]
+}
+
+fn layer_line<'a>(l: &crate::pull::LayerProgress, s: &Styles) -> Line<'a> {
+    let frac = match l.total {
+        Some(t) if t > 0 => l.current as f64 / t as f64,
+        _ if l.status.is_finished() => 1.0,
+        _ => 0.0,
+    };
+    let (fill, rest) = bar(frac, 10);
+    let style = if l.status.is_finished() {
+        s.ok()
+    } else {
+        s.muted()
+    };
+    Line::from(vec![
+        Span::styled(
+            format!("   {:<12} {:<14} ", l.id, format!("{:?}", l.status)),
+            style,
+        ),
+        Span::styled(fill, s.accent()),
+        Span::styled(rest, s.gauge_bg()),
+        Span::styled(
+            match (l.status, l.total) {
+                (LayerStatus::AlreadyExists, _) => " already here".to_string(),
+                (_, Some(t)) => format!(
+                    " {}/{}",
+                    units::human_bytes(l.current),
+                    units::human_bytes(t)
+                ),
+                _ => String::new(),
+            },
+            s.muted(),
+        ),
+    ])
+}
+
+pub fn picker(
+    area: Rect,
+    buf: &mut Buffer,
+    picker: &PullPicker,
+    catalog: &[CatalogEntry],
+    s: &Styles,
+) {
+    let w = area.width.min(100);
+    let h = area.height.saturating_sub(4).min(24);
+    let popup = Rect::new(area.x + (area.width - w) / 2, area.y + 2, w, h);
+    Clear.render(popup, buf);
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("Image: ", s.accent()),
+            Span::styled(format!("{}▏", picker.query), s.text()),
+        ]),
+        match &picker.error {
+            Some(e) => Line::styled(e.clone(), s.error()),
+            None => Line::styled(
+                "type words to narrow the catalog, or a full reference to pull any image",
+                s.muted(),
+            ),
+        },
+    ];
+    let matches = picker.matches(catalog);
+    let rows = h.saturating_sub(4) as usize;
+    let first = picker.selected.saturating_sub(rows.saturating_sub(1));
+    for (i, e) in matches.iter().enumerate().skip(first).take(rows) {
+        let text = format!(
+            "{:<48} CUDA {:<6} {}",
+            units::truncate(&e.reference, 48),
+            e.cuda,
+            e.cudnn
+                .as_deref()
+                .map(|c| format!("cuDNN {c}"))
+                .unwrap_or_default()
+        );
+        let style = if i == picker.selected {
+            s.selected()
+        } else {
+            s.text()
+        };
+        lines.push(Line::styled(text, style));
+    }
+    if matches.is_empty() && !picker.query.trim().is_empty() {
+        lines.push(Line::styled(
+            format!("Enter pulls {} as typed", picker.query.trim()),
+            s.accent(),
+        ));
+    }
+    Paragraph::new(lines)
+        .block(
+            Block::bordered()
+                .title(Span::styled(
+                    format!(
+                        " Pull an image · {} in the catalog · Enter pull · Esc close ",
+                        matches.len()
+                    ),
+                    s.title(),
+                ))
+                .border_style(s.accent()),
+        )
+        .render(popup, buf);
+}
