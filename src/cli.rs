@@ -48,4 +48,24 @@ pub enum Commands {
         #[arg(long)]
         json: bool,
     },
+    /// List every container with its state and the GPUs it was given.
+    Containers {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List local images with the CUDA, cuDNN and framework versions they carry.
+    Images {
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pull an image with a progress bar per layer (credentials from your docker config).
+    Pull {
+        /// The image, e.g. tensorflow/tensorflow:2.17.0-gpu or nvcr.io/nvidia/pytorch:24.05-py3.
+        image: String,
+        /// One JSON progress object per line instead of progress bars.
+        #[arg(long)]
+        json: bool,
+    },
 }

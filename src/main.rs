@@ -10,6 +10,7 @@ use clap::Parser;
 use gpudeck::app::{self, App, Sources};
 use gpudeck::cli::{Cli, Commands};
 use gpudeck::config::{self, Config, Dirs, Theme};
+use gpudeck::docker::cli::{self as docker_cli, DockerTask};
 use gpudeck::gpu::nvml::NvmlSource;
 use gpudeck::gpu::report;
 use gpudeck::gpu::sim::SimSource;
@@ -49,8 +50,22 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    let docker_host = cli.docker_host.clone();
     match cli.command {
         Some(Commands::Gpus { json }) => gpus(sources, json),
+        Some(Commands::Containers { json }) => {
+            docker_cli::run(DockerTask::Containers { json }, docker_host.as_deref())
+        }
+        Some(Commands::Images { json }) => {
+            docker_cli::run(DockerTask::Images { json }, docker_host.as_deref())
+        }
+        Some(Commands::Pull { ref image, json }) => docker_cli::run(
+            DockerTask::Pull {
+                image: image.clone(),
+                json,
+            },
+            docker_host.as_deref(),
+        ),
         None => tui(
             &cli,
             &dirs,

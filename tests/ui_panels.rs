@@ -111,11 +111,20 @@ fn no_driver_says_why_and_what_to_do() {
 #[test]
 fn help_overlay_is_generated_from_the_keymap() {
     let mut state = demo_state("gpus=2,frozen=5", 1);
-    state.update(Action::ToggleHelp);
-    let buf = draw(&state, 80, 40);
-    let t = text(&buf);
-    for b in bindings() {
-        assert!(t.contains(b.description), "help lacks {:?}", b.description);
+    for tab in Tab::ALL {
+        state.update(Action::SelectTab(tab));
+        state.update(Action::ToggleHelp);
+        let buf = draw(&state, 80, 40);
+        let t = text(&buf);
+        let contexts = gpudeck::app::keymap::help_contexts(&state);
+        for b in bindings().iter().filter(|b| contexts.contains(&b.context)) {
+            assert!(
+                t.contains(b.description),
+                "help on {tab:?} lacks {:?}:\n{t}",
+                b.description
+            );
+        }
+        state.update(Action::Cancel);
     }
 }
 

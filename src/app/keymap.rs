@@ -392,6 +392,15 @@ fn changes_things(action: &Action) -> bool {
     )
 }
 
+/// The key sections the help shows on the current tab (the logs view's keys belong to Containers).
+pub fn help_contexts(state: &AppState) -> Vec<Context> {
+    let mut out = vec![Context::Global, Context::Tab(state.tab)];
+    if state.tab == Tab::Containers {
+        out.push(Context::Logs);
+    }
+    out
+}
+
 /// The context the keys apply in right now.
 fn context(state: &AppState) -> Context {
     if state.tab == Tab::Containers && state.docker.logs.is_some() {
@@ -402,9 +411,12 @@ fn context(state: &AppState) -> Context {
 }
 
 /// Help lines: (section, key label, description), one per distinct label.
-pub fn help_lines(keymap: &[Binding]) -> Vec<(&'static str, &'static str, &'static str)> {
+pub fn help_lines(
+    keymap: &[Binding],
+    contexts: &[Context],
+) -> Vec<(&'static str, &'static str, &'static str)> {
     let mut out: Vec<(&'static str, &'static str, &'static str)> = Vec::new();
-    for b in keymap {
+    for b in keymap.iter().filter(|b| contexts.contains(&b.context)) {
         let section = match b.context {
             Context::Global => "Everywhere",
             Context::Tab(t) => t.title(),
@@ -442,7 +454,8 @@ mod tests {
     #[test]
     fn every_label_is_described_once_per_section() {
         let map = bindings();
-        let lines = help_lines(&map);
+        let all = [Context::Global, Context::Tab(Tab::Processes)];
+        let lines = help_lines(&map, &all);
         assert!(lines
             .iter()
             .any(|(s, l, _)| *s == "Everywhere" && *l == "q"));

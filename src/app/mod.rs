@@ -167,10 +167,7 @@ pub async fn run(
     let effects = Effects {
         processes: Arc::clone(&sources.processes),
         signal_done: done_tx,
-        docker: {
-            drop(docker_tx);
-            tokio::sync::mpsc::unbounded_channel().0
-        }, // TEMP
+        docker: crate::docker::collector::spawn(sources.docker_host.clone(), docker_tx),
         data_dir: sources.data_dir.clone(),
     };
     let mut sigterm = signal(SignalKind::terminate())?;

@@ -2,6 +2,7 @@
 //! container actions, and streams logs and stats for what is on screen. It reconnects by itself.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -13,6 +14,8 @@ use super::error::DockerError;
 use super::types::EngineEvent;
 use super::update::DockerUpdate;
 use crate::app::action::DockerCommand;
+use crate::app::pulls::PullOutcome;
+use crate::pull::{credentials_for, start_pull, ImageRef, PullCanceller, PullEvent};
 
 /// How long to wait before reconnecting, at most.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
@@ -20,7 +23,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const LOG_BATCH: usize = 512;
 
 /// Starts the collector; commands go in through the returned sender.
-pub fn spawn(host_override: Option<String>, updates: Sender<DockerUpdate>) -> UnboundedSender<DockerCommand> {
+pub fn spawn(
+    host_override: Option<String>,
+    updates: Sender<DockerUpdate>,
+) -> UnboundedSender<DockerCommand> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(run(host_override, updates, rx));
     tx
@@ -35,20 +41,33 @@ fn unavailable(host: &str, e: &DockerError) -> DockerUpdate {
     }
 }
 
-async fn run(host_override: Option<String>, updates: Sender<DockerUpdate>, mut commands: UnboundedReceiver<DockerCommand>) {
+async fn run(
+    host_override: Option<String>,
+    updates: Sender<DockerUpdate>,
+    mut commands: UnboundedReceiver<DockerCommand>,
+) {
     let mut backoff = Duration::from_millis(500);
     loop {
         let spec = match resolve_host(host_override.as_deref(), |k| std::env::var(k).ok()) {
             Ok(spec) => spec,
             Err(e) => {
                 // A malformed DOCKER_HOST does not fix itself: report once and stay idle.
-                let host = host_override.clone().or_else(|| std::env::var("DOCKER_HOST").ok()).unwrap_or_default();
+                let host = host_override
+                    .clone()
+                    .or_else(|| std::env::var("DOCKER_HOST").ok())
+                    .unwrap_or_default();
                 let _ = updates.send(unavailable(&host, &e)).await;
                 refuse_until_closed(&mut commands, &updates).await;
                 return;
             }
         };
-        if updates.send(DockerUpdate::Connecting { host: spec.uri.clone() }).await.is_err() {
+        if updates
+            .send(DockerUpdate::Connecting {
+                host: spec.uri.clone(),
+            })
+            .await
+            .is_err()
+        {
             return;
         }
         match Engine::connect(&spec).await {
@@ -73,7 +92,11 @@ async fn run(host_override: Option<String>, updates: Sender<DockerUpdate>, mut c
 }
 
 /// Waits out a reconnect delay, answering commands that arrive with an explanation.
-async fn wait_refusing(commands: &mut UnboundedReceiver<DockerCommand>, updates: &Sender<DockerUpdate>, delay: Duration) -> bool {
+async fn wait_refusing(
+    commands: &mut UnboundedReceiver<DockerCommand>,
+    updates: &Sender<DockerUpdate>,
+    delay: Duration,
+) -> bool {
     let sleep = tokio::time::sleep(delay);
     tokio::pin!(sleep);
     loop {
@@ -87,7 +110,10 @@ async fn wait_refusing(commands: &mut UnboundedReceiver<DockerCommand>, updates:
     }
 }
 
-async fn refuse_until_closed(commands: &mut UnboundedReceiver<DockerCommand>, updates: &Sender<DockerUpdate>) {
+async fn refuse_until_closed(
+    commands: &mut UnboundedReceiver<DockerCommand>,
+    updates: &Sender<DockerUpdate>,
+) {
     while let Some(cmd) = commands.recv().await {
         refuse(&cmd, updates).await;
     }
@@ -110,6 +136,8 @@ async fn refuse(cmd: &DockerCommand, updates: &Sender<DockerUpdate>) {
 struct Streams {
     logs: Option<JoinHandle<()>>,
     stats: HashMap<String, JoinHandle<()>>,
+    /// Running pulls by job id, so they can be cancelled.
+    pulls: Arc<Mutex<HashMap<u64, PullCanceller>>>,
 }
 
 impl Drop for Streams {
@@ -124,16 +152,28 @@ impl Drop for Streams {
 }
 
 /// Serves one connection until the engine goes away (returns true: reconnect) or the app quits (false).
-async fn session(engine: Engine, updates: &Sender<DockerUpdate>, commands: &mut UnboundedReceiver<DockerCommand>) -> bool {
+async fn session(
+    engine: Engine,
+    updates: &Sender<DockerUpdate>,
+    commands: &mut UnboundedReceiver<DockerCommand>,
+) -> bool {
     let host = engine.host().to_string();
-    // Subscribe before listing, so nothing that happens in between is missed.
-    let mut events = Box::pin(engine.events());
+    // Events from before the listing are asked for again, so nothing in between is missed.
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
     let info = match engine.info().await {
         Ok(info) => info,
         Err(e) => return updates.send(unavailable(&host, &e)).await.is_ok(),
     };
-    let _ = updates.send(DockerUpdate::Connected { host: host.clone(), info: Box::new(info) }).await;
+    let _ = updates
+        .send(DockerUpdate::Connected {
+            host: host.clone(),
+            info: Box::new(info),
+        })
+        .await;
     refresh_all(&engine, updates).await;
+    let mut events = engine.events_since(since);
     let mut streams = Streams::default();
     loop {
         tokio::select! {
@@ -188,13 +228,22 @@ async fn on_event(engine: &Engine, event: EngineEvent, updates: &Sender<DockerUp
     let _ = updates.send(update).await;
 }
 
-fn on_command(engine: &Engine, cmd: DockerCommand, updates: &Sender<DockerUpdate>, streams: &mut Streams) {
+fn on_command(
+    engine: &Engine,
+    cmd: DockerCommand,
+    updates: &Sender<DockerUpdate>,
+    streams: &mut Streams,
+) {
     match cmd {
         DockerCommand::OpenLogs(id) => {
             if let Some(h) = streams.logs.take() {
                 h.abort();
             }
-            streams.logs = Some(tokio::spawn(follow_logs(engine.clone(), id, updates.clone())));
+            streams.logs = Some(tokio::spawn(follow_logs(
+                engine.clone(),
+                id,
+                updates.clone(),
+            )));
         }
         DockerCommand::CloseLogs => {
             if let Some(h) = streams.logs.take() {
@@ -210,10 +259,28 @@ fn on_command(engine: &Engine, cmd: DockerCommand, updates: &Sender<DockerUpdate
                 keep
             });
             for id in ids {
-                if !streams.stats.contains_key(&id) {
-                    let task = tokio::spawn(stream_stats(engine.clone(), id.clone(), updates.clone()));
-                    streams.stats.insert(id, task);
+                if let std::collections::hash_map::Entry::Vacant(slot) = streams.stats.entry(id) {
+                    let id = slot.key().clone();
+                    slot.insert(tokio::spawn(stream_stats(
+                        engine.clone(),
+                        id,
+                        updates.clone(),
+                    )));
                 }
+            }
+        }
+        DockerCommand::Pull(reference) => {
+            tokio::spawn(pull(
+                engine.clone(),
+                reference,
+                updates.clone(),
+                Arc::clone(&streams.pulls),
+            ));
+        }
+        DockerCommand::CancelPull(id) => {
+            let pulls = streams.pulls.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(c) = pulls.get(&id) {
+                c.cancel();
             }
         }
         other => {
@@ -227,27 +294,47 @@ async fn act(engine: Engine, cmd: DockerCommand, updates: Sender<DockerUpdate>) 
         DockerCommand::Start(id) => ("started the container", engine.start(id).await),
         DockerCommand::Stop(id) => ("stopped the container", engine.stop(id, 10).await),
         DockerCommand::Restart(id) => ("restarted the container", engine.restart(id).await),
-        DockerCommand::RemoveContainer(id) => ("removed the container", engine.remove(id, true).await),
-        DockerCommand::RemoveImage(id) => ("removed the image", engine.remove_image(id, false).await),
+        DockerCommand::RemoveContainer(id) => {
+            ("removed the container", engine.remove(id, true).await)
+        }
+        DockerCommand::RemoveImage(id) => {
+            ("removed the image", engine.remove_image(id, false).await)
+        }
         DockerCommand::Inspect(id) => {
             match engine.details(id).await {
                 Ok(d) => {
                     let _ = updates.send(DockerUpdate::Details(Box::new(d))).await;
                 }
                 Err(e) => {
-                    let _ = updates.send(DockerUpdate::ActionDone { what: "inspect".into(), result: Err(e.to_string()) }).await;
+                    let _ = updates
+                        .send(DockerUpdate::ActionDone {
+                            what: "inspect".into(),
+                            result: Err(e.to_string()),
+                        })
+                        .await;
                 }
             }
             return;
         }
-        DockerCommand::OpenLogs(_) | DockerCommand::CloseLogs | DockerCommand::WatchStats(_) => return,
+        DockerCommand::OpenLogs(_)
+        | DockerCommand::CloseLogs
+        | DockerCommand::WatchStats(_)
+        | DockerCommand::Pull(_)
+        | DockerCommand::CancelPull(_) => return,
     };
     let result = result.map_err(|e| format!("{e}. {}", e.fix()));
-    let _ = updates.send(DockerUpdate::ActionDone { what: what.into(), result }).await;
+    let _ = updates
+        .send(DockerUpdate::ActionDone {
+            what: what.into(),
+            result,
+        })
+        .await;
 }
 
 async fn follow_logs(engine: Engine, id: String, updates: Sender<DockerUpdate>) {
-    let mut stream = Box::pin(engine.logs(&id, true, Some(LOG_LINES_TAIL)).ready_chunks(LOG_BATCH));
+    let mut stream = engine
+        .logs(&id, true, Some(LOG_LINES_TAIL))
+        .ready_chunks(LOG_BATCH);
     while let Some(chunk) = stream.next().await {
         let mut lines = Vec::with_capacity(chunk.len());
         let mut failure = None;
@@ -257,26 +344,119 @@ async fn follow_logs(engine: Engine, id: String, updates: Sender<DockerUpdate>) 
                 Err(e) => failure = Some(e.to_string()),
             }
         }
-        if !lines.is_empty() && updates.send(DockerUpdate::LogLines { container: id.clone(), lines }).await.is_err() {
+        if !lines.is_empty()
+            && updates
+                .send(DockerUpdate::LogLines {
+                    container: id.clone(),
+                    lines,
+                })
+                .await
+                .is_err()
+        {
             return;
         }
         if let Some(reason) = failure {
-            let _ = updates.send(DockerUpdate::LogsEnded { container: id, reason }).await;
+            let _ = updates
+                .send(DockerUpdate::LogsEnded {
+                    container: id,
+                    reason,
+                })
+                .await;
             return;
         }
     }
     let _ = updates
-        .send(DockerUpdate::LogsEnded { container: id, reason: "the container stopped".into() })
+        .send(DockerUpdate::LogsEnded {
+            container: id,
+            reason: "the container stopped".into(),
+        })
         .await;
+}
+
+/// Runs one pull job, forwarding its progress; credentials come from the user's docker config.
+async fn pull(
+    engine: Engine,
+    reference: String,
+    updates: Sender<DockerUpdate>,
+    running: Arc<Mutex<HashMap<u64, PullCanceller>>>,
+) {
+    let failed = |title: &str, message: String, fix: String| PullOutcome::Failed {
+        title: title.into(),
+        message,
+        fix,
+    };
+    let image = match ImageRef::parse(&reference) {
+        Ok(image) => image,
+        Err(e) => {
+            let outcome = failed(
+                "Invalid image reference",
+                e.to_string(),
+                "Check the name: lowercase, repository[:tag].".into(),
+            );
+            let _ = updates
+                .send(DockerUpdate::PullFinished { id: 0, outcome })
+                .await;
+            return;
+        }
+    };
+    let host = image.registry_host().to_string();
+    let credentials = match tokio::task::spawn_blocking(move || credentials_for(&host, None)).await
+    {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "docker credentials unreadable; pulling anonymously");
+            None
+        }
+        Err(_) => None,
+    };
+    let mut handle = start_pull(engine.client().clone(), image, credentials);
+    let id = handle.id;
+    running
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(id, handle.canceller());
+    let _ = updates
+        .send(DockerUpdate::PullStarted { id, reference })
+        .await;
+    while let Some(event) = handle.events.recv().await {
+        let update = match event {
+            PullEvent::Progress(p) => DockerUpdate::PullProgress {
+                id,
+                progress: Box::new(p),
+            },
+            PullEvent::Done { digest, elapsed } => DockerUpdate::PullFinished {
+                id,
+                outcome: PullOutcome::Done {
+                    digest,
+                    secs: elapsed.as_secs_f64(),
+                },
+            },
+            PullEvent::Failed(e) => DockerUpdate::PullFinished {
+                id,
+                outcome: failed(e.title(), e.to_string(), e.fix()),
+            },
+        };
+        if updates.send(update).await.is_err() {
+            break;
+        }
+    }
+    running
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&id);
 }
 
 /// Lines of history a logs view starts with.
 const LOG_LINES_TAIL: usize = 2000;
 
 async fn stream_stats(engine: Engine, id: String, updates: Sender<DockerUpdate>) {
-    let mut stream = Box::pin(engine.stats(&id));
+    let mut stream = engine.stats(&id);
     while let Some(Ok(stats)) = stream.next().await {
-        if updates.send(DockerUpdate::Stats(id.clone(), stats)).await.is_err() {
+        if updates
+            .send(DockerUpdate::Stats(id.clone(), stats))
+            .await
+            .is_err()
+        {
             return;
         }
     }

@@ -1,6 +1,27 @@
-//! Docker: the engine connection (bollard), containers, images, events, logs, stats and pulls.
+//! The Docker Engine source: connecting, containers, images, events, logs, stats and actions (bollard),
+//! and the collector task that feeds the Containers and Images tabs.
 
+mod actions;
+pub mod cli;
+pub mod collector;
+mod connect;
+mod containers;
+mod error;
+mod events;
+mod facts;
+mod gpus;
+mod images;
+mod info;
+mod logs;
+mod render;
+mod stats;
+mod time;
 pub mod types;
 pub mod update;
 
+pub use connect::{resolve_host, Engine, HostSpec, TlsFiles, DEFAULT_HOST, MIN_API};
+pub use error::DockerError;
+pub use facts::image_facts;
+pub use gpus::gpu_grants;
+pub use render::{gpus_cell, render_containers_text, render_images_text};
 pub use types::*;

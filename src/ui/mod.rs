@@ -70,7 +70,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
     chrome::footer(screen.footer, buf, state, keymap, &styles);
     match &state.overlay {
         Overlay::None => {}
-        Overlay::Help => overlays::help(area, buf, keymap, &styles),
+        Overlay::Help => overlays::help(area, buf, state, keymap, &styles),
         Overlay::Confirm(c) => overlays::confirm(area, buf, c, &styles),
         Overlay::Pull(p) => pulls::picker(area, buf, p, &state.docker.catalog, &styles),
     }

@@ -6,7 +6,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::style::Styles;
-use crate::app::keymap::{help_lines, Binding};
+use crate::app::keymap::{help_contexts, help_lines, Binding};
+use crate::app::state::AppState;
 use crate::app::state::Confirmation;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -20,10 +21,10 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
-pub fn help(area: Rect, buf: &mut Buffer, keymap: &[Binding], s: &Styles) {
+pub fn help(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding], s: &Styles) {
     let mut lines = Vec::new();
     let mut section = "";
-    for (sec, label, desc) in help_lines(keymap) {
+    for (sec, label, desc) in help_lines(keymap, &help_contexts(state)) {
         if sec != section {
             if !section.is_empty() {
                 lines.push(Line::raw(""));
@@ -38,12 +39,13 @@ pub fn help(area: Rect, buf: &mut Buffer, keymap: &[Binding], s: &Styles) {
     }
     lines.push(Line::raw(""));
     lines.push(Line::styled(
-        "Mouse: click a tab or row to select it, wheel to scroll. Any key closes this help.",
+        "Other tabs have keys of their own: go there and press ?. Mouse: click a tab or a row, wheel scrolls. Any key closes this help.",
         s.muted(),
     ));
-    let popup = centered(area, 64, lines.len() as u16 + 2);
+    let popup = centered(area, 64, lines.len() as u16 + 3);
     Clear.render(popup, buf);
     Paragraph::new(lines)
+        .wrap(Wrap { trim: true })
         .block(
             Block::bordered()
                 .title(Span::styled(" Keys ", s.title()))

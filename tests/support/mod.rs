@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod docker;
+pub mod docker_cleanup;
 pub mod registry;
 
 use std::path::{Path, PathBuf};
