@@ -62,7 +62,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         Constraint::Min(12),
         Constraint::Min(14),
         Constraint::Length(10),
-        Constraint::Length(7),
+        Constraint::Length(8),
         Constraint::Length(9),
         Constraint::Length(8),
         Constraint::Length(6),
