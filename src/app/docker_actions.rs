@@ -171,7 +171,11 @@ impl AppState {
             title: format!("{verb} container"),
             question: format!("{verb} container {}?", c.name),
             details: vec![
-                format!("image {} · {}", c.image, format!("{:?}", c.state).to_lowercase()),
+                format!(
+                    "image {} · {}",
+                    c.image,
+                    format!("{:?}", c.state).to_lowercase()
+                ),
                 "Processes in it get SIGTERM, then SIGKILL after 10 seconds.".into(),
             ],
             command: Command::Docker(command),
@@ -206,7 +210,11 @@ impl AppState {
                 title: "Remove container".into(),
                 question: format!("Remove container {}?", c.name),
                 details: vec![
-                    format!("image {} · {}", c.image, format!("{:?}", c.state).to_lowercase()),
+                    format!(
+                        "image {} · {}",
+                        c.image,
+                        format!("{:?}", c.state).to_lowercase()
+                    ),
                     if c.state == ContainerState::Running {
                         "It is running: it will be killed first. Its writable layer is lost.".into()
                     } else {
