@@ -293,3 +293,34 @@ fn an_unreachable_engine_is_explained_and_the_lists_are_cleared() {
     );
     assert!(screen.contains("reconnects by itself"));
 }
+
+#[test]
+fn a_container_shows_the_gpu_memory_and_utilisation_of_its_processes() {
+    let mut s = support::demo::demo_state("gpus=8,seed=42,frozen=200", 1);
+    s.now = NOW;
+    let (cid, gpu) = s
+        .visible_processes()
+        .iter()
+        .find_map(|p| p.container.as_ref().map(|c| (c.id.clone(), p.gpu_index)))
+        .expect("the demo runs one process in a container");
+    let mut info = container("vllm", ContainerState::Running, vec![]);
+    info.id = cid;
+    s.apply_docker(DockerUpdate::Connected {
+        host: "x".into(),
+        info: Box::new(engine_info()),
+    });
+    s.apply_docker(DockerUpdate::Containers(vec![info]));
+    s.update(Action::SelectTab(Tab::Containers));
+    let screen = draw(&s, 120, 8);
+    let row = screen
+        .lines()
+        .find(|l| l.contains("vllm"))
+        .expect("row")
+        .to_string();
+    assert!(
+        row.contains(&format!("uses {gpu}")),
+        "GPUs its processes use: {row}"
+    );
+    assert!(row.contains("GiB"), "GPU memory of its processes: {row}");
+    assert!(row.contains('%'), "utilisation of those GPUs: {row}");
+}

@@ -65,6 +65,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         Constraint::Length(8),
         Constraint::Length(9),
         Constraint::Length(8),
+        Constraint::Length(5),
         Constraint::Length(6),
         Constraint::Length(7),
     ];
@@ -84,7 +85,7 @@ fn container_row<'a>(c: &ContainerInfo, state: &AppState, s: &Styles) -> Row<'a>
             .map_or_else(|| "-".into(), |e| format!("exit {e}")),
         _ => "-".into(),
     };
-    let (gpu_mem, gpus_used) = gpu_use(c, state);
+    let (gpu_mem, gpu_util, gpus_used) = gpu_use(c, state);
     Row::new(vec![
         Cell::from(c.name.clone()),
         Cell::from(c.image.clone()),
@@ -95,6 +96,7 @@ fn container_row<'a>(c: &ContainerInfo, state: &AppState, s: &Styles) -> Row<'a>
         Cell::from(up),
         Cell::from(grant_summary(&c.gpus, &gpus_used)),
         Cell::from(gpu_mem),
+        Cell::from(gpu_util),
         Cell::from(stats.map_or_else(|| "-".into(), |st| format!("{:.0}%", st.cpu_pct))),
         Cell::from(stats.map_or_else(|| "-".into(), |st| units::human_bytes(st.memory_used_bytes))),
     ])
@@ -110,10 +112,12 @@ fn state_style(state: ContainerState, s: &Styles) -> Style {
     }
 }
 
-/// GPU memory held by the container's processes (from the GPU view), and on which GPUs.
-fn gpu_use(c: &ContainerInfo, state: &AppState) -> (String, Vec<u32>) {
+/// GPU memory held by the container's processes (from the GPU view), the mean utilisation of the
+/// GPUs they run on (per-process utilisation costs milliseconds per GPU in NVML, so it is not
+/// sampled), and which GPUs those are.
+fn gpu_use(c: &ContainerInfo, state: &AppState) -> (String, String, Vec<u32>) {
     let Some(data) = state.data() else {
-        return ("-".into(), Vec::new());
+        return ("-".into(), "-".into(), Vec::new());
     };
     let procs: Vec<_> = data
         .samples
@@ -122,13 +126,22 @@ fn gpu_use(c: &ContainerInfo, state: &AppState) -> (String, Vec<u32>) {
         .filter(|p| p.container.as_ref().is_some_and(|r| r.id == c.id))
         .collect();
     if procs.is_empty() {
-        return ("-".into(), Vec::new());
+        return ("-".into(), "-".into(), Vec::new());
     }
     let bytes: u64 = procs.iter().filter_map(|p| p.used_memory_bytes).sum();
     let mut gpus: Vec<u32> = procs.iter().map(|p| p.gpu_index).collect();
     gpus.sort_unstable();
     gpus.dedup();
-    (units::human_bytes(bytes), gpus)
+    let utils: Vec<u32> = gpus
+        .iter()
+        .filter_map(|&g| data.samples.get(g as usize)?.util_gpu_pct)
+        .collect();
+    let util = if utils.is_empty() {
+        "-".into()
+    } else {
+        format!("{}%", utils.iter().sum::<u32>() / utils.len() as u32)
+    };
+    (units::human_bytes(bytes), util, gpus)
 }
 
 /// What GPUs a container was given, shortly; the GPUs its processes are on when nothing was granted.
