@@ -4,87 +4,28 @@
 mod support;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::docker::{busybox_image, docker, engine_or_skip, unique};
 use support::registry::{image_id, remove_image, Registry, TestImage};
-use support::{release_binary, Dirs};
+use support::tmux::{tmux, Session};
+use support::Dirs;
 
-struct Tui {
-    name: String,
-    _dirs: Dirs,
+/// gpudeck on two simulated GPUs and the real engine, in a 120x32 tmux session.
+fn tui(tag: &str, args: &str) -> Session {
+    Session::start_with(
+        &format!("docker-{tag}"),
+        120,
+        32,
+        "GPUDECK_SIM=gpus=2",
+        &format!("--demo {args}"),
+        Dirs::new(),
+    )
 }
 
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux runs");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-impl Tui {
-    fn start(tag: &str) -> Tui {
-        Self::start_with(tag, "")
-    }
-
-    fn start_with(tag: &str, args: &str) -> Tui {
-        let dirs = Dirs::new();
-        let name = format!("gpudeck-e2e-docker-{tag}-{}", std::process::id());
-        let cmd = format!(
-            "env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=2 TERM=xterm-256color {} --demo {args}; echo \"gpudeck exited with $?\"; exec sleep 600",
-            dirs.config().display(),
-            dirs.state().display(),
-            dirs.root.path().join("data").display(),
-            release_binary().display()
-        );
-        let ok = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                "120",
-                "-y",
-                "32",
-                &cmd,
-            ])
-            .status()
-            .expect("tmux starts")
-            .success();
-        assert!(ok);
-        Tui { name, _dirs: dirs }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", self.name.as_str()];
-        args.extend_from_slice(keys);
-        tmux(&args);
-    }
-
-    fn wait_for(&self, what: &str, secs: u64, check: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let screen = tmux(&["capture-pane", "-p", "-t", &self.name]);
-            if check(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn quit(&self) {
-        self.keys(&["q"]);
-        self.wait_for("exit", 10, |t| t.contains("gpudeck exited with 0"));
-    }
-}
-
-impl Drop for Tui {
-    fn drop(&mut self) {
-        tmux(&["kill-session", "-t", &self.name]);
-    }
+fn quit(tui: &Session) {
+    tui.keys(&["q"]);
+    assert_eq!(tui.wait_exit(), "0");
 }
 
 /// Removes the test's container even when the test fails.
@@ -102,10 +43,10 @@ fn a_container_appears_shows_its_logs_and_is_stopped_from_the_tui() {
         return;
     }
     let image = busybox_image("gpudeck-test/busybox:e2e", &["CUDA_VERSION=12.4.1"]);
-    let tui = Tui::start("life");
-    tui.wait_for("first frame", 15, |t| t.contains("DEMO"));
+    let tui = tui("life", "");
+    tui.wait_for_secs("first frame", 15, |t| t.contains("DEMO"));
     tui.keys(&["4"]);
-    tui.wait_for("the containers tab", 15, |t| t.contains("Containers ·"));
+    tui.wait_for_secs("the containers tab", 15, |t| t.contains("Containers ·"));
     let name = unique("e2e");
     let _guard = Container(name.clone());
     docker(&[
@@ -121,7 +62,7 @@ fn a_container_appears_shows_its_logs_and_is_stopped_from_the_tui() {
         "echo hello-from-stdout; echo oops-on-stderr >&2; exec sleep 600",
     ]);
     // No refresh key: the row must come from the engine's event stream.
-    tui.wait_for("the new container", 15, |t| {
+    tui.wait_for_secs("the new container", 15, |t| {
         t.lines()
             .any(|l| l.contains(&name) && l.contains("running") && l.contains("env:1"))
     });
@@ -135,7 +76,7 @@ fn a_container_appears_shows_its_logs_and_is_stopped_from_the_tui() {
         tui.keys(&["j"]);
     }
     tui.keys(&["Enter"]);
-    let logs = tui.wait_for("its logs", 15, |t| {
+    let logs = tui.wait_for_secs("its logs", 15, |t| {
         t.contains("hello-from-stdout") && t.contains("oops-on-stderr")
     });
     assert!(
@@ -144,25 +85,25 @@ fn a_container_appears_shows_its_logs_and_is_stopped_from_the_tui() {
     );
     tui.keys(&["Escape"]);
     tui.keys(&["t"]);
-    tui.wait_for("the confirmation", 10, |t| {
+    tui.wait_for_secs("the confirmation", 10, |t| {
         t.contains(&format!("Stop container {name}?"))
     });
     tui.keys(&["y"]);
-    tui.wait_for("the exited state", 30, |t| {
+    tui.wait_for_secs("the exited state", 30, |t| {
         t.lines().any(|l| l.contains(&name) && l.contains("exited"))
     });
-    tui.quit();
+    quit(&tui);
 }
 
 /// Whether the highlighted row (reverse/selected colours are invisible in plain capture, so use
 /// the inspect view's title) is `name`.
-fn selected_row_is(tui: &Tui, name: &str) -> bool {
+fn selected_row_is(tui: &Session, name: &str) -> bool {
     tui.keys(&["i"]);
-    let screen = tui.wait_for("the inspect view", 10, |t| {
+    let screen = tui.wait_for_secs("the inspect view", 10, |t| {
         t.contains("Inspect (Esc to close)") && t.contains("Name")
     });
     tui.keys(&["Escape"]);
-    tui.wait_for("the list again", 10, |t| {
+    tui.wait_for_secs("the list again", 10, |t| {
         !t.contains("Inspect (Esc to close)")
     });
     screen
@@ -183,23 +124,23 @@ fn an_image_is_pulled_from_a_local_registry_through_the_picker() {
     );
     let reference =
         registry.push_and_forget(&image, &format!("tensorflow/tensorflow:{}", unique("tag")));
-    let tui = Tui::start("pull");
-    tui.wait_for("first frame", 15, |t| t.contains("DEMO"));
+    let tui = tui("pull", "");
+    tui.wait_for_secs("first frame", 15, |t| t.contains("DEMO"));
     tui.keys(&["5"]);
-    tui.wait_for("the images tab", 15, |t| t.contains("Images ·"));
+    tui.wait_for_secs("the images tab", 15, |t| t.contains("Images ·"));
     tui.keys(&["p"]);
-    tui.wait_for("the picker", 10, |t| t.contains("Pull an image"));
+    tui.wait_for_secs("the picker", 10, |t| t.contains("Pull an image"));
     tui.keys(&["-l", &reference]);
     tui.keys(&["Enter"]);
-    let done = tui.wait_for("the finished pull", 60, |t| {
+    let done = tui.wait_for_secs("the finished pull", 60, |t| {
         t.contains("done in") || t.contains("failed")
     });
     assert!(done.contains("done in"), "{done}");
     assert!(image_id(&reference).is_some(), "the image is now local");
-    tui.wait_for("the pulled image in the list", 15, |t| {
+    tui.wait_for_secs("the pulled image in the list", 15, |t| {
         t.contains("12.4.1") && t.contains("TensorFlow 2.17.0")
     });
-    tui.quit();
+    quit(&tui);
     remove_image(&reference);
 }
 
@@ -277,25 +218,25 @@ fn the_tui_reconnects_when_the_engine_comes_back() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let sock = dir.path().join("docker.sock");
-    let tui = Tui::start_with(
+    let tui = tui(
         "reconnect",
         &format!("--docker-host unix://{}", sock.display()),
     );
-    tui.wait_for("first frame", 15, |t| t.contains("DEMO"));
+    tui.wait_for_secs("first frame", 15, |t| t.contains("DEMO"));
     tui.keys(&["4"]);
-    tui.wait_for("the explanation", 15, |t| {
+    tui.wait_for_secs("the explanation", 15, |t| {
         t.contains("reconnects by itself") && t.contains("no socket")
     });
     let proxy = Proxy::start(&sock);
-    tui.wait_for("the reconnection", 30, |t| t.contains("Containers ·"));
+    tui.wait_for_secs("the reconnection", 30, |t| t.contains("Containers ·"));
     proxy.cut();
-    tui.wait_for("the engine gone again", 30, |t| {
+    tui.wait_for_secs("the engine gone again", 30, |t| {
         t.contains("reconnects by itself")
     });
     let proxy = Proxy::start(&sock);
-    tui.wait_for("the second reconnection", 30, |t| {
+    tui.wait_for_secs("the second reconnection", 30, |t| {
         t.contains("Containers ·")
     });
-    tui.quit();
+    quit(&tui);
     proxy.cut();
 }

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
 
 use super::style::Styles;
+use super::{table_offset, table_row_at};
 use crate::app::processes::sort_label;
 use crate::app::state::AppState;
 use crate::gpu::{GpuProcess, ProcessKind};
@@ -20,11 +21,6 @@ const COLUMNS: [&str; 7] = [
     "CONTAINER",
     "COMMAND",
 ];
-
-/// First row shown so the selection stays on screen.
-fn scroll_offset(selected: Option<usize>, visible: usize) -> usize {
-    selected.map_or(0, |s| s.saturating_sub(visible.saturating_sub(1)))
-}
 
 /// Draws a process table; `selected` is an index into `procs`.
 pub fn process_table(
@@ -45,7 +41,7 @@ pub fn process_table(
         return;
     }
     let visible = area.height.saturating_sub(3) as usize;
-    let first = scroll_offset(selected, visible);
+    let first = table_offset(selected, visible);
     let rows = procs
         .iter()
         .enumerate()
@@ -116,11 +112,6 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
 
 /// The process row under a click on screen row `row`.
 pub fn row_at(body: Rect, state: &AppState, row: u16) -> Option<usize> {
-    let first_row = body.y + 2;
-    if row < first_row || row >= body.y + body.height.saturating_sub(1) {
-        return None;
-    }
-    let visible = body.height.saturating_sub(3) as usize;
-    let index = scroll_offset(state.selected_process_row(), visible) + (row - first_row) as usize;
-    (index < state.visible_processes().len()).then_some(index)
+    let len = state.visible_processes().len();
+    table_row_at(body, state.selected_process_row(), len, row)
 }

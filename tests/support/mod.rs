@@ -5,6 +5,7 @@ pub mod demo;
 pub mod docker;
 pub mod docker_cleanup;
 pub mod registry;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,121 @@
+//! A tmux harness for end-to-end tests: the release binary in a detached session, keys in, screen out.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::{release_binary, Dirs};
+
+pub fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub struct Session {
+    pub name: String,
+    _dirs: Dirs,
+}
+
+impl Session {
+    /// Starts gpudeck in a detached tmux session of the given size.
+    pub fn start(tag: &str, w: u16, h: u16, args: &str) -> Session {
+        Self::start_with(tag, w, h, "", args, Dirs::new())
+    }
+
+    /// Starts gpudeck with extra `KEY=VALUE` environment (later settings win) in prepared dirs.
+    pub fn start_with(tag: &str, w: u16, h: u16, env: &str, args: &str, dirs: Dirs) -> Session {
+        let name = format!("gpudeck-e2e-{tag}-{}", std::process::id());
+        let cmd = format!(
+            // A shell stays behind gpudeck, as in real use, so the restored terminal can be inspected.
+            "env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color {env} {} {args}; echo \"gpudeck exited with $?\"; exec sleep 600",
+            dirs.config().display(),
+            dirs.state().display(),
+            dirs.root.path().join("data").display(),
+            release_binary().display()
+        );
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+                &cmd,
+            ])
+            .status()
+            .expect("tmux starts");
+        assert!(status.success());
+        Session { name, _dirs: dirs }
+    }
+
+    pub fn screen(&self) -> String {
+        tmux(&["capture-pane", "-p", "-t", &self.name])
+    }
+
+    pub fn display(&self, format: &str) -> String {
+        tmux(&["display-message", "-p", "-t", &self.name, format])
+            .trim()
+            .to_string()
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", self.name.as_str()];
+        args.extend_from_slice(keys);
+        tmux(&args);
+    }
+
+    /// Waits until `check` holds for the screen, failing with the last screen after 15 s.
+    pub fn wait_for(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        self.wait_for_secs(what, 15, check)
+    }
+
+    /// Waits until `check` holds for the screen, failing with the last screen after `secs`.
+    pub fn wait_for_secs(&self, what: &str, secs: u64, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for gpudeck to exit and returns its exit status as the shell behind it printed it.
+    pub fn wait_exit(&self) -> String {
+        let screen = self.wait_for("gpudeck to exit", |t| t.contains("gpudeck exited with"));
+        screen
+            .split("gpudeck exited with ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The PID of gpudeck, the child of the pane's shell.
+    pub fn gpudeck_pid(&self) -> String {
+        let shell = self.display("#{pane_pid}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+                .unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                return pid.to_string();
+            }
+            assert!(Instant::now() < deadline, "gpudeck did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.name]);
+    }
+}
