@@ -72,19 +72,19 @@ fn bench(containers: usize, seconds: u64) -> Result<(), String> {
     let engine = EngineProcs::find(running)?;
     pause(SETTLE)?;
     let window = BASELINE_MAX.min(Duration::from_secs(seconds));
-    let before = engine.cpu();
+    let (before, opened) = (engine.cpu(), Instant::now());
     pause(window)?;
-    let baseline = engine.cpu().since(&before).per_minute(window);
+    let (base_dockerd, base_others) = engine.cpu().since(&before).per_minute(opened.elapsed());
     println!(
         "engine baseline, no gpudeck ({} s): dockerd {}, containerd + {} shims {}",
         window.as_secs(),
-        baseline.0,
+        base_dockerd,
         engine.shims,
-        baseline.1
+        base_others
     );
 
     let dirs = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let tmux = Tmux::new();
+    let mut tmux = Tmux::new();
     let cmd = format!(
         "exec env GPUDECK_STATE_DIR='{}' GPUDECK_CONFIG_DIR='{}' GPUDECK_DATA_DIR='{}' GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color '{}' --demo",
         dirs.path().join("state").display(),
@@ -97,7 +97,8 @@ fn bench(containers: usize, seconds: u64) -> Result<(), String> {
     tmux.keys("4")?;
     let (shown, first_seen) = wait_for_containers(&tmux, containers, launched)?;
     let pid = tmux.pane_pid()?;
-    let until_shown = Cpu::of(&[pid.clone()]).total();
+    let gpudeck = [pid.clone()];
+    let until_shown = Cpu::of(&gpudeck).total();
     let first_frame = first_frame_ms(&dirs.path().join("state/gpudeck.log"));
     println!(
         "time to show {containers} containers: {:.0} ms (tmux launch to `Containers · {}` on screen; first frame {first_frame} ms after process start; {} containers first shown at {:.0} ms; gpudeck used {until_shown:.3} CPU-s until then)",
@@ -108,10 +109,10 @@ fn bench(containers: usize, seconds: u64) -> Result<(), String> {
     );
 
     pause(SETTLE)?;
-    let (gpudeck_before, engine_before) = (Cpu::of(&[pid.clone()]), engine.cpu());
+    let (gpudeck_before, engine_before) = (Cpu::of(&gpudeck), engine.cpu());
     let start = Instant::now();
     pause(Duration::from_secs(seconds))?;
-    let gpudeck_cpu = Cpu::of(&[pid.clone()]).since(&gpudeck_before);
+    let gpudeck_cpu = Cpu::of(&gpudeck).since(&gpudeck_before);
     let engine_cpu = engine.cpu().since(&engine_before);
     let elapsed = start.elapsed();
     if !Path::new(&format!("/proc/{pid}")).exists() {
@@ -130,13 +131,13 @@ fn bench(containers: usize, seconds: u64) -> Result<(), String> {
     println!("peak RSS: {:.1} MiB", hwm as f64 / 1024.0);
     let (dockerd, others) = engine_cpu.per_minute(elapsed);
     println!(
-        "dockerd over the same window: {dockerd} (baseline {}){}",
-        baseline.0,
+        "dockerd over the same window: {dockerd}; without gpudeck {:.3}{}",
+        base_dockerd.cpu_s_per_min,
         engine_cpu.note()
     );
     println!(
-        "containerd + {} shims over the same window: {others} (baseline {})",
-        engine.shims, baseline.1
+        "containerd + {} shims over the same window: {others}; without gpudeck {:.3}",
+        engine.shims, base_others.cpu_s_per_min
     );
     if let Err(e) = quit {
         eprintln!("warning: {e}");
@@ -200,7 +201,15 @@ fn build_image() -> Result<(), String> {
         .map_err(|e| format!("tar: {e}"))?;
     let tar_out = tar.stdout.take().ok_or("tar has no stdout")?;
     let import = Command::new("docker")
-        .args(["import", "-c", "ENV PATH=/bin", "-c", "CMD [\"/bin/sh\"]", "-", IMAGE])
+        .args([
+            "import",
+            "-c",
+            "ENV PATH=/bin",
+            "-c",
+            "CMD [\"/bin/sh\"]",
+            "-",
+            IMAGE,
+        ])
         .stdin(tar_out)
         .process_group(0)
         .output()
@@ -276,7 +285,10 @@ fn parallel_docker(jobs: &[Vec<String>], threads: usize, stop_early: bool) -> Re
     });
     let errors = errors.into_inner().unwrap_or_else(PoisonError::into_inner);
     if let Some(first) = errors.first() {
-        return Err(format!("{} docker calls failed, first: {first}", errors.len()));
+        return Err(format!(
+            "{} docker calls failed, first: {first}",
+            errors.len()
+        ));
     }
     if stop_early && interrupted() {
         return Err("interrupted".into());
@@ -372,12 +384,15 @@ impl Drop for Cleanup {
 /// gpudeck in a detached session on a tmux server of its own; the server is killed on drop.
 struct Tmux {
     socket: String,
+    /// The server's socket file, removed on drop (tmux leaves it when the last session ends).
+    socket_path: Option<PathBuf>,
 }
 
 impl Tmux {
     fn new() -> Self {
         Tmux {
             socket: format!("gpudeck-bench-{}", std::process::id()),
+            socket_path: None,
         }
     }
 
@@ -399,10 +414,12 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn start(&self, cmd: &str) -> Result<(), String> {
+    fn start(&mut self, cmd: &str) -> Result<(), String> {
         let (w, h) = (WIDTH.to_string(), HEIGHT.to_string());
-        self.run(&["new-session", "-d", "-s", "bench", "-x", &w, "-y", &h, cmd])
-            .map(drop)
+        self.run(&["new-session", "-d", "-s", "bench", "-x", &w, "-y", &h, cmd])?;
+        let path = self.run(&["display-message", "-p", "#{socket_path}"])?;
+        self.socket_path = Some(PathBuf::from(path.trim()));
+        Ok(())
     }
 
     fn keys(&self, keys: &str) -> Result<(), String> {
@@ -447,8 +464,14 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.run(&["send-keys", "-t", "bench", "q"]);
         let _ = self.run(&["kill-server"]);
+        if let Some(path) = &self.socket_path {
+            let _ = fs::remove_file(path);
+        }
     }
 }
+
+/// A container count on screen, and when it was there (from the tmux launch).
+type Seen = (usize, Duration);
 
 /// Polls the screen every 10 ms until it lists at least `containers`; returns (count, time) at
 /// that point and when the tab first showed a count.
@@ -456,7 +479,7 @@ fn wait_for_containers(
     tmux: &Tmux,
     containers: usize,
     launched: Instant,
-) -> Result<((usize, Duration), (usize, Duration)), String> {
+) -> Result<(Seen, Seen), String> {
     let mut first_seen = None;
     let mut key_sent = Instant::now();
     loop {
@@ -586,11 +609,15 @@ impl Cpu {
 }
 
 /// CPU seconds per minute, and that as a share of one core.
-struct Rate(f64);
+struct Rate {
+    cpu_s_per_min: f64,
+}
 
 impl Rate {
     fn of(cpu_s: f64, over: Duration) -> Rate {
-        Rate(cpu_s / (over.as_secs_f64() / 60.0))
+        Rate {
+            cpu_s_per_min: cpu_s / (over.as_secs_f64() / 60.0),
+        }
     }
 }
 
@@ -599,8 +626,8 @@ impl std::fmt::Display for Rate {
         write!(
             f,
             "{:.3} CPU-s per minute ({:.2}% of a core)",
-            self.0,
-            self.0 / 60.0 * 100.0
+            self.cpu_s_per_min,
+            self.cpu_s_per_min / 60.0 * 100.0
         )
     }
 }
@@ -627,7 +654,11 @@ impl EngineProcs {
         }
         let mut others = pgrep("containerd");
         let names: Vec<String> = (0..running).map(|i| format!("gpudeck-bench-{i}")).collect();
-        let mut args = vec!["inspect".to_string(), "--format".into(), "{{.State.Pid}}".into()];
+        let mut args = vec![
+            "inspect".to_string(),
+            "--format".into(),
+            "{{.State.Pid}}".into(),
+        ];
         args.extend(names);
         let mut shims: Vec<String> = docker(&args)?
             .lines()

@@ -324,3 +324,16 @@ fn a_container_shows_the_gpu_memory_and_utilisation_of_its_processes() {
     assert!(row.contains("GiB"), "GPU memory of its processes: {row}");
     assert!(row.contains('%'), "utilisation of those GPUs: {row}");
 }
+
+#[test]
+fn an_empty_list_is_only_called_empty_once_the_engine_has_answered() {
+    let mut s = AppState::new(&Config::default(), "h".into(), false);
+    s.update(Action::SelectTab(Tab::Containers));
+    s.apply_docker(DockerUpdate::Connected {
+        host: "x".into(),
+        info: Box::new(engine_info()),
+    });
+    assert!(draw(&s, 80, 10).contains("listing containers…"));
+    s.apply_docker(DockerUpdate::Containers(vec![]));
+    assert!(draw(&s, 80, 10).contains("no containers"));
+}

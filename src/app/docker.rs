@@ -101,6 +101,9 @@ pub struct DockerView {
     pub details: Option<ContainerDetails>,
     /// Containers whose stats are being streamed now.
     pub watched: Vec<String>,
+    /// Whether the first listing since connecting has arrived (until then "none" would be a lie).
+    pub containers_listed: bool,
+    pub images_listed: bool,
     /// Pulls of this session, newest last.
     pub pulls: Vec<PullView>,
     /// The images the pull picker offers.
@@ -121,6 +124,8 @@ impl DockerView {
             inspecting: None,
             details: None,
             watched: Vec::new(),
+            containers_listed: false,
+            images_listed: false,
             pulls: Vec::new(),
             catalog: Vec::new(),
         }
@@ -133,6 +138,7 @@ impl DockerView {
     pub fn set_containers(&mut self, mut containers: Vec<ContainerInfo>) {
         containers.sort_by(container_order);
         self.containers = containers;
+        self.containers_listed = true;
         self.stats
             .retain(|id, _| self.containers.iter().any(|c| &c.id == id));
         self.keep_selection();
@@ -159,6 +165,7 @@ impl DockerView {
     pub fn set_images(&mut self, mut images: Vec<ImageInfo>) {
         images.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
         self.images = images;
+        self.images_listed = true;
         self.keep_selection();
     }
 

@@ -277,6 +277,8 @@ impl AppState {
             DockerUpdate::Connecting { host } => {
                 d.host = host;
                 d.status = EngineStatus::Connecting;
+                d.containers_listed = false;
+                d.images_listed = false;
             }
             DockerUpdate::Unavailable {
                 host,
@@ -294,6 +296,8 @@ impl AppState {
                 d.images.clear();
                 d.stats.clear();
                 d.watched.clear();
+                d.containers_listed = false;
+                d.images_listed = false;
             }
             DockerUpdate::Connected { host, info } => {
                 d.host = host;

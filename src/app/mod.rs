@@ -147,6 +147,64 @@ fn unix_now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// New data is drawn at most this often; keys are drawn at once. Twenty containers' stats streams
+/// each deliver a sample a second, and a frame per sample would cost more than everything else.
+const DATA_FRAME: Duration = Duration::from_millis(250);
+
+/// Decides when to draw: at once for input, and for data no more than once per `DATA_FRAME`.
+struct Pacer {
+    input: bool,
+    data: bool,
+    last: Instant,
+    first: bool,
+}
+
+impl Pacer {
+    fn new() -> Self {
+        Self {
+            input: true,
+            data: false,
+            last: Instant::now(),
+            first: true,
+        }
+    }
+
+    fn due(&self) -> bool {
+        self.input || (self.data && self.last.elapsed() >= DATA_FRAME)
+    }
+
+    /// When pending data may be drawn.
+    fn wake_at(&self) -> Instant {
+        self.last + DATA_FRAME
+    }
+}
+
+fn draw_frame<B: Backend>(
+    app: &mut App,
+    terminal: &mut Terminal<B>,
+    pacer: &mut Pacer,
+    started: Instant,
+) -> color_eyre::Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let size = terminal.size()?;
+    app.state.page_size = usize::from(size.height.saturating_sub(8)).max(1);
+    app.state.now = unix_now();
+    app.draw(terminal)?;
+    pacer.input = false;
+    pacer.data = false;
+    pacer.last = Instant::now();
+    if pacer.first {
+        pacer.first = false;
+        tracing::info!(
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "first frame drawn"
+        );
+    }
+    Ok(())
+}
+
 /// Runs the TUI until the user quits or a signal arrives; the terminal is restored on every path.
 pub async fn run(
     mut app: App,
@@ -176,26 +234,18 @@ pub async fn run(
     let mut terminal = terminal::enter(mouse)?;
     let result = async {
         let mut events = EventStream::new();
-        let mut dirty = true;
-        let mut first_frame = true;
+        let mut pacer = Pacer::new();
         loop {
-            if dirty {
-                let size = terminal.size()?;
-                app.state.page_size = usize::from(size.height.saturating_sub(8)).max(1);
-                app.state.now = unix_now();
-                app.draw(&mut terminal)?;
-                dirty = false;
-                if first_frame {
-                    first_frame = false;
-                    tracing::info!(elapsed_ms = started.elapsed().as_secs_f64() * 1000.0, "first frame drawn");
-                }
+            if pacer.due() {
+                draw_frame(&mut app, &mut terminal, &mut pacer, started)?;
             }
+            let wake = pacer.wake_at();
             tokio::select! {
                 event = events.next() => match event {
                     Some(Ok(event)) => {
                         let size = terminal.size()?;
                         let (redraw, commands) = app.handle_event(&event, Rect::new(0, 0, size.width, size.height));
-                        dirty |= redraw;
+                        pacer.input |= redraw;
                         for c in commands {
                             effects.execute(c, &mut app.state);
                         }
@@ -205,18 +255,19 @@ pub async fn run(
                 },
                 Some(update) = gpu_rx.recv() => {
                     app.state.apply_gpu(update);
-                    dirty = true;
+                    pacer.data = true;
                 }
                 Some(update) = docker_rx.recv() => {
                     for c in app.state.apply_docker(update) {
                         effects.execute(c, &mut app.state);
                     }
-                    dirty = true;
+                    pacer.data = true;
                 }
                 Some((pid, sig, result)) = done_rx.recv() => {
                     app.state.apply_signal_result(pid, sig, result);
-                    dirty = true;
+                    pacer.input = true;
                 }
+                () = tokio::time::sleep_until(wake.into()), if pacer.data => {}
                 _ = sigterm.recv() => { tracing::info!("SIGTERM: exiting"); break }
                 _ = sighup.recv() => { tracing::info!("SIGHUP (terminal gone): exiting"); break }
                 _ = sigint.recv() => break,

@@ -32,7 +32,12 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         ))
         .border_style(s.border());
     if d.containers.is_empty() {
-        Paragraph::new(Line::styled("no containers", s.muted()))
+        let text = if d.containers_listed {
+            "no containers"
+        } else {
+            "listing containers…"
+        };
+        Paragraph::new(Line::styled(text, s.muted()))
             .block(block)
             .render(area, buf);
         return;

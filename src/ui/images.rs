@@ -38,7 +38,12 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         ))
         .border_style(s.border());
     if d.images.is_empty() {
-        Paragraph::new(Line::styled("no local images", s.muted()))
+        let text = if d.images_listed {
+            "no local images"
+        } else {
+            "listing images…"
+        };
+        Paragraph::new(Line::styled(text, s.muted()))
             .block(block)
             .render(area, buf);
         return;
