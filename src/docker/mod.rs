@@ -15,6 +15,7 @@ mod info;
 mod logs;
 mod render;
 mod stats;
+mod tasks;
 mod time;
 pub mod types;
 pub mod update;

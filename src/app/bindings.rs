@@ -1,0 +1,311 @@
+//! The key bindings themselves: every key, where it applies, and the words help and the footer use.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+
+use super::action::Action;
+use super::keymap::{Binding, Context};
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+
+fn bind(
+    code: KeyCode,
+    action: Action,
+    context: Context,
+    label: &'static str,
+    description: &'static str,
+    footer: Option<&'static str>,
+) -> Binding {
+    Binding {
+        code,
+        modifiers: NONE,
+        action,
+        context,
+        label,
+        description,
+        footer,
+    }
+}
+
+/// The whole keymap. Bindings sharing a label are one help line.
+pub fn bindings() -> Vec<Binding> {
+    use Context::Global as G;
+    use KeyCode::*;
+    let p = Context::Tab(super::action::Tab::Processes);
+    let g = Context::Tab(super::action::Tab::Gpus);
+    let c = Context::Tab(super::action::Tab::Containers);
+    let im = Context::Tab(super::action::Tab::Images);
+    let lg = Context::Logs;
+    let mut ctrl_c = bind(Char('c'), Action::Quit, G, "Ctrl-C", "quit", None);
+    ctrl_c.modifiers = KeyModifiers::CONTROL;
+    vec![
+        bind(Char('q'), Action::Quit, G, "q", "quit", Some("quit")),
+        ctrl_c,
+        bind(
+            Char('?'),
+            Action::ToggleHelp,
+            G,
+            "?",
+            "help: all keys",
+            Some("help"),
+        ),
+        bind(Tab, Action::NextTab, G, "Tab", "next tab", Some("tab")),
+        bind(
+            BackTab,
+            Action::PrevTab,
+            G,
+            "Shift-Tab",
+            "previous tab",
+            None,
+        ),
+        bind(
+            Char('1'),
+            Action::SelectTab(super::action::Tab::Gpus),
+            G,
+            "1-5",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('2'),
+            Action::SelectTab(super::action::Tab::Processes),
+            G,
+            "1-5",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('3'),
+            Action::SelectTab(super::action::Tab::Topology),
+            G,
+            "1-5",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('4'),
+            Action::SelectTab(super::action::Tab::Containers),
+            G,
+            "1-5",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('5'),
+            Action::SelectTab(super::action::Tab::Images),
+            G,
+            "1-5",
+            "go to a tab by number",
+            None,
+        ),
+        bind(Up, Action::Up, G, "↑/k", "move up", None),
+        bind(Char('k'), Action::Up, G, "↑/k", "move up", None),
+        bind(Down, Action::Down, G, "↓/j", "move down", None),
+        bind(Char('j'), Action::Down, G, "↓/j", "move down", None),
+        bind(PageUp, Action::PageUp, G, "PgUp/PgDn", "move a page", None),
+        bind(
+            PageDown,
+            Action::PageDown,
+            G,
+            "PgUp/PgDn",
+            "move a page",
+            None,
+        ),
+        bind(Home, Action::Top, G, "Home/g", "first row", None),
+        bind(Char('g'), Action::Top, G, "Home/g", "first row", None),
+        bind(End, Action::Bottom, G, "End/G", "last row", None),
+        bind(Char('G'), Action::Bottom, G, "End/G", "last row", None),
+        bind(
+            Char('p'),
+            Action::TogglePower,
+            g,
+            "p",
+            "show/hide the power graph",
+            Some("power"),
+        ),
+        bind(
+            Char('m'),
+            Action::CycleGraph,
+            g,
+            "m",
+            "row graph: utilisation, memory, power",
+            Some("graph"),
+        ),
+        bind(
+            Enter,
+            Action::ShowGpuProcesses,
+            g,
+            "Enter",
+            "processes of the selected GPU",
+            Some("processes"),
+        ),
+        bind(
+            Char('s'),
+            Action::CycleSort,
+            p,
+            "s",
+            "sort by the next column",
+            Some("sort"),
+        ),
+        bind(
+            Char('r'),
+            Action::ReverseSort,
+            p,
+            "r",
+            "reverse the sort order",
+            Some("reverse"),
+        ),
+        bind(
+            Char('/'),
+            Action::StartFilter,
+            p,
+            "/",
+            "filter (text, or gpu:N)",
+            Some("filter"),
+        ),
+        bind(Esc, Action::FilterClear, p, "Esc", "clear the filter", None),
+        bind(
+            Char('x'),
+            Action::KillSelected,
+            p,
+            "x/F9",
+            "kill: SIGTERM, again for SIGKILL",
+            Some("kill"),
+        ),
+        bind(
+            F(9),
+            Action::KillSelected,
+            p,
+            "x/F9",
+            "kill: SIGTERM, again for SIGKILL",
+            None,
+        ),
+        bind(
+            Enter,
+            Action::OpenLogs,
+            c,
+            "Enter/l",
+            "logs of the selected container",
+            Some("logs"),
+        ),
+        bind(
+            Char('l'),
+            Action::OpenLogs,
+            c,
+            "Enter/l",
+            "logs of the selected container",
+            None,
+        ),
+        bind(
+            Char('i'),
+            Action::OpenInspect,
+            c,
+            "i",
+            "inspect: command, mounts, env, ports",
+            Some("inspect"),
+        ),
+        bind(
+            Char('s'),
+            Action::StartContainer,
+            c,
+            "s",
+            "start the container",
+            Some("start"),
+        ),
+        bind(
+            Char('t'),
+            Action::StopContainer,
+            c,
+            "t",
+            "stop the container (asks first)",
+            Some("stop"),
+        ),
+        bind(
+            Char('R'),
+            Action::RestartContainer,
+            c,
+            "R",
+            "restart the container (asks first)",
+            None,
+        ),
+        bind(
+            Char('d'),
+            Action::RemoveSelected,
+            c,
+            "d",
+            "remove the container (asks first)",
+            Some("remove"),
+        ),
+        bind(
+            Esc,
+            Action::CloseView,
+            c,
+            "Esc",
+            "close the inspect view",
+            None,
+        ),
+        bind(
+            Char('d'),
+            Action::RemoveSelected,
+            im,
+            "d",
+            "remove the image (asks first)",
+            Some("remove"),
+        ),
+        bind(
+            Char('p'),
+            Action::OpenPullPicker,
+            im,
+            "p",
+            "pull an image: pick from the catalog or type any",
+            Some("pull"),
+        ),
+        bind(
+            Char('c'),
+            Action::CancelPull,
+            im,
+            "c",
+            "cancel the newest running pull",
+            Some("cancel pull"),
+        ),
+        bind(
+            Char('f'),
+            Action::ToggleFollow,
+            lg,
+            "f",
+            "follow new lines on/off",
+            Some("follow"),
+        ),
+        bind(
+            Char('/'),
+            Action::StartFilter,
+            lg,
+            "/",
+            "search",
+            Some("search"),
+        ),
+        bind(
+            Char('n'),
+            Action::NextMatch,
+            lg,
+            "n",
+            "next (older) match",
+            Some("next"),
+        ),
+        bind(
+            Char('w'),
+            Action::SaveLogs,
+            lg,
+            "w",
+            "save the lines to a file",
+            Some("save"),
+        ),
+        bind(
+            Esc,
+            Action::CloseView,
+            lg,
+            "Esc",
+            "close the logs",
+            Some("close"),
+        ),
+    ]
+}
