@@ -171,11 +171,7 @@ impl AppState {
             title: format!("{verb} container"),
             question: format!("{verb} container {}?", c.name),
             details: vec![
-                format!(
-                    "image {} · {}",
-                    c.image,
-                    format!("{:?}", c.state).to_lowercase()
-                ),
+                format!("image {} · {}", c.image, c.state),
                 "Processes in it get SIGTERM, then SIGKILL after 10 seconds.".into(),
             ],
             command: Command::Docker(command),
@@ -210,11 +206,7 @@ impl AppState {
                 title: "Remove container".into(),
                 question: format!("Remove container {}?", c.name),
                 details: vec![
-                    format!(
-                        "image {} · {}",
-                        c.image,
-                        format!("{:?}", c.state).to_lowercase()
-                    ),
+                    format!("image {} · {}", c.image, c.state),
                     if c.state == ContainerState::Running {
                         "It is running: it will be killed first. Its writable layer is lost.".into()
                     } else {

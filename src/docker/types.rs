@@ -18,6 +18,22 @@ pub enum ContainerState {
     Unknown,
 }
 
+impl std::fmt::Display for ContainerState {
+    /// The engine's own word for the state, as `docker ps` shows it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ContainerState::Created => "created",
+            ContainerState::Running => "running",
+            ContainerState::Paused => "paused",
+            ContainerState::Restarting => "restarting",
+            ContainerState::Removing => "removing",
+            ContainerState::Exited => "exited",
+            ContainerState::Dead => "dead",
+            ContainerState::Unknown => "unknown",
+        })
+    }
+}
+
 /// How a container was given GPUs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "via")]

@@ -94,10 +94,7 @@ fn container_row<'a>(c: &ContainerInfo, state: &AppState, s: &Styles) -> Row<'a>
     Row::new(vec![
         Cell::from(c.name.clone()),
         Cell::from(c.image.clone()),
-        Cell::from(Span::styled(
-            format!("{:?}", c.state).to_lowercase(),
-            state_style(c.state, s),
-        )),
+        Cell::from(Span::styled(c.state.to_string(), state_style(c.state, s))),
         Cell::from(up),
         Cell::from(grant_summary(&c.gpus, &gpus_used)),
         Cell::from(gpu_mem),
