@@ -54,12 +54,12 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Commands::Gpus { json }) => gpus(sources, json),
         Some(Commands::Containers { json }) => {
-            docker_cli::run(DockerTask::Containers { json }, docker_host.as_deref())
+            docker(DockerTask::Containers { json }, docker_host.as_deref())
         }
         Some(Commands::Images { json }) => {
-            docker_cli::run(DockerTask::Images { json }, docker_host.as_deref())
+            docker(DockerTask::Images { json }, docker_host.as_deref())
         }
-        Some(Commands::Pull { ref image, json }) => docker_cli::run(
+        Some(Commands::Pull { ref image, json }) => docker(
             DockerTask::Pull {
                 image: image.clone(),
                 json,
@@ -108,15 +108,9 @@ fn tui(
     }
     tracing::info!(demo = cli.demo, "starting the TUI");
     let interval = Duration::from_millis(config.general.refresh_ms.max(100));
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("gpudeck: could not start the async runtime: {e}");
-            return ExitCode::from(EXIT_FAILURE);
-        }
+        Err(code) => return code,
     };
     let run = app::run(app, sources, interval, config.general.mouse, started);
     match runtime.block_on(run) {
@@ -126,6 +120,25 @@ fn tui(
             ExitCode::from(EXIT_FAILURE)
         }
     }
+}
+
+/// A Docker subcommand on its own runtime.
+fn docker(task: DockerTask, host: Option<&str>) -> ExitCode {
+    match runtime() {
+        Ok(rt) => docker_cli::run(task, host, &rt),
+        Err(code) => code,
+    }
+}
+
+/// The single-threaded async runtime the TUI and the Docker subcommands run on.
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("gpudeck: could not start the async runtime: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        })
 }
 
 /// The GPU source and process table for this invocation: simulated with --demo, else NVML and /proc.

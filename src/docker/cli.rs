@@ -13,18 +13,12 @@ pub enum DockerTask {
     Pull { image: String, json: bool },
 }
 
-/// Runs one Docker subcommand to completion; exit code 0 ok, 1 failed, 2 bad input.
-pub fn run(task: DockerTask, host_override: Option<&str>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("gpudeck: could not start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
+/// Runs one Docker subcommand to completion on `runtime`; exit code 0 ok, 1 failed, 2 bad input.
+pub fn run(
+    task: DockerTask,
+    host_override: Option<&str>,
+    runtime: &tokio::runtime::Runtime,
+) -> ExitCode {
     runtime.block_on(async move {
         let engine = match connect(host_override).await {
             Ok(engine) => engine,
