@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use support::docker::{busybox_image, docker, engine_or_skip, unique};
 use support::registry::{image_id, remove_image, Registry, TestImage};
-use support::tmux::{tmux, Session};
+use support::tmux::Session;
 use support::Dirs;
 
 /// gpudeck on two simulated GPUs and the real engine, in a 120x32 tmux session.
@@ -68,7 +68,7 @@ fn a_container_appears_shows_its_logs_and_is_stopped_from_the_tui() {
     });
     // Select it: it is the only running container the test knows; move until it is marked.
     for _ in 0..50 {
-        let screen = tmux(&["capture-pane", "-p", "-t", &tui.name]);
+        let screen = tui.tmux(&["capture-pane", "-p", "-t", &tui.name]);
         if selected_row_is(&tui, &name) {
             break;
         }

@@ -4,7 +4,7 @@ mod support;
 
 use std::process::Command;
 
-use support::tmux::{tmux, Session};
+use support::tmux::Session;
 use support::Dirs;
 
 fn tool_available() -> bool {
@@ -41,7 +41,7 @@ fn a_user_browses_the_tabs_and_quits() {
     s.wait_for("help", |t| t.contains("Everywhere") && t.contains("quit"));
     s.keys(&["Escape"]);
     s.wait_for("help closed", |t| !t.contains("Everywhere"));
-    tmux(&["resize-window", "-t", &s.name, "-x", "120", "-y", "40"]);
+    s.tmux(&["resize-window", "-t", &s.name, "-x", "120", "-y", "40"]);
     s.wait_for("a redraw at the new size", |t| {
         t.lines().any(|l| l.chars().count() > 90)
     });
@@ -99,7 +99,7 @@ fn no_driver_shows_the_reason_and_the_demo_hint() {
 fn no_color_means_no_colour_but_the_selection_still_shows() {
     let s = Session::start_with("nocolor", 80, 24, "NO_COLOR=1", "--demo", Dirs::new());
     s.wait_for("first frame", |t| t.contains("H100"));
-    let styled = tmux(&["capture-pane", "-p", "-e", "-t", &s.name]);
+    let styled = s.tmux(&["capture-pane", "-p", "-e", "-t", &s.name]);
     for colour in [
         "\x1b[38;", "\x1b[48;", "[38;2", "[38;5", "[31m", "[32m", "[33m", "[36m",
     ] {

@@ -5,11 +5,8 @@ use std::time::{Duration, Instant};
 
 use super::{release_binary, Dirs};
 
-pub fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux runs");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
+/// One gpudeck in tmux. Each session has a tmux server of its own (`-L`), so tests starting
+/// sessions at the same time never race to start or share a server.
 pub struct Session {
     pub name: String,
     _dirs: Dirs,
@@ -32,7 +29,8 @@ impl Session {
             dirs.root.path().join("data").display(),
             release_binary().display()
         );
-        let status = Command::new("tmux")
+        let out = Command::new("tmux")
+            .args(["-L", &name, "-f", "/dev/null"])
             .args([
                 "new-session",
                 "-d",
@@ -44,18 +42,32 @@ impl Session {
                 &h.to_string(),
                 &cmd,
             ])
-            .status()
+            .output()
             .expect("tmux starts");
-        assert!(status.success());
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         Session { name, _dirs: dirs }
     }
 
+    /// Runs a tmux command against this session's own server; returns its stdout.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.name])
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     pub fn screen(&self) -> String {
-        tmux(&["capture-pane", "-p", "-t", &self.name])
+        self.tmux(&["capture-pane", "-p", "-t", &self.name])
     }
 
     pub fn display(&self, format: &str) -> String {
-        tmux(&["display-message", "-p", "-t", &self.name, format])
+        self.tmux(&["display-message", "-p", "-t", &self.name, format])
             .trim()
             .to_string()
     }
@@ -63,7 +75,7 @@ impl Session {
     pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", self.name.as_str()];
         args.extend_from_slice(keys);
-        tmux(&args);
+        self.tmux(&args);
     }
 
     /// Waits until `check` holds for the screen, failing with the last screen after 15 s.
@@ -116,6 +128,9 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        tmux(&["kill-session", "-t", &self.name]);
+        let socket = self.tmux(&["display-message", "-p", "#{socket_path}"]);
+        self.tmux(&["kill-server"]);
+        // tmux leaves its socket file behind; one server per test would litter the tmp dir.
+        let _ = std::fs::remove_file(socket.trim());
     }
 }
