@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod compat;
 pub mod config;
 pub mod docker;
 pub mod gpu;

@@ -60,8 +60,22 @@ fn mistake(text: &str, error: &toml::de::Error) -> Mistake {
     }
 }
 
+/// `origin:line:col: reason` (or `origin: reason` without a position), as editors jump to it.
+pub(crate) fn located(origin: &str, position: Option<(usize, usize)>, reason: &str) -> String {
+    match position {
+        Some((line, column)) => format!("{origin}:{line}:{column}: {reason}"),
+        None => format!("{origin}: {reason}"),
+    }
+}
+
+/// A TOML error in `text` from `origin`, located.
+pub(crate) fn located_toml_error(origin: &str, text: &str, error: &toml::de::Error) -> String {
+    let m = mistake(text, error);
+    located(origin, m.position, &m.reason)
+}
+
 /// 1-based line and column (in characters, as editors count) of a byte offset.
-fn position(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn position(text: &str, offset: usize) -> (usize, usize) {
     let before = text.get(..offset).unwrap_or(text);
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let line = before.matches('\n').count() + 1;

@@ -3,7 +3,7 @@
 
 mod dirs;
 mod error;
-mod layer;
+pub(crate) mod layer;
 mod settings;
 mod theme;
 

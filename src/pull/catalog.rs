@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::reference::ImageRef;
+use crate::config::layer::{located, located_toml_error, position};
 
 /// The built-in catalog files, by name: data, not code (`assets/catalog/*.toml`).
 pub const BUILTIN_FILES: [(&str, &str); 4] = [
@@ -195,10 +196,8 @@ impl Catalog {
 
 /// Parses one catalog file; the error is `origin:line:col: reason`.
 fn parse_file(text: &str, origin: &str) -> Result<(CatalogSource, Vec<CatalogEntry>), String> {
-    let file: CatalogFile = toml::from_str(text).map_err(|e| {
-        let position = e.span().map(|span| line_column(text, span.start));
-        located(origin, position, e.message())
-    })?;
+    let file: CatalogFile =
+        toml::from_str(text).map_err(|e| located_toml_error(origin, text, &e))?;
     let source = CatalogSource {
         origin: origin.to_string(),
         source: file.source,
@@ -209,7 +208,7 @@ fn parse_file(text: &str, origin: &str) -> Result<(CatalogSource, Vec<CatalogEnt
         .into_iter()
         .map(|raw| {
             let image = ImageRef::parse(raw.reference.get_ref()).map_err(|e| {
-                let position = line_column(text, raw.reference.span().start);
+                let position = position(text, raw.reference.span().start);
                 located(origin, Some(position), &format!("invalid reference: {e}"))
             })?;
             Ok(CatalogEntry {
@@ -227,21 +226,6 @@ fn parse_file(text: &str, origin: &str) -> Result<(CatalogSource, Vec<CatalogEnt
         })
         .collect::<Result<Vec<_>, String>>()?;
     Ok((source, entries))
-}
-
-fn located(origin: &str, position: Option<(usize, usize)>, reason: &str) -> String {
-    match position {
-        Some((line, column)) => format!("{origin}:{line}:{column}: {reason}"),
-        None => format!("{origin}: {reason}"),
-    }
-}
-
-/// 1-based line and column (in characters, as editors count) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = text.get(..offset).unwrap_or(text);
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = before.matches('\n').count() + 1;
-    (line, before[line_start..].chars().count() + 1)
 }
 
 #[cfg(test)]

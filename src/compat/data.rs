@@ -1,0 +1,346 @@
+//! The compatibility tables (CUDA -> driver, GPU architectures, framework builds) as data, with user files layered over them.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::version::{ArchTarget, Version};
+use crate::config::layer::{located, located_toml_error};
+
+/// The built-in table files (`assets/compat/*.toml`).
+pub const BUILTIN_FILES: [(&str, &str); 3] = [
+    ("cuda.toml", include_str!("../../assets/compat/cuda.toml")),
+    ("gpus.toml", include_str!("../../assets/compat/gpus.toml")),
+    (
+        "frameworks.toml",
+        include_str!("../../assets/compat/frameworks.toml"),
+    ),
+];
+
+/// A driver version as the tables write it (`580.65.06`), kept as written for messages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DriverReq {
+    pub text: String,
+    #[serde(skip)]
+    pub version: Version,
+}
+
+/// One CUDA release and the oldest driver that runs it without compatibility layers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CudaRelease {
+    pub cuda: Version,
+    pub min_driver: DriverReq,
+}
+
+/// The driver floor of a major release's minor-version compatibility.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CudaMajor {
+    pub major: u32,
+    pub minor_compat_floor: DriverReq,
+}
+
+/// One GPU architecture by compute capability.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Arch {
+    pub cc: Version,
+    pub family: String,
+    pub first_cuda: Version,
+    pub last_cuda: Option<Version>,
+    pub examples: String,
+}
+
+/// A TensorFlow release's build: CUDA, cuDNN, Python and the GPU code it carries.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TensorflowBuild {
+    pub version: Version,
+    pub cuda: Version,
+    pub cudnn: String,
+    pub python: String,
+    pub archs: Vec<String>,
+    #[serde(skip)]
+    pub targets: Vec<ArchTarget>,
+}
+
+/// The GPU code in PyTorch's wheels for one CUDA variant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PytorchBuild {
+    pub cuda: Version,
+    pub archs: Vec<String>,
+    #[serde(skip)]
+    pub targets: Vec<ArchTarget>,
+}
+
+/// Where a table file's facts come from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TableSource {
+    pub origin: String,
+    pub source: String,
+    pub date: String,
+}
+
+/// Every table, built-in entries first, user entries replacing those with the same key.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CompatData {
+    pub releases: Vec<CudaRelease>,
+    pub majors: Vec<CudaMajor>,
+    pub archs: Vec<Arch>,
+    pub tensorflow: Vec<TensorflowBuild>,
+    pub pytorch: Vec<PytorchBuild>,
+    pub sources: Vec<TableSource>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    source: String,
+    date: String,
+    #[serde(default)]
+    major: Vec<RawMajor>,
+    #[serde(default)]
+    release: Vec<RawRelease>,
+    #[serde(default)]
+    arch: Vec<RawArch>,
+    #[serde(default)]
+    tensorflow: Vec<RawTensorflow>,
+    #[serde(default)]
+    pytorch: Vec<RawPytorch>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMajor {
+    major: u32,
+    minor_compat_floor: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRelease {
+    cuda: String,
+    min_driver: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArch {
+    cc: String,
+    family: String,
+    first_cuda: String,
+    last_cuda: Option<String>,
+    #[serde(default)]
+    examples: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTensorflow {
+    version: String,
+    cuda: String,
+    cudnn: String,
+    python: String,
+    archs: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPytorch {
+    cuda: String,
+    archs: Vec<String>,
+}
+
+impl CompatData {
+    /// The built-in tables with every `*.toml` in `user_dir` (normally `<config dir>/compat`)
+    /// layered over them in name order. A user file that does not parse is skipped with a
+    /// `path:line:col: reason` warning; a missing directory is no warning.
+    pub fn load(user_dir: Option<&Path>) -> (CompatData, Vec<String>) {
+        let mut data = CompatData::default();
+        let mut warnings = Vec::new();
+        for (name, text) in BUILTIN_FILES {
+            if let Err(reason) = data.layer_text(text, name) {
+                warnings.push(format!("built-in table {reason} (a bug in gpudeck)"));
+            }
+        }
+        if let Some(dir) = user_dir {
+            data.layer_user_dir(dir, &mut warnings);
+        }
+        data.sort();
+        (data, warnings)
+    }
+
+    /// The built-in tables only.
+    pub fn builtin() -> CompatData {
+        Self::load(None).0
+    }
+
+    /// The release entry for `major.minor` of a CUDA version.
+    pub fn release(&self, cuda: Version) -> Option<&CudaRelease> {
+        let wanted = cuda.major_minor();
+        self.releases.iter().find(|r| r.cuda == wanted)
+    }
+
+    /// The oldest driver for a CUDA version: its own release, else the next listed release above it.
+    pub fn min_driver(&self, cuda: Version) -> Option<&DriverReq> {
+        let wanted = cuda.major_minor();
+        self.releases
+            .iter()
+            .filter(|r| r.cuda >= wanted)
+            .min_by_key(|r| r.cuda)
+            .map(|r| &r.min_driver)
+    }
+
+    pub fn major(&self, major: u32) -> Option<&CudaMajor> {
+        self.majors.iter().find(|m| m.major == major)
+    }
+
+    pub fn arch(&self, cc: Version) -> Option<&Arch> {
+        self.archs.iter().find(|a| a.cc == cc.major_minor())
+    }
+
+    /// The build of a TensorFlow release, matched on `major.minor`.
+    pub fn tensorflow(&self, version: Version) -> Option<&TensorflowBuild> {
+        let wanted = version.major_minor();
+        self.tensorflow.iter().find(|t| t.version == wanted)
+    }
+
+    /// PyTorch's wheel targets for a CUDA variant, matched on `major.minor`.
+    pub fn pytorch(&self, cuda: Version) -> Option<&PytorchBuild> {
+        let wanted = cuda.major_minor();
+        self.pytorch.iter().find(|p| p.cuda == wanted)
+    }
+
+    fn sort(&mut self) {
+        self.releases.sort_by_key(|r| std::cmp::Reverse(r.cuda));
+        self.majors.sort_by_key(|m| m.major);
+        self.archs.sort_by_key(|a| a.cc);
+        self.tensorflow.sort_by_key(|t| std::cmp::Reverse(t.version));
+        self.pytorch.sort_by_key(|p| std::cmp::Reverse(p.cuda));
+    }
+
+    fn layer_user_dir(&mut self, dir: &Path, warnings: &mut Vec<String>) {
+        let listing = match std::fs::read_dir(dir) {
+            Ok(listing) => listing,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) => {
+                warnings.push(format!("{}: cannot list: {e}", dir.display()));
+                return;
+            }
+        };
+        let mut files: Vec<_> = listing
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            let shown = path.display().to_string();
+            let result = std::fs::read_to_string(&path)
+                .map_err(|e| format!("{shown}: cannot read: {e}"))
+                .and_then(|text| self.layer_text(&text, &shown));
+            if let Err(warning) = result {
+                warnings.push(format!("{warning}; the file is skipped"));
+            }
+        }
+    }
+
+    /// Parses a whole file before changing anything, so a bad file leaves no half-layer.
+    fn layer_text(&mut self, text: &str, origin: &str) -> Result<(), String> {
+        let raw: RawFile =
+            toml::from_str(text).map_err(|e| located_toml_error(origin, text, &e))?;
+        let bad =
+            |what: &str, value: &str| located(origin, None, &format!("invalid {what} `{value}`"));
+        let mut layer = CompatData::default();
+        for m in raw.major {
+            let floor = driver(&m.minor_compat_floor)
+                .ok_or_else(|| bad("driver", &m.minor_compat_floor))?;
+            layer.majors.push(CudaMajor {
+                major: m.major,
+                minor_compat_floor: floor,
+            });
+        }
+        for r in raw.release {
+            layer.releases.push(CudaRelease {
+                cuda: version(&r.cuda).ok_or_else(|| bad("CUDA version", &r.cuda))?,
+                min_driver: driver(&r.min_driver).ok_or_else(|| bad("driver", &r.min_driver))?,
+            });
+        }
+        for a in raw.arch {
+            layer.archs.push(Arch {
+                cc: version(&a.cc).ok_or_else(|| bad("compute capability", &a.cc))?,
+                family: a.family,
+                first_cuda: version(&a.first_cuda)
+                    .ok_or_else(|| bad("CUDA version", &a.first_cuda))?,
+                last_cuda: match a.last_cuda {
+                    Some(text) => Some(version(&text).ok_or_else(|| bad("CUDA version", &text))?),
+                    None => None,
+                },
+                examples: a.examples,
+            });
+        }
+        for t in raw.tensorflow {
+            layer.tensorflow.push(TensorflowBuild {
+                version: version(&t.version)
+                    .ok_or_else(|| bad("TensorFlow version", &t.version))?,
+                cuda: version(&t.cuda).ok_or_else(|| bad("CUDA version", &t.cuda))?,
+                cudnn: t.cudnn,
+                python: t.python,
+                targets: targets(&t.archs).map_err(|a| bad("architecture", &a))?,
+                archs: t.archs,
+            });
+        }
+        for p in raw.pytorch {
+            layer.pytorch.push(PytorchBuild {
+                cuda: version(&p.cuda).ok_or_else(|| bad("CUDA version", &p.cuda))?,
+                targets: targets(&p.archs).map_err(|a| bad("architecture", &a))?,
+                archs: p.archs,
+            });
+        }
+        self.sources.push(TableSource {
+            origin: origin.to_string(),
+            source: raw.source,
+            date: raw.date,
+        });
+        self.merge(layer);
+        Ok(())
+    }
+
+    fn merge(&mut self, layer: CompatData) {
+        replace_or_push(&mut self.majors, layer.majors, |a, b| a.major == b.major);
+        replace_or_push(&mut self.releases, layer.releases, |a, b| a.cuda == b.cuda);
+        replace_or_push(&mut self.archs, layer.archs, |a, b| a.cc == b.cc);
+        replace_or_push(&mut self.tensorflow, layer.tensorflow, |a, b| {
+            a.version == b.version
+        });
+        replace_or_push(&mut self.pytorch, layer.pytorch, |a, b| a.cuda == b.cuda);
+    }
+}
+
+fn replace_or_push<T>(into: &mut Vec<T>, from: Vec<T>, same: impl Fn(&T, &T) -> bool) {
+    for item in from {
+        match into.iter().position(|existing| same(existing, &item)) {
+            Some(i) => into[i] = item,
+            None => into.push(item),
+        }
+    }
+}
+
+fn version(text: &str) -> Option<Version> {
+    Version::parse(text)
+}
+
+fn driver(text: &str) -> Option<DriverReq> {
+    Some(DriverReq {
+        version: Version::parse(text)?,
+        text: text.trim().to_string(),
+    })
+}
+
+fn targets(archs: &[String]) -> Result<Vec<ArchTarget>, String> {
+    archs
+        .iter()
+        .map(|a| ArchTarget::parse(a).ok_or_else(|| a.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "data_tests.rs"]
+mod tests;

@@ -1,0 +1,146 @@
+//! `gpudeck compat`: the board as a stable JSON document or a text report to paste into a bug report.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::board::Board;
+use super::data::TableSource;
+use super::engine::{Level, Scope};
+use super::profile::GpuRuntime;
+
+/// The JSON schema id; bump it when a field changes meaning or disappears.
+pub const SCHEMA: &str = "gpudeck.compat/v1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompatReport {
+    pub schema: &'static str,
+    pub host_name: String,
+    #[serde(flatten)]
+    pub board: Board,
+    pub tables: Vec<TableSource>,
+}
+
+impl CompatReport {
+    pub fn new(host_name: String, board: Board, tables: Vec<TableSource>) -> CompatReport {
+        CompatReport {
+            schema: SCHEMA,
+            host_name,
+            board,
+            tables,
+        }
+    }
+
+    /// 0 when every listed image runs (directly or through compatibility), 1 when some verdict
+    /// is unknown, 2 when one will not run.
+    pub fn exit_code(&self) -> u8 {
+        match self.board.images.iter().map(|a| a.verdict.level).max() {
+            Some(Level::WontRun) => 2,
+            Some(Level::Unknown) => 1,
+            _ => 0,
+        }
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let host = &self.board.host;
+        let gpus: Vec<String> = host
+            .gpus
+            .iter()
+            .map(|g| match g.compute_capability {
+                Some(cc) => format!("{} (sm_{}{})", g.name, cc.major(), cc.minor()),
+                None => g.name.clone(),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "Host {}: driver {}, CUDA {}, {}",
+            self.host_name,
+            host.driver.as_deref().unwrap_or("unknown"),
+            host.cuda.map_or("unknown".into(), |c| c.to_string()),
+            if gpus.is_empty() {
+                "no GPUs".to_string()
+            } else {
+                gpus.join(", ")
+            }
+        );
+        if let Some(problem) = &host.problem {
+            let _ = writeln!(out, "  driver: {problem}");
+        }
+        let _ = writeln!(out, "  container GPUs: {}", runtime_words(host.runtime));
+        for best in &self.board.best {
+            let _ = writeln!(
+                out,
+                "Best {:?} image here: {} ({})",
+                best.framework,
+                best.reference,
+                best.level.word()
+            );
+        }
+        out.push('\n');
+        for a in &self.board.images {
+            let v = &a.verdict;
+            let _ = writeln!(
+                out,
+                "{:<14} {}  [{}{}]",
+                v.image_level.word().to_uppercase(),
+                a.image.reference,
+                a.image.source.label(),
+                a.image
+                    .framework_label()
+                    .map(|f| format!(", {f}"))
+                    .unwrap_or_default(),
+            );
+            for r in v.reasons.iter().filter(|r| r.scope == Scope::Image) {
+                let _ = writeln!(out, "    {}", r.text);
+                if let Some(fix) = &r.fix {
+                    let _ = writeln!(out, "      fix: {fix}");
+                }
+            }
+            if let Some(alt) = &a.alternative {
+                let _ = writeln!(out, "      or use {alt}, which runs here");
+            }
+        }
+        let host_reasons: Vec<_> = self
+            .board
+            .images
+            .first()
+            .map(|a| {
+                a.verdict
+                    .reasons
+                    .iter()
+                    .filter(|r| r.scope == Scope::Host)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for r in host_reasons {
+            let _ = writeln!(out, "\nFor every image: {}", r.text);
+            if let Some(fix) = &r.fix {
+                let _ = writeln!(out, "  fix: {fix}");
+            }
+        }
+        let counts: Vec<String> = self
+            .board
+            .counts()
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(l, n)| format!("{n} {}", l.word()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n{} images: {}",
+            self.board.images.len(),
+            counts.join(", ")
+        );
+        out
+    }
+}
+
+pub fn runtime_words(runtime: GpuRuntime) -> &'static str {
+    match runtime {
+        GpuRuntime::Nvidia => "Docker has the NVIDIA runtime",
+        GpuRuntime::Cdi => "Docker has NVIDIA CDI devices",
+        GpuRuntime::Missing => "Docker has no NVIDIA runtime or CDI spec",
+        GpuRuntime::Unknown => "Docker not reachable",
+    }
+}
