@@ -60,6 +60,15 @@ pub enum Commands {
         #[arg(long)]
         json: bool,
     },
+    /// Will these images run here? Verdicts with reasons and fixes for the named images, or for
+    /// every local and catalog image (exit 0 all run, 1 some unknown, 2 some will not run).
+    Compat {
+        /// Images to judge: local tags or ids, or catalog references (none: all of them).
+        images: Vec<String>,
+        /// A stable JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Pull an image with a progress bar per layer (credentials from your docker config).
     Pull {
         /// The image, e.g. tensorflow/tensorflow:2.17.0-gpu or nvcr.io/nvidia/pytorch:24.05-py3.

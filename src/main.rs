@@ -9,6 +9,7 @@ use clap::Parser;
 
 use gpudeck::app::{self, App, Sources};
 use gpudeck::cli::{Cli, Commands};
+use gpudeck::compat::{cli as compat_cli, CompatData};
 use gpudeck::config::{self, Config, Dirs, Theme};
 use gpudeck::docker::cli::{self as docker_cli, DockerTask};
 use gpudeck::gpu::nvml::NvmlSource;
@@ -58,6 +59,9 @@ fn main() -> ExitCode {
         }
         Some(Commands::Images { json }) => {
             docker(DockerTask::Images { json }, docker_host.as_deref())
+        }
+        Some(Commands::Compat { ref images, json }) => {
+            compat(sources, &dirs, images, json, docker_host.as_deref())
         }
         Some(Commands::Pull { ref image, json }) => docker(
             DockerTask::Pull {
@@ -165,12 +169,37 @@ fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
     })
 }
 
-fn gpus(sources: Sources, json: bool) -> ExitCode {
+/// One sample of every GPU, or the reason there is none.
+fn gpu_report(sources: Sources) -> report::GpuReport {
     let host = host::hostname();
-    let report = match (sources.open_gpus)() {
+    match (sources.open_gpus)() {
         Ok(mut source) => report::collect(source.as_mut(), &sources.processes, host),
         Err(e) => report::failed(host, &e),
-    };
+    }
+}
+
+fn compat(
+    sources: Sources,
+    dirs: &Dirs,
+    images: &[String],
+    json: bool,
+    docker_host: Option<&str>,
+) -> ExitCode {
+    let gpu = gpu_report(sources);
+    let (catalog, mut warnings) = Catalog::load(Some(&dirs.config.join("catalog")));
+    let (data, data_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
+    warnings.extend(data_warnings);
+    for w in &warnings {
+        eprintln!("gpudeck: {w}");
+    }
+    match runtime() {
+        Ok(rt) => compat_cli::run(&gpu, images, json, docker_host, &catalog, &data, &rt),
+        Err(code) => code,
+    }
+}
+
+fn gpus(sources: Sources, json: bool) -> ExitCode {
+    let report = gpu_report(sources);
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

@@ -232,7 +232,7 @@ mod tests {
             .iter()
             .find(|a| a.image.reference == "tensorflow/tensorflow:2.20.0-gpu")
             .unwrap();
-        assert_eq!(tf220.verdict.image_level, Level::Compat);
+        assert_eq!(tf220.verdict.image_level, Level::WontRun);
         assert_eq!(
             tf220.alternative.as_deref(),
             Some("tensorflow/tensorflow:2.15.0-gpu")

@@ -212,7 +212,8 @@ impl CompatData {
         self.releases.sort_by_key(|r| std::cmp::Reverse(r.cuda));
         self.majors.sort_by_key(|m| m.major);
         self.archs.sort_by_key(|a| a.cc);
-        self.tensorflow.sort_by_key(|t| std::cmp::Reverse(t.version));
+        self.tensorflow
+            .sort_by_key(|t| std::cmp::Reverse(t.version));
         self.pytorch.sort_by_key(|p| std::cmp::Reverse(p.cuda));
     }
 

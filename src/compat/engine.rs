@@ -212,8 +212,18 @@ fn arch_reasons(
             None => format!("{} ({sm})", gpu.name),
         };
         if let Some((what, targets)) = &build {
+            let ptx_too_new = match (host.cuda, image.cuda) {
+                (Some(driver_cuda), Some(built)) => driver_cuda < built.major_minor(),
+                _ => false,
+            };
             match coverage(targets, cc) {
                 ArchCoverage::Native => {}
+                // A driver cannot JIT PTX made by a newer toolkit than it supports.
+                ArchCoverage::PtxJit if ptx_too_new => out.push(reason(
+                    Level::WontRun,
+                    format!("{what} reaches {named} only through PTX made by CUDA {}, newer than this driver can compile (\"the provided PTX was compiled with an unsupported toolchain\")", image.cuda.map(|c| c.major_minor().to_string()).unwrap_or_default()),
+                    Some(format!("use a build that includes {sm}, or upgrade the driver")),
+                )),
                 // PTX made for exactly this capability is how builds target their newest GPU:
                 // it runs as intended, after a one-off compilation worth knowing about.
                 ArchCoverage::PtxJit if targets.contains(&ArchTarget::Ptx(cc)) => out.push(reason(

@@ -1,6 +1,7 @@
 //! Will this image run on this machine? Compatibility tables as data, and the verdict engine over them.
 
 pub mod board;
+pub mod cli;
 pub mod data;
 pub mod engine;
 pub mod profile;

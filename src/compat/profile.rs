@@ -167,14 +167,30 @@ impl ImageProfile {
 
     /// `TensorFlow 2.17.0`, `PyTorch 2.5.1`, `CUDA 12.4.1`, or nothing.
     pub fn framework_label(&self) -> Option<String> {
-        let name = match self.framework? {
-            Framework::Tensorflow => "TensorFlow",
-            Framework::Pytorch => "PyTorch",
-            Framework::Cuda => return self.cuda.map(|c| format!("CUDA {c}")),
-        };
+        let framework = self.framework?;
+        if framework == Framework::Cuda {
+            return self.cuda.map(|c| format!("CUDA {c}"));
+        }
+        let name = framework.label();
         Some(match &self.framework_version {
             Some(v) => format!("{name} {v}"),
             None => name.to_string(),
         })
     }
+}
+
+/// Whether any CDI spec in `dirs` declares NVIDIA GPUs (`kind: nvidia.com/gpu`), as
+/// `nvidia-ctk cdi generate` writes them to /etc/cdi or /var/run/cdi.
+pub fn nvidia_cdi_spec(dirs: &[String]) -> bool {
+    dirs.iter().any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|listing| {
+            listing.filter_map(Result::ok).any(|entry| {
+                let path = entry.path();
+                let spec = path
+                    .extension()
+                    .is_some_and(|e| e == "json" || e == "yaml" || e == "yml");
+                spec && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("nvidia.com/gpu"))
+            })
+        })
+    })
 }

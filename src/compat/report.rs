@@ -41,17 +41,12 @@ impl CompatReport {
         }
     }
 
-    pub fn render_text(&self) -> String {
+    /// The report as text; `every_reason` shows the reasons of images that simply run too
+    /// (for images the user named), otherwise only problems are explained.
+    pub fn render_text(&self, every_reason: bool) -> String {
         let mut out = String::new();
         let host = &self.board.host;
-        let gpus: Vec<String> = host
-            .gpus
-            .iter()
-            .map(|g| match g.compute_capability {
-                Some(cc) => format!("{} (sm_{}{})", g.name, cc.major(), cc.minor()),
-                None => g.name.clone(),
-            })
-            .collect();
+        let gpus = gpu_groups(host);
         let _ = writeln!(
             out,
             "Host {}: driver {}, CUDA {}, {}",
@@ -71,8 +66,8 @@ impl CompatReport {
         for best in &self.board.best {
             let _ = writeln!(
                 out,
-                "Best {:?} image here: {} ({})",
-                best.framework,
+                "Best {} image here: {} ({})",
+                best.framework.label(),
                 best.reference,
                 best.level.word()
             );
@@ -91,7 +86,11 @@ impl CompatReport {
                     .map(|f| format!(", {f}"))
                     .unwrap_or_default(),
             );
-            for r in v.reasons.iter().filter(|r| r.scope == Scope::Image) {
+            let shown = v
+                .reasons
+                .iter()
+                .filter(|r| r.scope == Scope::Image && (every_reason || r.level > Level::Runs));
+            for r in shown {
                 let _ = writeln!(out, "    {}", r.text);
                 if let Some(fix) = &r.fix {
                     let _ = writeln!(out, "      fix: {fix}");
@@ -134,6 +133,31 @@ impl CompatReport {
         );
         out
     }
+}
+
+/// `8x NVIDIA H100 80GB HBM3 (sm_90)`: identical GPUs counted once.
+fn gpu_groups(host: &super::profile::HostProfile) -> Vec<String> {
+    let mut groups: Vec<(String, usize)> = Vec::new();
+    for g in &host.gpus {
+        let label = match g.compute_capability {
+            Some(cc) => format!("{} (sm_{}{})", g.name, cc.major(), cc.minor()),
+            None => g.name.clone(),
+        };
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((label, 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(label, n)| {
+            if n > 1 {
+                format!("{n}x {label}")
+            } else {
+                label
+            }
+        })
+        .collect()
 }
 
 pub fn runtime_words(runtime: GpuRuntime) -> &'static str {

@@ -31,6 +31,17 @@ pub enum Framework {
     Cuda,
 }
 
+impl Framework {
+    /// The name as its makers write it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Framework::Tensorflow => "TensorFlow",
+            Framework::Pytorch => "PyTorch",
+            Framework::Cuda => "CUDA",
+        }
+    }
+}
+
 /// One known image and what it carries.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CatalogEntry {

@@ -1,0 +1,161 @@
+//! `gpudeck compat` end to end: the binary on simulated drivers, images from the catalog and from the real engine.
+
+mod support;
+
+use serde_json::Value;
+use support::docker::engine_or_skip;
+use support::docker_cleanup::Cleanup;
+use support::{stderr, stdout, Dirs};
+
+const NO_DOCKER: &str = "unix:///nonexistent/gpudeck-test.sock";
+
+fn compat(sim: &str, docker_host: &str, args: &[&str]) -> std::process::Output {
+    let dirs = Dirs::new();
+    dirs.gpudeck(sim)
+        .args(["--demo", "--docker-host", docker_host, "compat"])
+        .args(args)
+        .output()
+        .expect("gpudeck runs")
+}
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
+}
+
+#[test]
+fn an_old_driver_is_told_which_driver_to_install_and_which_image_runs_instead() {
+    let out = compat(
+        "profile=a100-pcie,gpus=2,driver=470.57.02,cuda=11040",
+        NO_DOCKER,
+        &["tensorflow/tensorflow:2.17.0-gpu"],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}{}", stderr(&out));
+    assert!(text.contains("Host "), "{text}");
+    assert!(
+        text.contains("driver 470.57.02, CUDA 11.4, 2x NVIDIA A100 80GB PCIe (sm_80)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("WILL NOT RUN   tensorflow/tensorflow:2.17.0-gpu"),
+        "{text}"
+    );
+    assert!(
+        text.contains("install NVIDIA driver 545.23.06 or newer (CUDA 12.3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("or use tensorflow/tensorflow:2.11.0-gpu, which runs here"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Best TensorFlow image here: tensorflow/tensorflow:2.11.0-gpu"),
+        "{text}"
+    );
+    assert!(
+        stderr(&out).contains("Docker"),
+        "the unreachable engine is mentioned: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn json_has_a_stable_schema_with_both_verdicts() {
+    let out = compat(
+        "",
+        NO_DOCKER,
+        &["--json", "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-runtime"],
+    );
+    let doc = json(&out);
+    assert_eq!(doc["schema"], "gpudeck.compat/v1");
+    assert_eq!(doc["host"]["driver"], "580.65.06");
+    assert_eq!(doc["host"]["cuda"], "13.0");
+    assert_eq!(doc["host"]["runtime"], "unknown");
+    let images = doc["images"].as_array().unwrap();
+    assert_eq!(images.len(), 1, "only the named image: {doc}");
+    assert_eq!(images[0]["image"]["source"], "catalog");
+    assert_eq!(images[0]["verdict"]["image_level"], "runs");
+    assert_eq!(
+        images[0]["verdict"]["level"], "unknown",
+        "Docker could not be asked"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(doc["tables"].as_array().unwrap().len() >= 3);
+    assert_eq!(doc["best"][0]["framework"], "tensorflow");
+}
+
+#[test]
+fn an_unknown_image_is_an_error_that_says_what_to_do() {
+    let out = compat("", NO_DOCKER, &["example.org/nobody/nothing:1.0"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "`example.org/nobody/nothing:1.0` is not a local image and not in gpudeck's catalog"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("gpudeck pull example.org/nobody/nothing:1.0"),
+        "{err}"
+    );
+    let out = compat("", NO_DOCKER, &["Not A Reference"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("is not an image reference"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_driver_that_cannot_be_read_gives_unknown_verdicts_with_the_reason() {
+    let out = compat(
+        "init=driver-not-loaded",
+        NO_DOCKER,
+        &["--json", "tensorflow/tensorflow:2.17.0-gpu"],
+    );
+    let doc = json(&out);
+    assert_eq!(doc["images"][0]["verdict"]["image_level"], "unknown");
+    let reasons = doc["images"][0]["verdict"]["reasons"].to_string();
+    assert!(
+        reasons.contains("NVIDIA kernel driver not loaded"),
+        "{reasons}"
+    );
+}
+
+#[test]
+fn a_local_image_is_judged_from_its_own_env_on_the_real_engine() {
+    if !engine_or_skip("a_local_image_is_judged_from_its_own_env_on_the_real_engine") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    // The env of nvidia/cuda:13.0.2 as captured on a GPU host (quoted: it holds spaces).
+    let env: Vec<String> = include_str!("fixtures/h100-host/image_env_cuda13")
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(key, value)| format!("{key}=\"{value}\""))
+        .collect();
+    let env: Vec<&str> = env.iter().map(String::as_str).collect();
+    let tag = cleanup.image(&env);
+    let host =
+        std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
+    // On a 12.8 driver of the 570 branch, an H100 runs it through forward compatibility.
+    let out = compat("driver=570.172.08,cuda=12080", &host, &["--json", &tag]);
+    let doc = json(&out);
+    let image = &doc["images"][0];
+    assert_eq!(image["image"]["source"], "local", "{doc}");
+    assert_eq!(image["image"]["reference"], tag.as_str());
+    assert_eq!(image["verdict"]["image_level"], "compat");
+    // This engine has no NVIDIA runtime: that is said, for every image.
+    assert_eq!(doc["host"]["runtime"], "missing");
+    assert_eq!(image["verdict"]["level"], "wont_run");
+    assert_eq!(out.status.code(), Some(2));
+    // The 560 branch is not among the image's forward-compatibility branches.
+    let out = compat("driver=560.35.03,cuda=12060", &host, &[&tag]);
+    assert!(
+        stdout(&out).contains("requires CUDA 13.0 (NVIDIA_REQUIRE_CUDA)"),
+        "{}",
+        stdout(&out)
+    );
+}
