@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
+use gpudeck::app::compat::CompatView;
 use gpudeck::app::{self, App, Sources};
 use gpudeck::cli::{Cli, Commands};
 use gpudeck::compat::{cli as compat_cli, CompatData};
@@ -107,7 +108,17 @@ fn tui(
         tracing::warn!("{w}");
     }
     app.state.docker.catalog = catalog.entries().to_vec();
-    if let Some(w) = warnings.first().or(catalog_warnings.first()) {
+    let (compat_data, compat_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
+    for w in &compat_warnings {
+        tracing::warn!("{w}");
+    }
+    app.state.compat = CompatView::new(compat_data);
+    app.state.refresh_compat();
+    let first_warning = warnings
+        .first()
+        .or(catalog_warnings.first())
+        .or(compat_warnings.first());
+    if let Some(w) = first_warning {
         app.state.set_status(w.clone(), true);
     }
     tracing::info!(demo = cli.demo, "starting the TUI");

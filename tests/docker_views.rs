@@ -45,6 +45,7 @@ fn engine_info() -> EngineInfo {
         runtimes: vec!["runc".into()],
         default_runtime: "runc".into(),
         cdi_spec_dirs: vec![],
+        nvidia_cdi: false,
         cgroup_version: "1".into(),
     }
 }

@@ -20,6 +20,12 @@ fn tabs_cycle_both_ways_and_jump() {
     assert_eq!(s.tab, Tab::Processes);
     s.update(Action::PrevTab);
     s.update(Action::PrevTab);
+    assert_eq!(
+        s.tab,
+        Tab::Compat,
+        "the last tab, going backwards from the first"
+    );
+    s.update(Action::PrevTab);
     assert_eq!(s.tab, Tab::Images);
     s.update(Action::SelectTab(Tab::Gpus));
     assert_eq!(s.tab, Tab::Gpus);

@@ -10,15 +10,17 @@ pub enum Tab {
     Topology,
     Containers,
     Images,
+    Compat,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Gpus,
         Tab::Processes,
         Tab::Topology,
         Tab::Containers,
         Tab::Images,
+        Tab::Compat,
     ];
 
     pub fn title(self) -> &'static str {
@@ -28,6 +30,7 @@ impl Tab {
             Tab::Topology => "Topology",
             Tab::Containers => "Containers",
             Tab::Images => "Images",
+            Tab::Compat => "Compat",
         }
     }
 
@@ -77,6 +80,8 @@ pub enum Action {
     NextMatch,
     SaveLogs,
     OpenPullPicker,
+    /// Pull the image selected in the Compatibility tab.
+    PullSelected,
     CancelPull,
 }
 

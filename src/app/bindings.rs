@@ -34,6 +34,7 @@ pub fn bindings() -> Vec<Binding> {
     let g = Context::Tab(super::action::Tab::Gpus);
     let c = Context::Tab(super::action::Tab::Containers);
     let im = Context::Tab(super::action::Tab::Images);
+    let cp = Context::Tab(super::action::Tab::Compat);
     let lg = Context::Logs;
     let mut ctrl_c = bind(Char('c'), Action::Quit, G, "Ctrl-C", "quit", None);
     ctrl_c.modifiers = KeyModifiers::CONTROL;
@@ -61,7 +62,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('1'),
             Action::SelectTab(super::action::Tab::Gpus),
             G,
-            "1-5",
+            "1-6",
             "go to a tab by number",
             None,
         ),
@@ -69,7 +70,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('2'),
             Action::SelectTab(super::action::Tab::Processes),
             G,
-            "1-5",
+            "1-6",
             "go to a tab by number",
             None,
         ),
@@ -77,7 +78,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('3'),
             Action::SelectTab(super::action::Tab::Topology),
             G,
-            "1-5",
+            "1-6",
             "go to a tab by number",
             None,
         ),
@@ -85,7 +86,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('4'),
             Action::SelectTab(super::action::Tab::Containers),
             G,
-            "1-5",
+            "1-6",
             "go to a tab by number",
             None,
         ),
@@ -93,7 +94,15 @@ pub fn bindings() -> Vec<Binding> {
             Char('5'),
             Action::SelectTab(super::action::Tab::Images),
             G,
-            "1-5",
+            "1-6",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('6'),
+            Action::SelectTab(super::action::Tab::Compat),
+            G,
+            "1-6",
             "go to a tab by number",
             None,
         ),
@@ -250,6 +259,14 @@ pub fn bindings() -> Vec<Binding> {
             "d",
             "remove the image (asks first)",
             Some("remove"),
+        ),
+        bind(
+            Char('p'),
+            Action::PullSelected,
+            cp,
+            "p",
+            "pull the selected image (its verdict is shown first)",
+            Some("pull"),
         ),
         bind(
             Char('p'),

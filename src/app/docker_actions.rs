@@ -264,6 +264,13 @@ impl AppState {
         if self.apply_pull(&update) {
             return Vec::new();
         }
+        // The verdicts depend on the engine's runtimes and the local images.
+        let refresh_compat = matches!(
+            update,
+            DockerUpdate::Connected { .. }
+                | DockerUpdate::Unavailable { .. }
+                | DockerUpdate::Images(_)
+        );
         let d = &mut self.docker;
         match update {
             DockerUpdate::Connecting { host } => {
@@ -329,6 +336,9 @@ impl AppState {
                 Ok(()) => self.set_status(what, false),
                 Err(e) => self.set_status(format!("{what}: {e}"), true),
             },
+        }
+        if refresh_compat {
+            self.refresh_compat();
         }
         self.watch_stats()
     }

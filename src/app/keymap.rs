@@ -86,6 +86,7 @@ fn changes_things(action: &Action) -> bool {
             | Action::RestartContainer
             | Action::RemoveSelected
             | Action::OpenPullPicker
+            | Action::PullSelected
     )
 }
 

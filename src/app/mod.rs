@@ -2,6 +2,7 @@
 
 pub mod action;
 mod bindings;
+pub mod compat;
 pub mod docker;
 mod docker_actions;
 pub mod keymap;

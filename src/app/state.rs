@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use super::action::{Action, Command, Tab};
+use super::compat::CompatView;
 use super::docker::DockerView;
 use super::processes::ProcessListState;
 use super::pulls::PullPicker;
@@ -77,6 +78,7 @@ pub struct AppState {
     /// Rows a page-up/down moves; the draw code knows the real height, this is close enough.
     pub page_size: usize,
     pub docker: DockerView,
+    pub compat: CompatView,
     /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
     pub now: i64,
 }
@@ -104,6 +106,7 @@ impl AppState {
             terminated: HashSet::new(),
             page_size: 10,
             docker: DockerView::new(String::new()),
+            compat: CompatView::default(),
             now: 0,
         }
     }
@@ -160,8 +163,12 @@ impl AppState {
                         .collect(),
                 }));
                 self.selected_gpu = self.selected_gpu.min(n.saturating_sub(1));
+                self.refresh_compat();
             }
-            GpuUpdate::Failed(e) => self.gpu = GpuStatus::Failed(e),
+            GpuUpdate::Failed(e) => {
+                self.gpu = GpuStatus::Failed(e);
+                self.refresh_compat();
+            }
             GpuUpdate::Sampled(samples) => {
                 if let GpuStatus::Ready(data) = &mut self.gpu {
                     for ((gpu, sample), history) in data
@@ -222,6 +229,9 @@ impl AppState {
         let in_docker = matches!(self.tab, Tab::Containers | Tab::Images);
         if in_docker && !global {
             return self.update_docker(action);
+        }
+        if self.tab == Tab::Compat && !global {
+            return self.update_compat(action);
         }
         match action {
             Action::Quit => self.quit = true,
@@ -320,7 +330,7 @@ impl AppState {
 
     fn move_selection(&mut self, delta: isize) {
         match self.tab {
-            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images => {
+            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images | Tab::Compat => {
                 let n = self.gpu_count();
                 self.selected_gpu = offset(self.selected_gpu, delta, n);
             }
@@ -339,7 +349,7 @@ impl AppState {
 
     fn select_row(&mut self, row: usize) {
         match self.tab {
-            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images => {
+            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images | Tab::Compat => {
                 if row < self.gpu_count() {
                     self.selected_gpu = row;
                 }

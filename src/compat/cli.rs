@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::board::{assess, Board};
 use super::data::CompatData;
-use super::profile::{nvidia_cdi_spec, GpuRuntime, HostProfile, ImageProfile, ImageSource};
+use super::profile::{GpuRuntime, HostProfile, ImageProfile, ImageSource};
 use super::report::CompatReport;
 use crate::docker::{resolve_host, Engine, ImageInfo};
 use crate::gpu::report::GpuReport;
@@ -28,12 +28,7 @@ pub fn run(
     if let Some(note) = &docker_note {
         eprintln!("gpudeck: {note}");
     }
-    let runtime_kind = GpuRuntime::from_engine(
-        engine_info.as_ref(),
-        engine_info
-            .as_ref()
-            .is_some_and(|i| nvidia_cdi_spec(&i.cdi_spec_dirs)),
-    );
+    let runtime_kind = GpuRuntime::from_engine(engine_info.as_ref());
     let host = HostProfile::from_report(gpu, runtime_kind);
     let board = match board_for(data, host, wanted, &local, catalog.entries()) {
         Ok(board) => board,

@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::version::Version;
 use crate::docker::types::{EngineInfo, ImageFacts};
 use crate::gpu::report::GpuReport;
+use crate::gpu::{GpuStatic, SystemInfo};
 use crate::pull::{CatalogEntry, Framework};
 
 /// How Docker can hand GPUs to a container.
@@ -22,12 +23,12 @@ pub enum GpuRuntime {
 }
 
 impl GpuRuntime {
-    /// From the engine's info and whether an NVIDIA CDI spec was found in its spec dirs.
-    pub fn from_engine(info: Option<&EngineInfo>, nvidia_cdi_spec: bool) -> GpuRuntime {
+    /// From the engine's info; `None` when the engine could not be asked.
+    pub fn from_engine(info: Option<&EngineInfo>) -> GpuRuntime {
         match info {
             None => GpuRuntime::Unknown,
             Some(info) if info.runtimes.iter().any(|r| r == "nvidia") => GpuRuntime::Nvidia,
-            Some(_) if nvidia_cdi_spec => GpuRuntime::Cdi,
+            Some(info) if info.nvidia_cdi => GpuRuntime::Cdi,
             Some(_) => GpuRuntime::Missing,
         }
     }
@@ -55,27 +56,33 @@ pub struct HostProfile {
 
 impl HostProfile {
     pub fn from_report(report: &GpuReport, runtime: GpuRuntime) -> HostProfile {
-        let system = report.system.as_ref();
+        let gpus: Vec<&GpuStatic> = report.gpus.iter().map(|g| &g.info).collect();
+        let problem = report.error.as_ref().map(|e| e.title.to_string());
+        Self::new(report.system.as_ref(), &gpus, problem, runtime)
+    }
+
+    /// From the driver's facts and the GPUs' static facts (as the TUI holds them).
+    pub fn new(
+        system: Option<&SystemInfo>,
+        gpus: &[&GpuStatic],
+        problem: Option<String>,
+        runtime: GpuRuntime,
+    ) -> HostProfile {
         HostProfile {
             driver: system.and_then(|s| s.driver_version.clone()),
             cuda: system
                 .and_then(|s| s.cuda_driver_version)
                 .map(|c| Version::new(c.major, c.minor)),
-            gpus: report
-                .gpus
+            gpus: gpus
                 .iter()
                 .map(|g| HostGpu {
-                    index: g.info.index,
-                    name: g.info.name.clone(),
-                    compute_capability: g
-                        .info
-                        .compute_capability
-                        .as_deref()
-                        .and_then(Version::parse),
+                    index: g.index,
+                    name: g.name.clone(),
+                    compute_capability: g.compute_capability.as_deref().and_then(Version::parse),
                 })
                 .collect(),
             runtime,
-            problem: report.error.as_ref().map(|e| e.title.to_string()),
+            problem,
         }
     }
 

@@ -31,6 +31,9 @@ impl Engine {
             docker_root_dir: info.docker_root_dir.unwrap_or_default(),
             runtimes,
             default_runtime: info.default_runtime.unwrap_or_default(),
+            nvidia_cdi: crate::compat::profile::nvidia_cdi_spec(
+                info.cdi_spec_dirs.as_deref().unwrap_or_default(),
+            ),
             cdi_spec_dirs: info.cdi_spec_dirs.unwrap_or_default(),
             cgroup_version: info
                 .cgroup_version

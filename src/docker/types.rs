@@ -178,5 +178,8 @@ pub struct EngineInfo {
     pub runtimes: Vec<String>,
     pub default_runtime: String,
     pub cdi_spec_dirs: Vec<String>,
+    /// Whether a CDI spec in those dirs declares NVIDIA GPUs (read on this machine, so only
+    /// meaningful for a local engine).
+    pub nvidia_cdi: bool,
     pub cgroup_version: String,
 }

@@ -1,6 +1,7 @@
 //! Pure renderers: the whole screen drawn from `&AppState` and the theme, plus mouse hit-testing on the same layout.
 
 mod chrome;
+mod compat;
 mod containers;
 mod docker_status;
 mod gpu_detail;
@@ -55,6 +56,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
     match (&state.gpu, state.tab) {
         (_, Tab::Containers) => containers::render(screen.body, buf, state, &styles),
         (_, Tab::Images) => images::render(screen.body, buf, state, &styles),
+        (_, Tab::Compat) => compat::render(screen.body, buf, state, &styles),
         (GpuStatus::Loading, _) => gpu_error::loading(screen.body, buf, &styles),
         (GpuStatus::Failed(e), _) => gpu_error::render(screen.body, buf, e, &styles),
         (GpuStatus::Ready(data), Tab::Gpus) => {
@@ -85,12 +87,15 @@ pub fn click(area: Rect, state: &AppState, column: u16, row: u16) -> Option<Acti
     if matches!(state.tab, Tab::Containers | Tab::Images) {
         return docker_click(screen.body, state, row);
     }
+    if state.tab == Tab::Compat {
+        return compat::row_at(screen.body, state, row).map(Action::SelectRow);
+    }
     let data = match &state.gpu {
         GpuStatus::Ready(d) => d,
         _ => return None,
     };
     match state.tab {
-        Tab::Containers | Tab::Images => None,
+        Tab::Containers | Tab::Images | Tab::Compat => None,
         Tab::Gpus => gpu_list::row_at(screen.body, state, data, row).map(Action::SelectRow),
         Tab::Processes => processes::row_at(screen.body, state, row).map(Action::SelectRow),
         Tab::Topology => None,

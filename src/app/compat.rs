@@ -1,0 +1,133 @@
+//! The Compatibility tab's state: the board of verdicts, rebuilt when the driver, the engine or the image list changes.
+
+use std::sync::Arc;
+
+use super::action::{Action, Command, DockerCommand};
+use super::docker::EngineStatus;
+use super::state::{AppState, Confirmation, GpuStatus, Overlay};
+use crate::compat::{assess, Assessment, Board, CompatData, GpuRuntime, HostProfile, ImageSource};
+use crate::gpu::GpuStatic;
+
+/// The verdicts on screen and which row is selected.
+#[derive(Clone, Debug, Default)]
+pub struct CompatView {
+    pub data: Arc<CompatData>,
+    pub board: Option<Board>,
+    pub selected: usize,
+}
+
+impl CompatView {
+    pub fn new(data: CompatData) -> Self {
+        Self {
+            data: Arc::new(data),
+            board: None,
+            selected: 0,
+        }
+    }
+
+    pub fn selected_assessment(&self) -> Option<&Assessment> {
+        self.board.as_ref()?.images.get(self.selected)
+    }
+
+    pub fn len(&self) -> usize {
+        self.board.as_ref().map_or(0, |b| b.images.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The verdict shown for a reference (for the pull picker).
+    pub fn assessment_of(&self, reference: &str) -> Option<&Assessment> {
+        self.board
+            .as_ref()?
+            .images
+            .iter()
+            .find(|a| a.image.reference == reference)
+    }
+}
+
+impl AppState {
+    /// Judges every local and catalog image again; cheap (microseconds per image), so it runs on
+    /// every change of what the verdicts depend on rather than on a timer.
+    pub fn refresh_compat(&mut self) {
+        let runtime = match &self.docker.status {
+            EngineStatus::Ready(info) => GpuRuntime::from_engine(Some(info)),
+            EngineStatus::Unavailable { .. } => GpuRuntime::from_engine(None),
+            EngineStatus::Connecting => GpuRuntime::Unknown,
+        };
+        let host = match &self.gpu {
+            GpuStatus::Ready(data) => {
+                let gpus: Vec<&GpuStatic> = data.inventory.gpus.iter().collect();
+                HostProfile::new(Some(&data.inventory.system), &gpus, None, runtime)
+            }
+            GpuStatus::Failed(e) => HostProfile::new(None, &[], Some(e.title().into()), runtime),
+            GpuStatus::Loading => {
+                HostProfile::new(None, &[], Some("reading the driver…".into()), runtime)
+            }
+        };
+        let local = crate::compat::cli::local_profiles(&self.docker.images);
+        let board = assess(&self.compat.data, host, local, &self.docker.catalog);
+        self.compat.selected = self
+            .compat
+            .selected
+            .min(board.images.len().saturating_sub(1));
+        self.compat.board = Some(board);
+    }
+
+    pub(super) fn update_compat(&mut self, action: Action) -> Vec<Command> {
+        let len = self.compat.len();
+        let page = self.page_size.max(1);
+        let s = &mut self.compat.selected;
+        match action {
+            Action::Up => *s = s.saturating_sub(1),
+            Action::Down => *s = (*s + 1).min(len.saturating_sub(1)),
+            Action::PageUp => *s = s.saturating_sub(page),
+            Action::PageDown => *s = (*s + page).min(len.saturating_sub(1)),
+            Action::Top => *s = 0,
+            Action::Bottom => *s = len.saturating_sub(1),
+            Action::SelectRow(row) if row < len => *s = row,
+            Action::PullSelected => self.ask_to_pull_selected(),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Asks before pulling, with the verdict in the question: the point is to know before the
+    /// download, not after.
+    fn ask_to_pull_selected(&mut self) {
+        if self.read_only {
+            self.set_status("read-only mode: pulling images is disabled", true);
+            return;
+        }
+        if !self.docker.is_ready() {
+            self.set_status("the Docker Engine is not reachable", true);
+            return;
+        }
+        let Some(a) = self.compat.selected_assessment() else {
+            return;
+        };
+        if a.image.source == ImageSource::Local {
+            self.set_status(format!("{} is already pulled", a.image.reference), false);
+            return;
+        }
+        let reference = a.image.reference.clone();
+        let mut details = vec![format!("Verdict here: {}", a.verdict.image_level.word())];
+        details.extend(
+            a.verdict
+                .reasons
+                .iter()
+                .filter(|r| r.level > crate::compat::Level::Runs)
+                .map(|r| r.text.clone()),
+        );
+        if let Some(alt) = &a.alternative {
+            details.push(format!("{alt} runs here"));
+        }
+        self.overlay = Overlay::Confirm(Confirmation {
+            title: "Pull image".into(),
+            question: format!("Pull {reference}?"),
+            details,
+            command: Command::Docker(DockerCommand::Pull(reference)),
+        });
+    }
+}

@@ -1,0 +1,216 @@
+//! The Compat tab: this host's driver, CUDA and container runtime, the best image per framework, and every image's verdict with its reasons.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
+
+use super::style::Styles;
+use super::table_offset;
+use crate::app::state::AppState;
+use crate::compat::report::runtime_words;
+use crate::compat::{Assessment, Board, GpuRuntime, Level, Scope};
+
+/// Lines of the host summary above the table.
+const SUMMARY_HEIGHT: u16 = 4;
+
+/// The verdict as a mark and a style: the colour says it, the mark says it without colour.
+pub fn level_mark(level: Level, s: &Styles) -> (&'static str, Style) {
+    match level {
+        Level::Runs => ("✓", s.ok()),
+        Level::Compat => ("~", s.warn()),
+        Level::Unknown => ("?", s.muted()),
+        Level::WontRun => ("✗", s.error()),
+    }
+}
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let Some(board) = &state.compat.board else {
+        Paragraph::new(Line::styled("reading the driver…", s.muted()))
+            .block(Block::bordered().border_style(s.border()))
+            .render(area, buf);
+        return;
+    };
+    let (summary, table, detail) = layout(area);
+    render_summary(summary, buf, board, s);
+    render_table(table, buf, board, state.compat.selected, s);
+    if let Some(detail) = detail {
+        render_detail(detail, buf, state.compat.selected_assessment(), s);
+    }
+}
+
+fn render_summary(area: Rect, buf: &mut Buffer, board: &Board, s: &Styles) {
+    let host = &board.host;
+    let mut lines = Vec::new();
+    let driver = match (&host.driver, host.cuda, &host.problem) {
+        (Some(d), Some(c), _) => format!("driver {d} · supports CUDA {c}"),
+        (_, _, Some(problem)) => format!("driver: {problem}"),
+        _ => "driver unknown".to_string(),
+    };
+    let gpus = gpu_summary(board);
+    lines.push(Line::from(vec![
+        Span::styled(" Host ", s.title()),
+        Span::styled(driver, s.text()),
+        Span::styled(format!(" · {gpus}"), s.text()),
+    ]));
+    let runtime_style = match host.runtime {
+        GpuRuntime::Nvidia | GpuRuntime::Cdi => s.ok(),
+        GpuRuntime::Missing => s.error(),
+        GpuRuntime::Unknown => s.warn(),
+    };
+    let mut runtime_line = vec![
+        Span::styled(" Containers ", s.title()),
+        Span::styled(runtime_words(host.runtime), runtime_style),
+    ];
+    if host.runtime == GpuRuntime::Missing {
+        runtime_line.push(Span::styled(
+            " · fix: install nvidia-container-toolkit, `sudo nvidia-ctk runtime configure --runtime=docker`",
+            s.muted(),
+        ));
+    }
+    lines.push(Line::from(runtime_line));
+    for best in &board.best {
+        let (mark, style) = level_mark(best.level, s);
+        lines.push(Line::from(vec![
+            Span::styled(format!(" Best {} ", best.framework.label()), s.title()),
+            Span::styled(mark, style),
+            Span::styled(format!(" {}", best.reference), s.accent()),
+        ]));
+    }
+    Paragraph::new(lines).render(area, buf);
+}
+
+fn gpu_summary(board: &Board) -> String {
+    let gpus = &board.host.gpus;
+    let Some(first) = gpus.first() else {
+        return "no GPUs".into();
+    };
+    let same = gpus.iter().all(|g| g.name == first.name);
+    let cc = first
+        .compute_capability
+        .map(|c| format!(" (sm_{}{})", c.major(), c.minor()))
+        .unwrap_or_default();
+    match (gpus.len(), same) {
+        (1, _) => format!("{}{cc}", first.name),
+        (n, true) => format!("{n}x {}{cc}", first.name),
+        (n, false) => format!("{n} GPUs of several kinds"),
+    }
+}
+
+fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s: &Styles) {
+    let counts: Vec<String> = board
+        .counts()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(l, n)| format!("{n} {}", l.word()))
+        .collect();
+    let block = Block::bordered()
+        .title(Span::styled(
+            format!(" Will it run here? · {} ", counts.join(" · ")),
+            s.title(),
+        ))
+        .border_style(s.border());
+    let visible = area.height.saturating_sub(3) as usize;
+    let first = table_offset(Some(selected), visible);
+    let rows = board
+        .images
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(visible)
+        .map(|(i, a)| {
+            let (mark, style) = level_mark(a.verdict.image_level, s);
+            let row = Row::new(vec![
+                Cell::from(Span::styled(
+                    format!("{mark} {}", a.verdict.image_level.word()),
+                    style,
+                )),
+                Cell::from(a.image.reference.clone()),
+                Cell::from(a.image.source.label()),
+                Cell::from(a.image.framework_label().unwrap_or_default()),
+                Cell::from(
+                    a.image
+                        .cuda
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "–".into()),
+                ),
+            ]);
+            if i == selected {
+                row.style(s.selected())
+            } else {
+                row.style(s.text())
+            }
+        });
+    let header = Row::new(["VERDICT", "IMAGE", "FROM", "FRAMEWORK", "CUDA"]).style(s.header());
+    let widths = [
+        Constraint::Length(17),
+        Constraint::Min(24),
+        Constraint::Length(8),
+        Constraint::Length(18),
+        Constraint::Length(7),
+    ];
+    Table::new(rows, widths)
+        .header(header)
+        .block(block)
+        .render(area, buf);
+}
+
+fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Styles) {
+    let block = Block::bordered()
+        .title(Span::styled(" Why ", s.title()))
+        .border_style(s.border());
+    let Some(a) = a else {
+        block.render(area, buf);
+        return;
+    };
+    let mut lines = Vec::new();
+    for r in &a.verdict.reasons {
+        let (mark, style) = level_mark(r.level, s);
+        let scope = if r.scope == Scope::Host { "host: " } else { "" };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark} "), style),
+            Span::styled(format!("{scope}{}", r.text), s.text()),
+        ]));
+        if let Some(fix) = &r.fix {
+            lines.push(Line::styled(format!("  fix: {fix}"), s.muted()));
+        }
+    }
+    if let Some(alt) = &a.alternative {
+        lines.push(Line::from(vec![
+            Span::styled("→ ", s.ok()),
+            Span::styled(format!("{alt} runs here"), s.accent()),
+        ]));
+    }
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(block)
+        .render(area, buf);
+}
+
+/// The summary, the table and (when there is room) the reasons pane.
+fn layout(area: Rect) -> (Rect, Rect, Option<Rect>) {
+    let summary = Rect {
+        height: SUMMARY_HEIGHT.min(area.height),
+        ..area
+    };
+    let rest_h = area.height - summary.height;
+    let detail_h = if rest_h >= 16 { 8 } else { 0 };
+    let table = Rect {
+        y: area.y + summary.height,
+        height: rest_h - detail_h,
+        ..area
+    };
+    let detail = (detail_h > 0).then_some(Rect {
+        y: table.y + table.height,
+        height: detail_h,
+        ..area
+    });
+    (summary, table, detail)
+}
+
+/// The verdict row under a click, on the same layout `render` draws.
+pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
+    let (_, table, _) = layout(area);
+    super::table_row_at(table, Some(state.compat.selected), state.compat.len(), row)
+}
