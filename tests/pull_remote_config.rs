@@ -44,8 +44,14 @@ async fn a_pushed_image_is_read_from_the_registry_and_nothing_is_pulled() {
     let remote = fetch(&reference, None).await.expect("the config is read");
 
     assert_eq!(remote.config_digest, config_digest);
-    assert!(remote.env.contains(&"CUDA_VERSION=12.4.1".to_string()), "{:?}", remote.env);
-    assert!(remote.env.contains(&format!("NVIDIA_REQUIRE_CUDA={REQUIRE_CUDA}")));
+    assert!(
+        remote.env.contains(&"CUDA_VERSION=12.4.1".to_string()),
+        "{:?}",
+        remote.env
+    );
+    assert!(remote
+        .env
+        .contains(&format!("NVIDIA_REQUIRE_CUDA={REQUIRE_CUDA}")));
     assert_eq!(remote.labels["com.nvidia.cudnn.version"], "9.1.0.70");
     let facts = remote.facts();
     assert_eq!(facts.cuda.as_deref(), Some("12.4.1"));
@@ -54,7 +60,10 @@ async fn a_pushed_image_is_read_from_the_registry_and_nothing_is_pulled() {
     assert_eq!(remote.platform().to_string(), Platform::host().to_string());
     assert!(remote.runs_here());
     assert!(remote.manifest_digest.starts_with("sha256:"));
-    assert_eq!(remote.platform_manifest_digest, None, "docker push makes no index");
+    assert_eq!(
+        remote.platform_manifest_digest, None,
+        "docker push makes no index"
+    );
     assert!(remote.created.is_some());
     // busybox import, the naming layer and 1 MB of random data (incompressible).
     assert_eq!(remote.layer_count, 3);
@@ -64,13 +73,18 @@ async fn a_pushed_image_is_read_from_the_registry_and_nothing_is_pulled() {
         remote.compressed_size
     );
 
-    assert!(image_id(&reference).is_none(), "fetching the config pulled nothing");
+    assert!(
+        image_id(&reference).is_none(),
+        "fetching the config pulled nothing"
+    );
     let listed = docker(&["images", "-q", &reference.replace(":12.4.1-runtime", "")]);
     assert!(listed.is_empty(), "docker images lists {listed}");
 
     // The same image by digest: the digest is checked and kept.
     let pinned = reference.replace(":12.4.1-runtime", &format!("@{}", remote.manifest_digest));
-    let by_digest = fetch(&pinned, None).await.expect("the pinned image is read");
+    let by_digest = fetch(&pinned, None)
+        .await
+        .expect("the pinned image is read");
     assert_eq!(by_digest.manifest_digest, remote.manifest_digest);
     assert_eq!(by_digest.config_digest, config_digest);
     assert!(image_id(&pinned).is_none());

@@ -17,7 +17,9 @@ pub(crate) enum Challenge {
 /// answer or a Bearer challenge without a realm.
 pub(crate) fn parse_challenge(header: &str) -> Option<Challenge> {
     let header = header.trim();
-    let (scheme, rest) = header.split_once(char::is_whitespace).unwrap_or((header, ""));
+    let (scheme, rest) = header
+        .split_once(char::is_whitespace)
+        .unwrap_or((header, ""));
     let params = parse_params(rest);
     let param = |name: &str| {
         params

@@ -239,7 +239,7 @@ impl<'a> Session<'a> {
         if error.is_timeout() {
             return RemoteError::Timeout {
                 registry: self.registry.clone(),
-                seconds: CONNECT_TIMEOUT.as_secs(),
+                timeout: CONNECT_TIMEOUT,
             };
         }
         RemoteError::Unreachable {
@@ -325,7 +325,10 @@ mod tests {
 
     #[test]
     fn tokens_come_from_either_field() {
-        assert_eq!(parse_token(br#"{"token":"t1","expires_in":300}"#), Ok("t1".into()));
+        assert_eq!(
+            parse_token(br#"{"token":"t1","expires_in":300}"#),
+            Ok("t1".into())
+        );
         assert_eq!(parse_token(br#"{"access_token":"t2"}"#), Ok("t2".into()));
         assert_eq!(
             parse_token(br#"{"token":"","access_token":"t3"}"#),
@@ -337,7 +340,10 @@ mod tests {
 
     #[test]
     fn basic_headers_are_base64_of_user_and_password() {
-        assert_eq!(basic_header("aladdin", "opensesame"), "Basic YWxhZGRpbjpvcGVuc2VzYW1l");
+        assert_eq!(
+            basic_header("aladdin", "opensesame"),
+            "Basic YWxhZGRpbjpvcGVuc2VzYW1l"
+        );
         let credentials = DockerCredentials {
             username: Some("u".into()),
             password: None,

@@ -1,5 +1,7 @@
 //! Why reading an image from its registry failed, told apart from status codes and error bodies, each with a fix.
 
+use std::time::Duration;
+
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -39,8 +41,8 @@ pub enum RemoteError {
         wanted: String,
         available: Vec<String>,
     },
-    #[error("the registry {registry} did not answer within {seconds} s")]
-    Timeout { registry: String, seconds: u64 },
+    #[error("the registry {registry} did not answer within {timeout:?}")]
+    Timeout { registry: String, timeout: Duration },
     #[error("the registry {registry} refuses more requests for now (HTTP 429, rate limit)")]
     RateLimited { registry: String },
     #[error("the registry {registry} sent {what} that cannot be read: {detail}")]

@@ -14,7 +14,13 @@ pub(crate) const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 
 /// The Accept header for a manifest: every single-image and multi-platform format gpudeck reads.
 pub(crate) fn manifest_accept() -> String {
-    [OCI_INDEX, DOCKER_MANIFEST_LIST, OCI_MANIFEST, DOCKER_MANIFEST].join(", ")
+    [
+        OCI_INDEX,
+        DOCKER_MANIFEST_LIST,
+        OCI_MANIFEST,
+        DOCKER_MANIFEST,
+    ]
+    .join(", ")
 }
 
 /// An OS / CPU pair as registries name them (`linux/amd64`, `linux/arm64/v8`).
@@ -142,11 +148,11 @@ pub(crate) fn select_platform<'a>(
 ) -> Result<&'a Descriptor, Vec<String>> {
     let fits = |d: &&Descriptor| d.platform.as_ref().is_some_and(|p| p.runs_on(host));
     // Prefer an exact variant match (arm64 with no variant over arm64/v9 when the host is plain).
-    let exact = index
-        .manifests
-        .iter()
-        .filter(fits)
-        .find(|d| d.platform.as_ref().is_some_and(|p| p.variant == host.variant));
+    let exact = index.manifests.iter().filter(fits).find(|d| {
+        d.platform
+            .as_ref()
+            .is_some_and(|p| p.variant == host.variant)
+    });
     if let Some(found) = exact.or_else(|| index.manifests.iter().find(fits)) {
         return Ok(found);
     }

@@ -35,9 +35,15 @@ fn index() -> ImageIndex {
 fn the_host_platform_is_picked_from_an_index() {
     let index = index();
     let amd64 = platform("linux", "amd64", None);
-    assert_eq!(select_platform(&index, &amd64).unwrap().digest, "sha256:bbb");
+    assert_eq!(
+        select_platform(&index, &amd64).unwrap().digest,
+        "sha256:bbb"
+    );
     let arm64 = platform("linux", "arm64", None);
-    assert_eq!(select_platform(&index, &arm64).unwrap().digest, "sha256:aaa");
+    assert_eq!(
+        select_platform(&index, &arm64).unwrap().digest,
+        "sha256:aaa"
+    );
 }
 
 #[test]
@@ -105,7 +111,8 @@ fn schema1_and_garbage_are_refused_with_a_reason() {
     assert!(parse_manifest(b"<html>", None)
         .unwrap_err()
         .contains("not a JSON"));
-    let no_config = r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"}"#;
+    let no_config =
+        r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"}"#;
     assert!(parse_manifest(no_config.as_bytes(), None).is_err());
 }
 

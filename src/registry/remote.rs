@@ -97,7 +97,7 @@ pub async fn fetch_config(
 ) -> Result<RemoteImage, RemoteError> {
     let timed_out = || RemoteError::Timeout {
         registry: image.registry_host().to_string(),
-        seconds: options.timeout.as_secs(),
+        timeout: options.timeout,
     };
     tokio::time::timeout(options.timeout, fetch(image, credentials, options))
         .await
@@ -115,7 +115,7 @@ pub async fn fetch_tags(
     listing.unwrap_or_else(|_| {
         Err(RemoteError::Timeout {
             registry: image.registry_host().to_string(),
-            seconds: options.timeout.as_secs(),
+            timeout: options.timeout,
         })
     })
 }
@@ -168,12 +168,15 @@ async fn fetch(
         }
     };
     let config_digest = &manifest.config.digest;
-    let config = session.get(&format!("blobs/{config_digest}"), "*/*").await?;
+    let config = session
+        .get(&format!("blobs/{config_digest}"), "*/*")
+        .await?;
     if !config.ok() {
         return Err(session.refused(&classify(config.status, &config.body)));
     }
     check(&session, &config.body, config_digest, "the image config")?;
-    let parsed = parse_config(&config.body).map_err(|e| session.malformed("the image config", e))?;
+    let parsed =
+        parse_config(&config.body).map_err(|e| session.malformed("the image config", e))?;
     Ok(RemoteImage::new(
         image,
         (top_digest, platform_digest),
@@ -232,7 +235,12 @@ fn parse(session: &Session<'_>, answer: &Answer, what: &str) -> Result<Manifest,
         .map_err(|e| session.malformed(what, e))
 }
 
-fn check(session: &Session<'_>, bytes: &[u8], expected: &str, what: &str) -> Result<(), RemoteError> {
+fn check(
+    session: &Session<'_>,
+    bytes: &[u8],
+    expected: &str,
+    what: &str,
+) -> Result<(), RemoteError> {
     match verify_digest(bytes, expected) {
         Ok(()) => Ok(()),
         Err(DigestProblem::Mismatch(actual)) => Err(RemoteError::DigestMismatch {

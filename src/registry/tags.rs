@@ -24,8 +24,8 @@ struct TagList {
 pub(crate) async fn list_tags(session: &mut Session<'_>) -> Result<TagListing, RemoteError> {
     let answer = session.get("tags/list", "application/json").await?;
     if answer.ok() {
-        let list: TagList = serde_json::from_slice(&answer.body)
-            .map_err(|e| session.malformed("a tag list", e))?;
+        let list: TagList =
+            serde_json::from_slice(&answer.body).map_err(|e| session.malformed("a tag list", e))?;
         return Ok(TagListing::Tags(list.tags.unwrap_or_default()));
     }
     match classify(answer.status, &answer.body) {
