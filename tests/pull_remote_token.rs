@@ -252,3 +252,27 @@ async fn oversized_rate_limited_and_slow_answers_fail_cleanly() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn https_to_a_server_that_is_not_tls_is_unreachable_not_a_panic() {
+    // Answers plain HTTP to anything, so the TLS handshake reads garbage.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let port = listener.local_addr().expect("local addr").port();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        if let Ok((mut stream, _)) = listener.accept() {
+            let _ = stream.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
+        }
+    });
+    let image = ImageRef::parse(&format!("127.0.0.1:{port}/acme/tf:1")).unwrap();
+    let options = FetchOptions {
+        plain_http: false,
+        ..FetchOptions::for_image(&image)
+    };
+    let error = fetch_config(&image, None, &options).await.unwrap_err();
+    let RemoteError::Unreachable { detail, .. } = &error else {
+        panic!("expected Unreachable, got {error:?}");
+    };
+    assert!(detail.contains("https://127.0.0.1"), "{detail}");
+    assert!(error.fix().contains("insecure-registries"));
+}
