@@ -9,5 +9,6 @@ pub mod gpu;
 pub mod host;
 pub mod logging;
 pub mod pull;
+pub mod registry;
 pub mod ui;
 pub mod units;

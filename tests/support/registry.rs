@@ -209,9 +209,22 @@ impl TestImage {
     /// one layer of `mb` MB of random data per entry of `blobs_mb` (incompressible, so the
     /// registry serves that many bytes).
     pub fn build(name: &str, env: &[&str], blobs_mb: &[u32]) -> TestImage {
+        Self::build_labelled(name, env, &[], blobs_mb)
+    }
+
+    /// As [`TestImage::build`], with `LABEL` lines (`key="value"`) too.
+    pub fn build_labelled(
+        name: &str,
+        env: &[&str],
+        labels: &[&str],
+        blobs_mb: &[u32],
+    ) -> TestImage {
         let base = busybox_image(&format!("{}:base", unique(name)), env);
         let tag = format!("{}:built", unique(name));
         let mut dockerfile = format!("FROM {base}\nRUN echo {tag} > /gpudeck-test-image\n");
+        for label in labels {
+            dockerfile.push_str(&format!("LABEL {label}\n"));
+        }
         for (i, mb) in blobs_mb.iter().enumerate() {
             dockerfile.push_str(&format!(
                 "RUN dd if=/dev/urandom of=/blob{i} bs=1M count={mb} 2>/dev/null\n"
