@@ -5,6 +5,7 @@ mod support;
 use serde_json::Value;
 use support::docker::engine_or_skip;
 use support::docker_cleanup::Cleanup;
+use support::registry::{Registry, TestImage};
 use support::{stderr, stdout, Dirs};
 
 const NO_DOCKER: &str = "unix:///nonexistent/gpudeck-test.sock";
@@ -37,7 +38,9 @@ fn an_old_driver_is_told_which_driver_to_install_and_which_image_runs_instead() 
         "{text}"
     );
     assert!(
-        text.contains("WILL NOT RUN   tensorflow/tensorflow:2.17.0-gpu"),
+        text.lines()
+            .any(|l| l.starts_with("WILL NOT RUN")
+                && l.contains(" tensorflow/tensorflow:2.17.0-gpu ")),
         "{text}"
     );
     assert!(
@@ -86,17 +89,17 @@ fn json_has_a_stable_schema_with_both_verdicts() {
 
 #[test]
 fn an_unknown_image_is_an_error_that_says_what_to_do() {
-    let out = compat("", NO_DOCKER, &["example.org/nobody/nothing:1.0"]);
+    // No network here: the registry cannot be asked and the catalog does not know it.
+    let out = compat("", NO_DOCKER, &["example.invalid/nobody/nothing:1.0"]);
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
+    assert!(err.contains("cannot be reached"), "{err}");
     assert!(
-        err.contains(
-            "`example.org/nobody/nothing:1.0` is not a local image and not in gpudeck's catalog"
-        ),
+        err.contains("gpudeck's catalog does not list it either"),
         "{err}"
     );
     assert!(
-        err.contains("gpudeck pull example.org/nobody/nothing:1.0"),
+        err.contains("gpudeck pull example.invalid/nobody/nothing:1.0"),
         "{err}"
     );
     let out = compat("", NO_DOCKER, &["Not A Reference"]);
@@ -157,5 +160,51 @@ fn a_local_image_is_judged_from_its_own_env_on_the_real_engine() {
         stdout(&out).contains("requires CUDA 13.0 (NVIDIA_REQUIRE_CUDA)"),
         "{}",
         stdout(&out)
+    );
+}
+
+#[test]
+fn an_image_not_pulled_is_judged_from_its_config_in_the_registry() {
+    if !engine_or_skip("an_image_not_pulled_is_judged_from_its_config_in_the_registry") {
+        return;
+    }
+    let registry = Registry::start();
+    let image = TestImage::build(
+        "compat-remote",
+        &["CUDA_VERSION=12.8.1", r#"NVIDIA_REQUIRE_CUDA="cuda>=12.8""#],
+        &[1],
+    );
+    let reference = registry.push_and_forget(&image, "lab/trainer:cuda12.8");
+    // A 12.4 driver: NVIDIA_REQUIRE_CUDA refuses it, and the fix names the driver.
+    let out = compat(
+        "driver=550.54.14,cuda=12040",
+        NO_DOCKER,
+        &["--json", &reference],
+    );
+    let doc = json(&out);
+    let judged = &doc["images"][0];
+    assert_eq!(judged["image"]["source"], "registry", "{doc}");
+    assert_eq!(judged["image"]["cuda"], "12.8.1");
+    assert!(
+        judged["image"]["download_bytes"].as_u64().unwrap() > 500_000,
+        "{doc}"
+    );
+    assert_eq!(judged["verdict"]["image_level"], "wont_run");
+    assert!(
+        judged["verdict"]["reasons"].to_string().contains("570.26"),
+        "{doc}"
+    );
+    assert!(
+        support::registry::image_id(&reference).is_none(),
+        "judging an image must not pull it"
+    );
+    // An unknown tag is the registry's answer, not a guess.
+    let missing = reference.replace("cuda12.8", "cuda99");
+    let out = compat("", NO_DOCKER, &[&missing]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("cuda12.8"),
+        "the existing tags are suggested: {}",
+        stderr(&out)
     );
 }

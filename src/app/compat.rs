@@ -66,7 +66,7 @@ impl AppState {
                 HostProfile::new(None, &[], Some("reading the driver…".into()), runtime)
             }
         };
-        let local = crate::compat::cli::local_profiles(&self.docker.images);
+        let local = crate::compat::profile::local_profiles(&self.docker.images);
         let board = assess(&self.compat.data, host, local, &self.docker.catalog);
         self.compat.selected = self
             .compat

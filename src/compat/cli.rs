@@ -2,14 +2,20 @@
 
 use std::process::ExitCode;
 
-use super::board::{assess, Board};
+use bollard::Docker;
+
+use super::board::assess;
 use super::data::CompatData;
-use super::profile::{GpuRuntime, HostProfile, ImageProfile, ImageSource};
+use super::profile::{
+    local_profiles, short_id, GpuRuntime, HostProfile, ImageProfile, ImageSource,
+};
 use super::report::CompatReport;
-use crate::docker::{resolve_host, Engine, ImageInfo};
+use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
 use crate::gpu::report::GpuReport;
+use crate::pull::credentials_for;
 use crate::pull::reference::ImageRef;
 use crate::pull::{Catalog, CatalogEntry};
+use crate::registry::{fetch_config, FetchOptions, RemoteError};
 
 /// Exit code when a named image cannot be found anywhere.
 const EXIT_UNKNOWN_IMAGE: u8 = 3;
@@ -24,20 +30,42 @@ pub fn run(
     data: &CompatData,
     runtime: &tokio::runtime::Runtime,
 ) -> ExitCode {
-    let (engine_info, local, docker_note) = runtime.block_on(docker_facts(docker_host));
-    if let Some(note) = &docker_note {
+    let docker = runtime.block_on(docker_facts(docker_host));
+    if let Some(note) = &docker.note {
         eprintln!("gpudeck: {note}");
     }
-    let runtime_kind = GpuRuntime::from_engine(engine_info.as_ref());
-    let host = HostProfile::from_report(gpu, runtime_kind);
-    let board = match board_for(data, host, wanted, &local, catalog.entries()) {
-        Ok(board) => board,
-        Err(unknown) => {
-            for message in unknown {
-                eprintln!("gpudeck: {message}");
-            }
-            return ExitCode::from(EXIT_UNKNOWN_IMAGE);
+    let host = HostProfile::from_report(gpu, GpuRuntime::from_engine(docker.info.as_ref()));
+    let found = runtime.block_on(find_images(
+        wanted,
+        &docker.images,
+        catalog.entries(),
+        docker.client.as_ref(),
+    ));
+    let mut profiles = Vec::new();
+    let mut unknown = Vec::new();
+    for result in found {
+        match result {
+            Ok(profile) => profiles.push(profile),
+            Err(message) => unknown.push(message),
         }
+    }
+    if !unknown.is_empty() {
+        for message in unknown {
+            eprintln!("gpudeck: {message}");
+        }
+        return ExitCode::from(EXIT_UNKNOWN_IMAGE);
+    }
+    let board = if wanted.is_empty() {
+        assess(
+            data,
+            host,
+            local_profiles(&docker.images),
+            catalog.entries(),
+        )
+    } else {
+        let mut board = assess(data, host, profiles, catalog.entries());
+        board.images.truncate(wanted.len());
+        board
     };
     let report = CompatReport::new(gpu.host.clone(), board, data.sources.clone());
     if json {
@@ -54,14 +82,16 @@ pub fn run(
     ExitCode::from(report.exit_code())
 }
 
-/// The engine's info and local images, or a note saying why there are none.
-async fn docker_facts(
-    host: Option<&str>,
-) -> (
-    Option<crate::docker::EngineInfo>,
-    Vec<ImageInfo>,
-    Option<String>,
-) {
+/// What the engine could tell.
+struct DockerFacts {
+    info: Option<EngineInfo>,
+    images: Vec<ImageInfo>,
+    client: Option<Docker>,
+    /// Why some of it is missing.
+    note: Option<String>,
+}
+
+async fn docker_facts(host: Option<&str>) -> DockerFacts {
     let engine = match resolve_host(host, |k| std::env::var(k).ok()) {
         Ok(spec) => Engine::connect(&spec).await,
         Err(e) => Err(e),
@@ -69,95 +99,107 @@ async fn docker_facts(
     let engine = match engine {
         Ok(engine) => engine,
         Err(e) => {
-            let note = format!("Docker: {}: {e} (local images not judged)", e.title());
-            return (None, Vec::new(), Some(note));
+            return DockerFacts {
+                info: None,
+                images: Vec::new(),
+                client: None,
+                note: Some(format!(
+                    "Docker: {}: {e} (local images not judged)",
+                    e.title()
+                )),
+            }
         }
     };
     let info = engine.info().await.ok();
-    match engine.images().await {
-        Ok(images) => (info, images, None),
+    let client = Some(engine.client().clone());
+    let (images, note) = match engine.images().await {
+        Ok(images) => (images, None),
         Err(e) => (
-            info,
             Vec::new(),
             Some(format!("Docker: listing images failed: {e}")),
         ),
+    };
+    DockerFacts {
+        info,
+        images,
+        client,
+        note,
     }
 }
 
-/// The board for the named images, or for every local and catalog image when none is named.
-/// A named image is looked up locally first, then in the catalog.
-pub fn board_for(
-    data: &CompatData,
-    host: HostProfile,
+/// Each named image: from the local engine, else from its registry's config (nothing is
+/// pulled), else from the catalog when the registry cannot be reached.
+async fn find_images(
     wanted: &[String],
     local: &[ImageInfo],
     catalog: &[CatalogEntry],
-) -> Result<Board, Vec<String>> {
-    if wanted.is_empty() {
-        return Ok(assess(data, host, local_profiles(local), catalog));
-    }
-    let mut profiles = Vec::new();
-    let mut unknown = Vec::new();
+    docker: Option<&Docker>,
+) -> Vec<Result<ImageProfile, String>> {
+    let mut out = Vec::new();
     for name in wanted {
-        match find_image(name, local, catalog) {
-            Ok(profile) => profiles.push(profile),
-            Err(message) => unknown.push(message),
+        let parsed = match ImageRef::parse(name) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                out.push(Err(format!("`{name}` is not an image reference: {e}")));
+                continue;
+            }
+        };
+        if let Some(profile) = find_local(name, &parsed, local) {
+            out.push(Ok(profile));
+            continue;
         }
+        let in_catalog = catalog.iter().find(|e| e.image == parsed);
+        out.push(match (remote_profile(name, &parsed, docker).await, in_catalog) {
+            (Ok(profile), _) => Ok(profile),
+            (Err(e), Some(entry)) if e.unreachable() => {
+                eprintln!("gpudeck: {e}; using gpudeck's catalog for {name}");
+                Ok(ImageProfile::from_catalog(entry))
+            }
+            (Err(e), _) if e.unreachable() => Err(format!(
+                "{name}: {e}\n  {}\n  gpudeck's catalog does not list it either: pull it (`gpudeck pull {name}`) once the registry is reachable, or describe it in a catalog file in your config dir (README: Compatibility)",
+                e.fix()
+            )),
+            (Err(e), _) => Err(format!("{name}: {e}\n  {}", e.fix())),
+        });
     }
-    if !unknown.is_empty() {
-        return Err(unknown);
-    }
-    let mut board = assess(data, host, profiles, catalog);
-    board.images.truncate(wanted.len());
-    Ok(board)
+    out
 }
 
-/// One profile per local image: its first tag names it, else its short id.
-pub fn local_profiles(local: &[ImageInfo]) -> Vec<ImageProfile> {
-    local
-        .iter()
-        .map(|image| {
-            let name = image
-                .tags
-                .first()
-                .cloned()
-                .unwrap_or_else(|| short_id(&image.id));
-            ImageProfile::from_facts(&name, &image.facts, ImageSource::Local)
-        })
-        .collect()
-}
-
-fn short_id(id: &str) -> String {
-    id.trim_start_matches("sha256:").chars().take(12).collect()
-}
-
-fn find_image(
-    name: &str,
-    local: &[ImageInfo],
-    catalog: &[CatalogEntry],
-) -> Result<ImageProfile, String> {
-    let parsed =
-        ImageRef::parse(name).map_err(|e| format!("`{name}` is not an image reference: {e}"))?;
-    let local_hit = local.iter().find_map(|image| {
+fn find_local(name: &str, parsed: &ImageRef, local: &[ImageInfo]) -> Option<ImageProfile> {
+    local.iter().find_map(|image| {
         let by_tag = image
             .tags
             .iter()
-            .find(|t| ImageRef::parse(t).is_ok_and(|r| r == parsed));
+            .find(|t| ImageRef::parse(t).is_ok_and(|r| &r == parsed))
+            .cloned();
         let by_id = (name.len() >= 4 && image.id.trim_start_matches("sha256:").starts_with(name))
             .then(|| short_id(&image.id));
-        by_tag.cloned().or(by_id).map(|n| (n, image))
-    });
-    if let Some((shown, image)) = local_hit {
-        return Ok(ImageProfile::from_facts(
+        let shown = by_tag.or(by_id)?;
+        Some(ImageProfile::from_facts(
             &shown,
             &image.facts,
             ImageSource::Local,
-        ));
-    }
-    if let Some(entry) = catalog.iter().find(|e| e.image == parsed) {
-        return Ok(ImageProfile::from_catalog(entry));
-    }
-    Err(format!(
-        "`{name}` is not a local image and not in gpudeck's catalog, so nothing is known about its CUDA. Pull it first (`gpudeck pull {name}`), or add it to a catalog file in your config dir (see README: Compatibility)"
-    ))
+        ))
+    })
+}
+
+async fn remote_profile(
+    name: &str,
+    image: &ImageRef,
+    docker: Option<&Docker>,
+) -> Result<ImageProfile, RemoteError> {
+    let host = image.registry_host().to_string();
+    // A broken docker config or credential helper is not a reason to give up: the registry
+    // will say whether it wants a login.
+    let credentials = tokio::task::spawn_blocking(move || credentials_for(&host, None))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten();
+    let options = match docker {
+        Some(docker) => FetchOptions::like_engine(docker, image).await,
+        None => FetchOptions::for_image(image),
+    };
+    let remote = fetch_config(image, credentials.as_ref(), &options).await?;
+    Ok(ImageProfile::from_remote(name, &remote))
 }

@@ -62,6 +62,13 @@ pub struct Verdict {
 /// Judges one image.
 pub fn judge(data: &CompatData, host: &HostProfile, image: &ImageProfile) -> Verdict {
     let mut reasons = Vec::new();
+    if let Some(mismatch) = &image.platform_mismatch {
+        reasons.push(reason(
+            Level::WontRun,
+            format!("the image is {mismatch} (\"exec format error\")"),
+            Some("pick the tag built for this platform".into()),
+        ));
+    }
     driver_reasons(data, host, image, &mut reasons);
     arch_reasons(data, host, image, &mut reasons);
     host_reasons(host, &mut reasons);

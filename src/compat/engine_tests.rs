@@ -47,6 +47,8 @@ fn image(
         framework: framework.map(|f| f.0),
         framework_version: framework.map(|f| f.1.to_string()),
         python: None,
+        download_bytes: None,
+        platform_mismatch: None,
     }
 }
 

@@ -3,10 +3,11 @@
 use serde::Serialize;
 
 use super::version::Version;
-use crate::docker::types::{EngineInfo, ImageFacts};
+use crate::docker::types::{EngineInfo, ImageFacts, ImageInfo};
 use crate::gpu::report::GpuReport;
 use crate::gpu::{GpuStatic, SystemInfo};
 use crate::pull::{CatalogEntry, Framework};
+use crate::registry::{Platform, RemoteImage};
 
 /// How Docker can hand GPUs to a container.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -124,6 +125,10 @@ pub struct ImageProfile {
     pub framework: Option<Framework>,
     pub framework_version: Option<String>,
     pub python: Option<String>,
+    /// What a pull downloads (compressed layers), when the registry said.
+    pub download_bytes: Option<u64>,
+    /// Why this machine's CPU cannot run it, when it cannot.
+    pub platform_mismatch: Option<String>,
 }
 
 impl ImageProfile {
@@ -143,7 +148,23 @@ impl ImageProfile {
             framework,
             framework_version,
             python: None,
+            download_bytes: None,
+            platform_mismatch: None,
         }
+    }
+
+    /// From an image's config read in its registry; `name` as the user wrote it.
+    pub fn from_remote(name: &str, remote: &RemoteImage) -> ImageProfile {
+        let mut profile = Self::from_facts(name, &remote.facts(), ImageSource::Registry);
+        profile.download_bytes = Some(remote.compressed_size);
+        if !remote.runs_here() {
+            profile.platform_mismatch = Some(format!(
+                "built for {}, this machine is {}",
+                remote.platform(),
+                Platform::host()
+            ));
+        }
+        profile
     }
 
     pub fn from_catalog(entry: &CatalogEntry) -> ImageProfile {
@@ -164,6 +185,8 @@ impl ImageProfile {
             framework: Some(entry.framework),
             framework_version: Some(entry.framework_version.clone()),
             python: entry.python.clone(),
+            download_bytes: None,
+            platform_mismatch: None,
         }
     }
 
@@ -200,4 +223,24 @@ pub fn nvidia_cdi_spec(dirs: &[String]) -> bool {
             })
         })
     })
+}
+
+/// One profile per local image: its first tag names it, else its short id.
+pub fn local_profiles(local: &[ImageInfo]) -> Vec<ImageProfile> {
+    local
+        .iter()
+        .map(|image| {
+            let name = image
+                .tags
+                .first()
+                .cloned()
+                .unwrap_or_else(|| short_id(&image.id));
+            ImageProfile::from_facts(&name, &image.facts, ImageSource::Local)
+        })
+        .collect()
+}
+
+/// The first 12 hex digits of an image id, as `docker images` shows it.
+pub fn short_id(id: &str) -> String {
+    id.trim_start_matches("sha256:").chars().take(12).collect()
 }

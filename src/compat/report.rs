@@ -77,13 +77,17 @@ impl CompatReport {
             let v = &a.verdict;
             let _ = writeln!(
                 out,
-                "{:<14} {}  [{}{}]",
+                "{:<15} {}  [{}{}{}]",
                 v.image_level.word().to_uppercase(),
                 a.image.reference,
                 a.image.source.label(),
                 a.image
                     .framework_label()
                     .map(|f| format!(", {f}"))
+                    .unwrap_or_default(),
+                a.image
+                    .download_bytes
+                    .map(|b| format!(", {} to pull", crate::units::human_bytes(b)))
                     .unwrap_or_default(),
             );
             let shown = v

@@ -117,6 +117,17 @@ impl RemoteError {
         }
     }
 
+    /// The registry could not be asked at all (as opposed to answering no), so other sources
+    /// of facts may stand in for it.
+    pub fn unreachable(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::Unreachable { .. }
+                | RemoteError::Timeout { .. }
+                | RemoteError::RateLimited { .. }
+        )
+    }
+
     /// A stable machine-readable name, for JSON output.
     pub fn kind(&self) -> &'static str {
         match self {
