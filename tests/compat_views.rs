@@ -240,3 +240,31 @@ fn verdicts_follow_the_engine_and_the_image_list() {
         "tensorflow/tensorflow:2.19.0-gpu"
     );
 }
+
+#[test]
+fn the_pull_picker_shows_each_catalog_image_verdict() {
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenPullPicker);
+    for c in "tensorflow 2.1".chars() {
+        s.update(Action::FilterInput(c));
+    }
+    let buf = draw(&s, 120, 40);
+    let screen = text(&buf);
+    let line = |needle: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} not in the picker:\n{screen}"))
+            .to_string()
+    };
+    assert!(line("tensorflow/tensorflow:2.15.0-gpu ").contains("✓ runs"));
+    assert!(line("tensorflow/tensorflow:2.19.0-gpu ").contains("~ runs via compat"));
+    // Not the selected (first, 2.19) row, whose colours are the selection's.
+    let (x, y) = find(&buf, "~ runs via compat tensorflow/tensorflow:2.18.0-gpu ");
+    let theme = Theme::builtin("dark").expect("theme");
+    assert_eq!(
+        buf[(x, y)].fg,
+        Styles::new(&theme).warn().fg.expect("a colour")
+    );
+}

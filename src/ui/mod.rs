@@ -74,7 +74,9 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
         Overlay::None => {}
         Overlay::Help => overlays::help(area, buf, state, keymap, &styles),
         Overlay::Confirm(c) => overlays::confirm(area, buf, c, &styles),
-        Overlay::Pull(p) => pulls::picker(area, buf, p, &state.docker.catalog, &styles),
+        Overlay::Pull(p) => {
+            pulls::picker(area, buf, p, &state.docker.catalog, &state.compat, &styles)
+        }
     }
 }
 

@@ -5,7 +5,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
+use super::compat::level_mark;
 use super::style::{bar, Styles};
+use crate::app::compat::CompatView;
 use crate::app::pulls::{PullOutcome, PullPicker, PullView};
 use crate::pull::{CatalogEntry, LayerStatus, PullProgress};
 use crate::units;
@@ -131,6 +133,7 @@ pub fn picker(
     buf: &mut Buffer,
     picker: &PullPicker,
     catalog: &[CatalogEntry],
+    compat: &CompatView,
     s: &Styles,
 ) {
     let w = area.width.min(100);
@@ -154,8 +157,16 @@ pub fn picker(
     let rows = h.saturating_sub(4) as usize;
     let first = picker.selected.saturating_sub(rows.saturating_sub(1));
     for (i, e) in matches.iter().enumerate().skip(first).take(rows) {
+        // The verdict here, before a multi-gigabyte download rather than after.
+        let (mark, mark_style, word) = match compat.assessment_of(&e.reference) {
+            Some(a) => {
+                let (mark, style) = level_mark(a.verdict.image_level, s);
+                (mark, style, a.verdict.image_level.word())
+            }
+            None => (" ", s.muted(), ""),
+        };
         let text = format!(
-            "{:<48} CUDA {:<6} {}",
+            " {word:<16}{:<48} CUDA {:<6} {}",
             units::truncate(&e.reference, 48),
             e.cuda,
             e.cudnn
@@ -168,7 +179,17 @@ pub fn picker(
         } else {
             s.text()
         };
-        lines.push(Line::styled(text, style));
+        lines.push(Line::from(vec![
+            Span::styled(
+                mark,
+                if i == picker.selected {
+                    style
+                } else {
+                    mark_style
+                },
+            ),
+            Span::styled(text, style),
+        ]));
     }
     if matches.is_empty() && !picker.query.trim().is_empty() {
         lines.push(Line::styled(
