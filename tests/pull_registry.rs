@@ -5,7 +5,7 @@ mod support;
 use std::time::Duration;
 
 use bollard::Docker;
-use gpudeck::pull::{start_pull, ImageRef, LayerStatus, PullError, PullEvent, PullHandle};
+use gpudeck::pull::{start_pull, ImageRef, PullError, PullEvent, PullHandle};
 use support::registry::{image_id, remove_image, Registry, TestImage};
 
 const PULL_DEADLINE: Duration = Duration::from_secs(120);
@@ -50,21 +50,17 @@ fn assert_progress_then_done(events: &[PullEvent]) -> String {
             _ => None,
         })
         .collect();
-    let moving = |s: LayerStatus| {
-        progress
-            .iter()
-            .any(|p| p.layers.iter().any(|l| l.status == s))
-    };
-    assert!(
-        moving(LayerStatus::Downloading) || moving(LayerStatus::Extracting),
-        "some layer was seen downloading or extracting: {progress:#?}"
-    );
+    // Progress is sent at most every 100 ms, and a 2 MB pull over loopback can finish within
+    // one interval, so whether a Downloading or Extracting snapshot is seen depends on timing;
+    // the reducer's handling of those messages is unit-tested in src/pull/progress_tests.rs.
+    // What must hold: the layers are listed, each with its size, and all end finished.
     let last = progress.last().expect("at least one progress event");
     assert!(
         last.bytes_total > 2_000_000,
         "the random 2 MB layer is counted: {last:?}"
     );
     assert_eq!(last.bytes_done, last.bytes_total);
+    assert!(!last.layers.is_empty(), "per-layer progress: {last:#?}");
     assert!(
         last.layers.iter().all(|l| l.status.is_finished()),
         "{last:#?}"
