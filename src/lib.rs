@@ -4,6 +4,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod docker;
+pub mod doctor;
 pub mod gpu;
 pub mod host;
 pub mod logging;

@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         Some(Commands::Images { json }) => {
             docker(DockerTask::Images { json }, docker_host.as_deref())
         }
+        Some(Commands::Doctor { json }) => doctor(sources, docker_host.as_deref(), json),
         Some(Commands::Pull { ref image, json }) => docker(
             DockerTask::Pull {
                 image: image.clone(),
@@ -165,12 +166,26 @@ fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
     })
 }
 
-fn gpus(sources: Sources, json: bool) -> ExitCode {
+/// One fresh sample of every GPU, or the reason there is none.
+fn gpu_report(sources: Sources) -> report::GpuReport {
     let host = host::hostname();
-    let report = match (sources.open_gpus)() {
+    match (sources.open_gpus)() {
         Ok(mut source) => report::collect(source.as_mut(), &sources.processes, host),
         Err(e) => report::failed(host, &e),
-    };
+    }
+}
+
+/// `gpudeck doctor`: the GPUs from the same opener as everything else (--demo, --nvml-lib).
+fn doctor(sources: Sources, docker_host: Option<&str>, json: bool) -> ExitCode {
+    let gpus = gpu_report(sources);
+    match runtime() {
+        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, &rt),
+        Err(code) => code,
+    }
+}
+
+fn gpus(sources: Sources, json: bool) -> ExitCode {
+    let report = gpu_report(sources);
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
