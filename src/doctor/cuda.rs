@@ -48,12 +48,25 @@ pub fn checks(f: &HostFacts) -> Vec<Check> {
 fn nvcc(f: &HostFacts) -> Check {
     let title = NVCC_TITLE;
     let Some(nvcc) = &f.nvcc else {
-        return check(NVCC, title, Status::Skip, "no nvcc on PATH or in /usr/local/cuda/bin: containers bring their own CUDA".into());
+        return check(
+            NVCC,
+            title,
+            Status::Skip,
+            "no nvcc on PATH or in /usr/local/cuda/bin: containers bring their own CUDA".into(),
+        );
     };
     let Some((major, minor)) = nvcc.release else {
         let why = nvcc.note.clone().unwrap_or_default();
-        return check(NVCC, title, Status::Warn, format!("{} --version gave no release: {why}", nvcc.path))
-            .with_fix(format!("Run `{} --version` by hand; reinstall the toolkit if it fails.", nvcc.path));
+        return check(
+            NVCC,
+            title,
+            Status::Warn,
+            format!("{} --version gave no release: {why}", nvcc.path),
+        )
+        .with_fix(format!(
+            "Run `{} --version` by hand; reinstall the toolkit if it fails.",
+            nvcc.path
+        ));
     };
     let Some(driver) = f.gpu.system.as_ref().and_then(|s| s.cuda_driver_version) else {
         return check(
@@ -64,14 +77,32 @@ fn nvcc(f: &HostFacts) -> Check {
         );
     };
     if (major, minor) <= (driver.major, driver.minor) {
-        return check(NVCC, title, Status::Pass, format!("nvcc {major}.{minor} at {}, the driver supports CUDA {driver}", nvcc.path));
+        return check(
+            NVCC,
+            title,
+            Status::Pass,
+            format!(
+                "nvcc {major}.{minor} at {}, the driver supports CUDA {driver}",
+                nvcc.path
+            ),
+        );
     }
     newer_toolkit(f, &nvcc.path, (major, minor), driver)
 }
 
 /// A toolkit newer than the driver: builds work, running them may not.
-fn newer_toolkit(f: &HostFacts, path: &str, (major, minor): (u32, u32), driver: CudaVersion) -> Check {
-    let driver_version = f.gpu.system.as_ref().and_then(|s| s.driver_version.clone()).unwrap_or_else(|| "this driver".into());
+fn newer_toolkit(
+    f: &HostFacts,
+    path: &str,
+    (major, minor): (u32, u32),
+    driver: CudaVersion,
+) -> Check {
+    let driver_version = f
+        .gpu
+        .system
+        .as_ref()
+        .and_then(|s| s.driver_version.clone())
+        .unwrap_or_else(|| "this driver".into());
     let consequence = if major == driver.major {
         // CUDA minor-version compatibility: same-major binaries run, PTX JIT and new APIs do not.
         "same major version, so most programs run (minor-version compatibility), but PTX JIT and newer APIs fail"
@@ -95,52 +126,91 @@ fn newer_toolkit(f: &HostFacts, path: &str, (major, minor): (u32, u32), driver: 
     ))
 }
 
+const VISIBLE_TITLE: &str = "CUDA_VISIBLE_DEVICES";
+const UNSET: &str = "`unset CUDA_VISIBLE_DEVICES` (check ~/.bashrc, ~/.profile and /etc/environment for where it is set)";
+
 fn visible(f: &HostFacts) -> Check {
-    let title = "CUDA_VISIBLE_DEVICES";
     let Some(value) = &f.cuda_visible_devices else {
-        return check(VISIBLE_DEVICES, title, Status::Pass, "not set: CUDA programs see every GPU".into());
-    };
-    let unset = "`unset CUDA_VISIBLE_DEVICES` (check ~/.bashrc, ~/.profile and /etc/environment for where it is set)";
-    let entries = visible_devices(value);
-    // Empty and -1 are the usual ways to hide every GPU on purpose (CPU-only runs).
-    if entries.is_empty() || value.trim() == "-1" {
-        return check(VISIBLE_DEVICES, title, Status::Warn, format!("set to {value:?}: CUDA programs from this shell see no GPU"))
-            .with_fix(format!("If that is not what you want: {unset}."));
-    }
-    if f.gpu.error.is_some() {
-        return check(VISIBLE_DEVICES, title, Status::Warn, format!("set to {value:?}; the GPUs are unknown, so it cannot be checked"))
-            .with_fix(format!("If that is not what you want: {unset}."));
-    }
-    let (shown, invalid) = resolve(f, &entries);
-    let n = f.gpu.gpu_count;
-    if let Some(bad) = invalid {
-        let status = if shown == 0 { Status::Fail } else { Status::Warn };
         return check(
             VISIBLE_DEVICES,
-            title,
-            status,
-            format!(
-                "set to {value:?}, but {bad} is not one of the {n} GPU{} (indices 0-{}, or a UUID from `nvidia-smi -L`): \
-                 CUDA stops at it, so programs from this shell see {shown} GPU{}",
-                plural(n),
-                n.saturating_sub(1),
-                plural(shown)
-            ),
-        )
-        .with_fix(format!("{unset}, or name GPUs that exist: `export CUDA_VISIBLE_DEVICES={}`.", all_indices(n)));
-    }
-    let order = if f.cuda_device_order.as_deref() == Some("PCI_BUS_ID") {
-        ""
+            VISIBLE_TITLE,
+            Status::Pass,
+            "not set: CUDA programs see every GPU".into(),
+        );
+    };
+    let entries = visible_devices(value);
+    // Empty and -1 are the usual ways to hide every GPU on purpose (CPU-only runs).
+    let unchecked = if entries.is_empty() || value.trim() == "-1" {
+        Some("CUDA programs from this shell see no GPU")
+    } else if f.gpu.error.is_some() {
+        Some("the GPUs are unknown, so it cannot be checked")
     } else {
-        "; CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, so its index N may not be nvidia-smi's N"
+        None
+    };
+    if let Some(why) = unchecked {
+        return check(
+            VISIBLE_DEVICES,
+            VISIBLE_TITLE,
+            Status::Warn,
+            format!("set to {value:?}: {why}"),
+        )
+        .with_fix(format!("If that is not what you want: {UNSET}."));
+    }
+    match resolve(f, &entries) {
+        (shown, Some(bad)) => names_a_missing_gpu(f, value, shown, &bad),
+        (shown, None) => hides_gpus(f, value, shown),
+    }
+}
+
+/// CUDA stops at the first entry naming no GPU: nothing left is a failure, something left a warning.
+fn names_a_missing_gpu(f: &HostFacts, value: &str, shown: usize, bad: &str) -> Check {
+    let n = f.gpu.gpu_count;
+    let status = if shown == 0 {
+        Status::Fail
+    } else {
+        Status::Warn
     };
     check(
         VISIBLE_DEVICES,
-        title,
-        Status::Warn,
-        format!("set to {value:?}: CUDA programs from this shell see {shown} of {n} GPU{}, renumbered from 0{order}", plural(n)),
+        VISIBLE_TITLE,
+        status,
+        format!(
+            "set to {value:?}, but {bad} is not one of the {n} GPU{} (indices 0-{}, or a UUID from \
+             `nvidia-smi -L`): CUDA stops at it, so programs from this shell see {shown} GPU{}",
+            plural(n),
+            n.saturating_sub(1),
+            plural(shown)
+        ),
     )
-    .with_fix(format!("Intended? Then nothing to do. Otherwise {unset}; pin GPUs by UUID (`nvidia-smi -L`) and `export CUDA_DEVICE_ORDER=PCI_BUS_ID`."))
+    .with_fix(format!(
+        "{UNSET}, or name GPUs that exist: `export CUDA_VISIBLE_DEVICES={}`.",
+        all_indices(n)
+    ))
+}
+
+/// Valid, but it still hides GPUs and renumbers the rest: worth knowing when a job lands oddly.
+fn hides_gpus(f: &HostFacts, value: &str, shown: usize) -> Check {
+    let n = f.gpu.gpu_count;
+    let order = if f.cuda_device_order.as_deref() == Some("PCI_BUS_ID") {
+        ""
+    } else {
+        "; CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, so its index N \
+         may not be nvidia-smi's N"
+    };
+    check(
+        VISIBLE_DEVICES,
+        VISIBLE_TITLE,
+        Status::Warn,
+        format!(
+            "set to {value:?}: CUDA programs from this shell see {shown} of {n} GPU{}, renumbered \
+             from 0{order}",
+            plural(n)
+        ),
+    )
+    .with_fix(format!(
+        "Intended? Then nothing to do. Otherwise {UNSET}; pin GPUs by UUID (`nvidia-smi -L`) and \
+         `export CUDA_DEVICE_ORDER=PCI_BUS_ID`."
+    ))
 }
 
 /// How many entries CUDA accepts before the first one naming no GPU, and that entry.
@@ -151,14 +221,18 @@ fn resolve(f: &HostFacts, entries: &[VisibleEntry]) -> (usize, Option<String>) {
         let ok = match e {
             VisibleEntry::Index(i) => (*i as usize) < n,
             // CUDA accepts a unique prefix of a UUID.
-            VisibleEntry::Uuid(u) => uuids.iter().filter(|id| id.starts_with(u.as_str())).count() == 1,
+            VisibleEntry::Uuid(u) => {
+                uuids.iter().filter(|id| id.starts_with(u.as_str())).count() == 1
+            }
             VisibleEntry::Mig(_) => true,
             VisibleEntry::Invalid(_) => false,
         };
         if !ok {
             let word = match e {
                 VisibleEntry::Index(i) => i.to_string(),
-                VisibleEntry::Uuid(s) | VisibleEntry::Mig(s) | VisibleEntry::Invalid(s) => format!("{s:?}"),
+                VisibleEntry::Uuid(s) | VisibleEntry::Mig(s) | VisibleEntry::Invalid(s) => {
+                    format!("{s:?}")
+                }
             };
             return (shown, Some(word));
         }
@@ -167,7 +241,10 @@ fn resolve(f: &HostFacts, entries: &[VisibleEntry]) -> (usize, Option<String>) {
 }
 
 fn all_indices(n: usize) -> String {
-    (0..n.max(1)).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+    (0..n.max(1))
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]

@@ -41,15 +41,28 @@ fn nvcc_newer_than_the_driver_warns_with_the_driver_it_needs() {
     let r = run_checks(&f);
     let c = find(&r, NVCC);
     assert_eq!(c.status, Status::Warn);
-    assert!(c.detail.contains("nvcc 12.4") && c.detail.contains("CUDA 11.4") && c.detail.contains("470.57.02"), "{}", c.detail);
+    assert!(
+        c.detail.contains("nvcc 12.4")
+            && c.detail.contains("CUDA 11.4")
+            && c.detail.contains("470.57.02"),
+        "{}",
+        c.detail
+    );
     assert!(c.detail.contains("insufficient"), "{}", c.detail);
     let fix = c.fix.as_deref().unwrap_or_default();
-    assert!(fix.contains("550.54.14 or newer") && fix.contains("cuda-compat-12-4"), "{fix}");
+    assert!(
+        fix.contains("550.54.14 or newer") && fix.contains("cuda-compat-12-4"),
+        "{fix}"
+    );
     // Same major version: minor-version compatibility softens it.
     let f = with_driver_cuda(with_nvcc(Some((12, 8))), "535.54.03", 12020);
     let c = find(&run_checks(&f), NVCC).clone();
     assert_eq!(c.status, Status::Warn);
-    assert!(c.detail.contains("minor-version compatibility"), "{}", c.detail);
+    assert!(
+        c.detail.contains("minor-version compatibility"),
+        "{}",
+        c.detail
+    );
 }
 
 #[test]
@@ -70,7 +83,11 @@ fn valid_visible_devices_warn_about_hiding_and_numbering() {
     let r = run_checks(&with_visible("1"));
     let c = find(&r, VISIBLE_DEVICES);
     assert_eq!(c.status, Status::Warn);
-    assert!(c.detail.contains("see 1 of 2 GPUs") && c.detail.contains("CUDA_DEVICE_ORDER"), "{}", c.detail);
+    assert!(
+        c.detail.contains("see 1 of 2 GPUs") && c.detail.contains("CUDA_DEVICE_ORDER"),
+        "{}",
+        c.detail
+    );
     let mut f = with_visible("GPU-1a2b");
     f.cuda_device_order = Some("PCI_BUS_ID".into());
     let c = find(&run_checks(&f), VISIBLE_DEVICES).clone();
@@ -83,23 +100,45 @@ fn a_visible_device_that_does_not_exist_fails_when_nothing_is_left() {
     let r = run_checks(&with_visible("7"));
     let c = find(&r, VISIBLE_DEVICES);
     assert_eq!(c.status, Status::Fail);
-    assert!(c.detail.contains("7 is not one of the 2 GPUs") && c.detail.contains("see 0 GPUs"), "{}", c.detail);
+    assert!(
+        c.detail.contains("7 is not one of the 2 GPUs") && c.detail.contains("see 0 GPUs"),
+        "{}",
+        c.detail
+    );
     let fix = c.fix.as_deref().unwrap_or_default();
-    assert!(fix.contains("unset CUDA_VISIBLE_DEVICES") && fix.contains("=0,1"), "{fix}");
+    assert!(
+        fix.contains("unset CUDA_VISIBLE_DEVICES") && fix.contains("=0,1"),
+        "{fix}"
+    );
     // CUDA keeps what precedes the bad entry.
     let c = find(&run_checks(&with_visible("1,7,0")), VISIBLE_DEVICES).clone();
     assert_eq!(c.status, Status::Warn);
     assert!(c.detail.contains("see 1 GPU"), "{}", c.detail);
     // A UUID prefix must name exactly one GPU.
-    assert_eq!(status_of(&with_visible("GPU-"), VISIBLE_DEVICES).0, Status::Fail);
-    assert_eq!(status_of(&with_visible("GPU-ffff"), VISIBLE_DEVICES).0, Status::Fail);
+    assert_eq!(
+        status_of(&with_visible("GPU-"), VISIBLE_DEVICES).0,
+        Status::Fail
+    );
+    assert_eq!(
+        status_of(&with_visible("GPU-ffff"), VISIBLE_DEVICES).0,
+        Status::Fail
+    );
 }
 
 #[test]
 fn hiding_every_gpu_or_unknown_gpus_warn() {
-    assert_eq!(status_of(&with_visible(""), VISIBLE_DEVICES).0, Status::Warn);
-    assert_eq!(status_of(&with_visible("-1"), VISIBLE_DEVICES).0, Status::Warn);
-    assert_eq!(status_of(&with_visible("x"), VISIBLE_DEVICES).0, Status::Fail);
+    assert_eq!(
+        status_of(&with_visible(""), VISIBLE_DEVICES).0,
+        Status::Warn
+    );
+    assert_eq!(
+        status_of(&with_visible("-1"), VISIBLE_DEVICES).0,
+        Status::Warn
+    );
+    assert_eq!(
+        status_of(&with_visible("x"), VISIBLE_DEVICES).0,
+        Status::Fail
+    );
     let mut f = nvml_failed(&GpuError::DriverNotLoaded);
     f.cuda_visible_devices = Some("0".into());
     assert_eq!(status_of(&f, VISIBLE_DEVICES).0, Status::Warn);

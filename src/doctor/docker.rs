@@ -31,7 +31,9 @@ fn check(id: &'static str, title: &'static str, status: Status, detail: String) 
 pub fn checks(f: &HostFacts) -> Vec<Check> {
     let mut out = vec![engine(f)];
     match &f.docker {
-        DockerFacts::Reachable { info, root_free, .. } => {
+        DockerFacts::Reachable {
+            info, root_free, ..
+        } => {
             out.push(gpu_runtime(f, info));
             out.push(toolkit(f));
             out.push(default_runtime(f, info));
@@ -39,10 +41,25 @@ pub fn checks(f: &HostFacts) -> Vec<Check> {
         }
         DockerFacts::Unreachable { .. } => {
             let why = "Docker is not reachable (see Docker Engine above)".to_string();
-            out.push(check(GPU_RUNTIME, "GPU runtime or CDI", Status::Skip, why.clone()));
+            out.push(check(
+                GPU_RUNTIME,
+                "GPU runtime or CDI",
+                Status::Skip,
+                why.clone(),
+            ));
             out.push(toolkit(f));
-            out.push(check(DEFAULT_RUNTIME, "Default runtime", Status::Skip, why.clone()));
-            out.push(check(DISK_SPACE, "Disk space for images", Status::Skip, why));
+            out.push(check(
+                DEFAULT_RUNTIME,
+                "Default runtime",
+                Status::Skip,
+                why.clone(),
+            ));
+            out.push(check(
+                DISK_SPACE,
+                "Disk space for images",
+                Status::Skip,
+                why,
+            ));
         }
     }
     out
@@ -55,7 +72,10 @@ fn engine(f: &HostFacts) -> Check {
             ENGINE,
             title,
             Status::Pass,
-            format!("Docker {} (API {}) at {host}", info.server_version, info.api_version),
+            format!(
+                "Docker {} (API {}) at {host}",
+                info.server_version, info.api_version
+            ),
         ),
         DockerFacts::Unreachable { problem, .. } => {
             // Not running may be a choice on a GPU box; a socket you may not use is a broken setup.
@@ -68,62 +88,77 @@ fn engine(f: &HostFacts) -> Check {
     }
 }
 
+const RUNTIME_TITLE: &str = "GPU runtime or CDI";
+
 fn gpu_runtime(f: &HostFacts, info: &EngineInfo) -> Check {
-    let title = "GPU runtime or CDI";
-    if info.runtimes.iter().any(|r| r == "nvidia") {
-        return check(
-            GPU_RUNTIME,
-            title,
-            Status::Pass,
-            "the nvidia runtime is registered: `docker run --gpus all` and `--runtime=nvidia` work".into(),
-        );
-    }
-    let cdi: Vec<&str> = f.cdi_specs.iter().filter(|s| s.is_nvidia_gpu()).map(|s| s.path.as_str()).collect();
-    if !cdi.is_empty() && !info.cdi_spec_dirs.is_empty() {
-        return check(
-            GPU_RUNTIME,
-            title,
-            Status::Pass,
-            format!("CDI devices nvidia.com/gpu in {}: `docker run --device nvidia.com/gpu=all`", cdi.join(", ")),
-        );
-    }
-    if let Some(hook) = f.toolkit.iter().find(|p| p.name == "nvidia-container-runtime-hook") {
-        return check(
-            GPU_RUNTIME,
-            title,
-            Status::Pass,
-            format!(
-                "no nvidia runtime registered, but `--gpus` works through {} (`--runtime=nvidia` does not)",
-                hook.path
-            ),
-        );
+    let cdi: Vec<&str> = f
+        .cdi_specs
+        .iter()
+        .filter(|s| s.is_nvidia_gpu())
+        .map(|s| s.path.as_str())
+        .collect();
+    if let Some(how) = gpu_path(f, info, &cdi) {
+        return check(GPU_RUNTIME, RUNTIME_TITLE, Status::Pass, how);
     }
     if !cdi.is_empty() {
         return check(
             GPU_RUNTIME,
-            title,
+            RUNTIME_TITLE,
             Status::Warn,
             format!(
-                "CDI specs for nvidia.com/gpu exist ({}) but Docker {} does not read CDI (it needs Docker 25+ with CDI enabled)",
+                "CDI specs for nvidia.com/gpu exist ({}) but Docker {} does not read CDI (it needs \
+                 Docker 25+ with CDI enabled)",
                 cdi.join(", "),
                 info.server_version
             ),
         )
-        .with_fix(format!("Register the runtime instead: {CONFIGURE_RUNTIME}."));
+        .with_fix(format!(
+            "Register the runtime instead: {CONFIGURE_RUNTIME}."
+        ));
     }
-    let status = if f.gpu.gpu_count > 0 { Status::Fail } else { Status::Warn };
+    // Without GPUs (or without NVML) a missing runtime is not yet in anyone's way.
+    let status = if f.gpu.gpu_count > 0 {
+        Status::Fail
+    } else {
+        Status::Warn
+    };
     check(
         GPU_RUNTIME,
-        title,
+        RUNTIME_TITLE,
         status,
         format!(
-            "Docker has neither the nvidia runtime (runtimes: {}) nor CDI specs for nvidia.com/gpu (in {}): \
-             `docker run --gpus all` fails with \"could not select device driver\"",
+            "Docker has neither the nvidia runtime (runtimes: {}) nor CDI specs for nvidia.com/gpu \
+             (in {}): `docker run --gpus all` fails with \"could not select device driver\"",
             list_or_none(&info.runtimes),
             f.cdi_dirs.join(", ")
         ),
     )
     .with_fix(runtime_fix(f))
+}
+
+/// How containers can get GPUs here, if they can: the runtime, CDI, or `--gpus` through the hook
+/// (dockerd registers its `nvidia` device driver when that hook is on its PATH).
+fn gpu_path(f: &HostFacts, info: &EngineInfo, cdi: &[&str]) -> Option<String> {
+    if info.runtimes.iter().any(|r| r == "nvidia") {
+        return Some(
+            "the nvidia runtime is registered: `docker run --gpus all` and `--runtime=nvidia` work"
+                .into(),
+        );
+    }
+    if !cdi.is_empty() && !info.cdi_spec_dirs.is_empty() {
+        return Some(format!(
+            "CDI devices nvidia.com/gpu in {}: `docker run --device nvidia.com/gpu=all`",
+            cdi.join(", ")
+        ));
+    }
+    let hook = f
+        .toolkit
+        .iter()
+        .find(|p| p.name == "nvidia-container-runtime-hook")?;
+    Some(format!(
+        "no nvidia runtime registered, but `--gpus` works through {} (`--runtime=nvidia` does not)",
+        hook.path
+    ))
 }
 
 /// The full recipe when the toolkit is missing; just the configuration step when it is there.
@@ -142,12 +177,20 @@ fn toolkit(f: &HostFacts) -> Check {
             TOOLKIT,
             title,
             Status::Warn,
-            format!("none of {} is on PATH: containers cannot get GPUs", super::facts::TOOLKIT_PROGRAMS.join(", ")),
+            format!(
+                "none of {} is on PATH: containers cannot get GPUs",
+                super::facts::TOOLKIT_PROGRAMS.join(", ")
+            ),
         )
         .with_fix(format!("{INSTALL_TOOLKIT}."));
     }
     let found: Vec<String> = f.toolkit.iter().map(|p| p.path.clone()).collect();
-    check(TOOLKIT, title, Status::Pass, format!("found {}", found.join(", ")))
+    check(
+        TOOLKIT,
+        title,
+        Status::Pass,
+        format!("found {}", found.join(", ")),
+    )
 }
 
 fn default_runtime(f: &HostFacts, info: &EngineInfo) -> Check {
@@ -163,7 +206,8 @@ fn default_runtime(f: &HostFacts, info: &EngineInfo) -> Check {
         .with_fix("Fix \"default-runtime\" in /etc/docker/daemon.json, then `sudo systemctl restart docker`.");
     }
     let detail = if default == "nvidia" {
-        "nvidia: every container can reach the GPUs (NVIDIA_VISIBLE_DEVICES); `--gpus` picks which".to_string()
+        "nvidia: every container can reach the GPUs (NVIDIA_VISIBLE_DEVICES); `--gpus` picks which"
+            .to_string()
     } else {
         let how = if f.toolkit.is_empty() {
             "once the NVIDIA Container Toolkit is installed"
@@ -182,15 +226,28 @@ fn disk_space(free: &FreeSpace) -> Check {
     let title = "Disk space for images";
     let (path, bytes) = match free {
         FreeSpace::Remote => {
-            return check(DISK_SPACE, title, Status::Skip, "the engine is remote: its data root is not on this machine".into())
+            return check(
+                DISK_SPACE,
+                title,
+                Status::Skip,
+                "the engine is remote: its data root is not on this machine".into(),
+            )
         }
         FreeSpace::Unreadable { path, reason } => {
-            return check(DISK_SPACE, title, Status::Warn, format!("could not read the free space of {path}: {reason}"))
-                .with_fix(format!("Check it by hand: `df -h {path}`."))
+            return check(
+                DISK_SPACE,
+                title,
+                Status::Warn,
+                format!("could not read the free space of {path}: {reason}"),
+            )
+            .with_fix(format!("Check it by hand: `df -h {path}`."))
         }
         FreeSpace::Known { path, bytes } => (path, *bytes),
     };
-    let detail = format!("{} free under {path} (GPU framework images take 5-20 GB each)", units::human_bytes(bytes));
+    let detail = format!(
+        "{} free under {path} (GPU framework images take 5-20 GB each)",
+        units::human_bytes(bytes)
+    );
     let status = if bytes < DISK_FAIL_BYTES {
         Status::Fail
     } else if bytes < DISK_WARN_BYTES {

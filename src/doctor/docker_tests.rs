@@ -1,8 +1,8 @@
 use super::*;
+use crate::docker::DockerError;
 use crate::doctor::facts::{CdiSpec, DockerProblem, Program};
 use crate::doctor::run_checks;
 use crate::doctor::testkit::{find, healthy, nvml_failed, status_of, GIB};
-use crate::docker::DockerError;
 use crate::gpu::GpuError;
 
 fn engine(f: &mut HostFacts) -> &mut EngineInfo {
@@ -37,7 +37,10 @@ fn an_engine_that_is_not_running_warns_and_the_rest_skip() {
     let c = find(&r, ENGINE);
     assert_eq!(c.status, Status::Warn);
     assert!(c.detail.contains("not reachable"), "{}", c.detail);
-    assert!(c.fix.as_deref().is_some_and(|x| x.contains("systemctl start docker")));
+    assert!(c
+        .fix
+        .as_deref()
+        .is_some_and(|x| x.contains("systemctl start docker")));
     for id in [GPU_RUNTIME, DEFAULT_RUNTIME, DISK_SPACE] {
         let c = find(&r, id);
         assert_eq!(c.status, Status::Skip, "{id}");
@@ -60,7 +63,10 @@ fn a_socket_you_may_not_use_fails_with_the_group_fix() {
 #[test]
 fn the_nvidia_runtime_passes() {
     let r = run_checks(&healthy());
-    assert_eq!(find(&r, ENGINE).detail, "Docker 27.3.1 (API 1.47) at unix:///var/run/docker.sock");
+    assert_eq!(
+        find(&r, ENGINE).detail,
+        "Docker 27.3.1 (API 1.47) at unix:///var/run/docker.sock"
+    );
     assert_eq!(find(&r, GPU_RUNTIME).status, Status::Pass);
 }
 
@@ -74,7 +80,10 @@ fn no_runtime_and_no_cdi_with_gpus_fails_with_the_toolkit_recipe() {
     assert!(c.detail.contains("runtimes: runc"), "{}", c.detail);
     let fix = c.fix.as_deref().unwrap_or_default();
     assert!(fix.contains("nvidia-container-toolkit"), "{fix}");
-    assert!(fix.contains("sudo nvidia-ctk runtime configure --runtime=docker"), "{fix}");
+    assert!(
+        fix.contains("sudo nvidia-ctk runtime configure --runtime=docker"),
+        "{fix}"
+    );
     assert!(fix.contains("systemctl restart docker"), "{fix}");
     let (status, fix) = status_of(&f, TOOLKIT);
     assert_eq!(status, Status::Warn);
@@ -103,7 +112,9 @@ fn cdi_specs_count_when_the_engine_reads_them() {
         kinds: vec!["nvidia.com/gpu".into()],
     }];
     assert_eq!(status_of(&f, GPU_RUNTIME).0, Status::Pass);
-    assert!(find(&run_checks(&f), GPU_RUNTIME).detail.contains("--device nvidia.com/gpu=all"));
+    assert!(find(&run_checks(&f), GPU_RUNTIME)
+        .detail
+        .contains("--device nvidia.com/gpu=all"));
     engine(&mut f).cdi_spec_dirs.clear();
     let (status, fix) = status_of(&f, GPU_RUNTIME);
     assert_eq!(status, Status::Warn);
@@ -129,10 +140,16 @@ fn the_default_runtime_says_what_gpus_need() {
     let r = run_checks(&healthy());
     let c = find(&r, DEFAULT_RUNTIME);
     assert_eq!(c.status, Status::Pass);
-    assert!(c.detail.starts_with("runc:") && c.detail.contains("--gpus all"), "{}", c.detail);
+    assert!(
+        c.detail.starts_with("runc:") && c.detail.contains("--gpus all"),
+        "{}",
+        c.detail
+    );
     let mut f = healthy();
     engine(&mut f).default_runtime = "nvidia".into();
-    assert!(find(&run_checks(&f), DEFAULT_RUNTIME).detail.starts_with("nvidia:"));
+    assert!(find(&run_checks(&f), DEFAULT_RUNTIME)
+        .detail
+        .starts_with("nvidia:"));
     engine(&mut f).runtimes = vec!["runc".into()];
     let (status, fix) = status_of(&f, DEFAULT_RUNTIME);
     assert_eq!(status, Status::Warn);
@@ -152,13 +169,24 @@ fn with_free(bytes: u64) -> HostFacts {
 
 #[test]
 fn disk_space_thresholds() {
-    assert_eq!(status_of(&with_free(DISK_WARN_BYTES), DISK_SPACE).0, Status::Pass);
+    assert_eq!(
+        status_of(&with_free(DISK_WARN_BYTES), DISK_SPACE).0,
+        Status::Pass
+    );
     let (status, fix) = status_of(&with_free(DISK_WARN_BYTES - 1), DISK_SPACE);
     assert_eq!(status, Status::Warn);
     assert!(fix.is_some_and(|x| x.contains("docker system df") && x.contains("data-root")));
-    assert_eq!(status_of(&with_free(DISK_FAIL_BYTES), DISK_SPACE).0, Status::Warn);
-    assert_eq!(status_of(&with_free(DISK_FAIL_BYTES - 1), DISK_SPACE).0, Status::Fail);
-    let d = find(&run_checks(&with_free(3 * GIB)), DISK_SPACE).detail.clone();
+    assert_eq!(
+        status_of(&with_free(DISK_FAIL_BYTES), DISK_SPACE).0,
+        Status::Warn
+    );
+    assert_eq!(
+        status_of(&with_free(DISK_FAIL_BYTES - 1), DISK_SPACE).0,
+        Status::Fail
+    );
+    let d = find(&run_checks(&with_free(3 * GIB)), DISK_SPACE)
+        .detail
+        .clone();
     assert!(d.starts_with("3.0GiB free under /var/lib/docker"), "{d}");
 }
 

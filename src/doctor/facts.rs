@@ -112,8 +112,14 @@ impl DockerProblem {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FreeSpace {
-    Known { path: String, bytes: u64 },
-    Unreadable { path: String, reason: String },
+    Known {
+        path: String,
+        bytes: u64,
+    },
+    Unreadable {
+        path: String,
+        reason: String,
+    },
     /// A tcp:// engine keeps its data on another machine.
     Remote,
 }
@@ -224,7 +230,11 @@ fn root_free(uri: &str, root: &str, env: &dyn HostEnv) -> FreeSpace {
     if !uri.starts_with("unix://") {
         return FreeSpace::Remote;
     }
-    let path = if root.is_empty() { "/var/lib/docker" } else { root };
+    let path = if root.is_empty() {
+        "/var/lib/docker"
+    } else {
+        root
+    };
     match env.free_bytes(Path::new(path)) {
         Ok(bytes) => FreeSpace::Known {
             path: path.to_string(),

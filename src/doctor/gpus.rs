@@ -16,14 +16,23 @@ pub const THROTTLE: &str = "gpus.throttle";
 pub const ECC: &str = "gpus.ecc";
 pub const MEMORY_REPAIR: &str = "gpus.memory_repair";
 
-pub(crate) fn check(id: &'static str, title: &'static str, status: Status, detail: String) -> Check {
+pub(crate) fn check(
+    id: &'static str,
+    title: &'static str,
+    status: Status,
+    detail: String,
+) -> Check {
     Check::new(id, Family::Gpus, title, status, detail)
 }
 
 pub fn checks(f: &HostFacts) -> Vec<Check> {
     let mut out = vec![visible(f)];
     let gpus: Vec<&GpuEntry> = f.gpu.gpus.iter().filter(|g| !g.sample.lost).collect();
-    let rest: [(&'static str, &'static str, fn(&HostFacts, &[&GpuEntry]) -> Check); 5] = [
+    let rest: [(
+        &'static str,
+        &'static str,
+        fn(&HostFacts, &[&GpuEntry]) -> Check,
+    ); 5] = [
         (PERSISTENCE, "Persistence mode", persistence),
         (PCIE_LINK, "PCIe links", pcie_link),
         (THROTTLE, "Clocks (throttling)", throttle),
@@ -43,11 +52,21 @@ pub fn checks(f: &HostFacts) -> Vec<Check> {
 fn visible(f: &HostFacts) -> Check {
     let title = "GPUs visible";
     if gpu_error_is(f, &GpuError::NoGpus) {
-        return check(VISIBLE, title, Status::Fail, "the driver is loaded but reports no GPUs".into())
-            .with_fix(GpuError::NoGpus.fix());
+        return check(
+            VISIBLE,
+            title,
+            Status::Fail,
+            "the driver is loaded but reports no GPUs".into(),
+        )
+        .with_fix(GpuError::NoGpus.fix());
     }
     if f.gpu.error.is_some() {
-        return check(VISIBLE, title, Status::Skip, "NVML did not start (see NVML above)".into());
+        return check(
+            VISIBLE,
+            title,
+            Status::Skip,
+            "NVML did not start (see NVML above)".into(),
+        );
     }
     let lost: Vec<String> = f
         .gpu
@@ -56,7 +75,12 @@ fn visible(f: &HostFacts) -> Check {
         .filter(|g| g.sample.lost)
         .map(|g| g.info.index.to_string())
         .collect();
-    let summary = format!("{} GPU{}: {}", f.gpu.gpu_count, plural(f.gpu.gpu_count), names(&f.gpu.gpus));
+    let summary = format!(
+        "{} GPU{}: {}",
+        f.gpu.gpu_count,
+        plural(f.gpu.gpu_count),
+        names(&f.gpu.gpus)
+    );
     if !lost.is_empty() {
         return check(
             VISIBLE,
@@ -91,11 +115,21 @@ fn names(gpus: &[GpuEntry]) -> String {
 fn persistence(f: &HostFacts, gpus: &[&GpuEntry]) -> Check {
     let title = "Persistence mode";
     if f.os != "linux" {
-        return check(PERSISTENCE, title, Status::Skip, "persistence mode is a Linux setting".into());
+        return check(
+            PERSISTENCE,
+            title,
+            Status::Skip,
+            "persistence mode is a Linux setting".into(),
+        );
     }
     let off = indices(gpus, |g| g.info.persistence_mode == Some(false));
     if gpus.iter().all(|g| g.info.persistence_mode.is_none()) {
-        return check(PERSISTENCE, title, Status::Skip, "the GPUs do not report persistence mode".into());
+        return check(
+            PERSISTENCE,
+            title,
+            Status::Skip,
+            "the GPUs do not report persistence mode".into(),
+        );
     }
     if off.is_empty() {
         return check(PERSISTENCE, title, Status::Pass, "on for every GPU".into());
@@ -117,8 +151,16 @@ fn persistence(f: &HostFacts, gpus: &[&GpuEntry]) -> Check {
 
 fn pcie_link(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
     let title = "PCIe links";
-    if gpus.iter().all(|g| g.sample.pcie_gen.is_none() && g.sample.pcie_width.is_none()) {
-        return check(PCIE_LINK, title, Status::Skip, "the GPUs do not report their PCIe link".into());
+    if gpus
+        .iter()
+        .all(|g| g.sample.pcie_gen.is_none() && g.sample.pcie_width.is_none())
+    {
+        return check(
+            PCIE_LINK,
+            title,
+            Status::Skip,
+            "the GPUs do not report their PCIe link".into(),
+        );
     }
     let slow: Vec<String> = gpus
         .iter()
@@ -137,7 +179,8 @@ fn pcie_link(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
             PCIE_LINK,
             title,
             Status::Pass,
-            "every link at its maximum width (idle GPUs may lower the generation to save power)".into(),
+            "every link at its maximum width (idle GPUs may lower the generation to save power)"
+                .into(),
         );
     }
     check(PCIE_LINK, title, Status::Warn, format!("{}: host transfers are slower", slow.join("; ")))
@@ -151,34 +194,68 @@ fn pcie_link(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
 fn throttle(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
     let title = "Clocks (throttling)";
     if gpus.iter().all(|g| g.sample.throttle_reasons.is_none()) {
-        return check(THROTTLE, title, Status::Skip, "the GPUs do not report throttle reasons".into());
+        return check(
+            THROTTLE,
+            title,
+            Status::Skip,
+            "the GPUs do not report throttle reasons".into(),
+        );
     }
     let mut slowed = Vec::new();
     let mut capped = Vec::new();
     for g in gpus {
-        let reasons: Vec<&str> = g.sample.throttle_reasons.iter().flatten().map(String::as_str).filter(|r| is_slowdown(r)).collect();
-        // Sitting at the power limit under full load is how boost works, not a fault.
-        let serious: Vec<&str> = reasons.iter().copied().filter(|r| *r != "software power cap").collect();
+        let (serious, at_power_limit) = slowdowns(g);
         if !serious.is_empty() {
-            slowed.push(format!("GPU {} ({}, {})", g.info.index, serious.join(", "), units::celsius(g.sample.temp_c)));
-        } else if !reasons.is_empty() {
+            slowed.push(format!(
+                "GPU {} ({}, {})",
+                g.info.index,
+                serious.join(", "),
+                units::celsius(g.sample.temp_c)
+            ));
+        } else if at_power_limit {
             capped.push(g.info.index.to_string());
         }
     }
     if !slowed.is_empty() {
-        return check(THROTTLE, title, Status::Warn, format!("clocks held back now: {}", slowed.join("; ")))
-            .with_fix(
-                "Improve cooling: airflow, fan and chassis settings, inlet temperature, dust; \
+        return check(
+            THROTTLE,
+            title,
+            Status::Warn,
+            format!("clocks held back now: {}", slowed.join("; ")),
+        )
+        .with_fix(
+            "Improve cooling: airflow, fan and chassis settings, inlet temperature, dust; \
                  `nvidia-smi -q -d TEMPERATURE,PERFORMANCE` shows the limits and reasons. A power \
                  brake points at the PSU or the power cables.",
-            );
+        );
     }
     let detail = if capped.is_empty() {
         "no GPU is slowed down".to_string()
     } else {
-        format!("GPU {} at the power limit (normal under full load)", capped.join(", "))
+        format!(
+            "GPU {} at the power limit (normal under full load)",
+            capped.join(", ")
+        )
     };
     check(THROTTLE, title, Status::Pass, detail)
+}
+
+/// The reasons slowing a GPU down that deserve attention, and whether it sits at its power cap.
+/// Sitting at the power limit under full load is how boost works, not a fault.
+fn slowdowns(g: &GpuEntry) -> (Vec<&str>, bool) {
+    let reasons = g
+        .sample
+        .throttle_reasons
+        .iter()
+        .flatten()
+        .map(String::as_str);
+    let slow: Vec<&str> = reasons.filter(|r| is_slowdown(r)).collect();
+    let capped = slow.contains(&"software power cap");
+    let serious = slow
+        .into_iter()
+        .filter(|r| *r != "software power cap")
+        .collect();
+    (serious, capped)
 }
 
 /// GPU indices matching `pred`, joined for a sentence ("0, 3").

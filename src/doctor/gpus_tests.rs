@@ -15,7 +15,14 @@ fn visible_gpus_are_counted_and_named() {
     assert_eq!(status, Status::Fail);
     assert!(fix.is_some_and(|x| x.contains("lspci")));
     let f = nvml_failed(&GpuError::DriverNotLoaded);
-    for id in [VISIBLE, PERSISTENCE, PCIE_LINK, THROTTLE, ECC, MEMORY_REPAIR] {
+    for id in [
+        VISIBLE,
+        PERSISTENCE,
+        PCIE_LINK,
+        THROTTLE,
+        ECC,
+        MEMORY_REPAIR,
+    ] {
         assert_eq!(status_of(&f, id).0, Status::Skip, "{id}");
     }
 }
@@ -39,7 +46,9 @@ fn persistence_off_warns_on_linux_only() {
     let (status, fix) = status_of(&f, PERSISTENCE);
     assert_eq!(status, Status::Warn);
     assert!(detail(&f, PERSISTENCE).starts_with("off on GPU 1:"));
-    assert!(fix.is_some_and(|x| x.contains("nvidia-persistenced") && x.contains("nvidia-smi -pm 1")));
+    assert!(
+        fix.is_some_and(|x| x.contains("nvidia-persistenced") && x.contains("nvidia-smi -pm 1"))
+    );
     f.os = "macos".into();
     assert_eq!(status_of(&f, PERSISTENCE).0, Status::Skip);
     let mut unknown = healthy();
@@ -59,7 +68,10 @@ fn a_downgraded_link_warns_with_both_speeds() {
     let (status, fix) = status_of(&f, PCIE_LINK);
     assert_eq!(status, Status::Warn);
     let d = detail(&f, PCIE_LINK);
-    assert!(d.contains("GPU 0 runs") && d.contains('3') && d.contains("x8") && d.contains("x16"), "{d}");
+    assert!(
+        d.contains("GPU 0 runs") && d.contains('3') && d.contains("x8") && d.contains("x16"),
+        "{d}"
+    );
     assert!(fix.is_some_and(|x| x.contains("LnkSta")));
 }
 
@@ -69,12 +81,18 @@ fn thermal_throttling_warns_but_a_power_cap_passes() {
     f.gpu.gpus[1].sample.throttle_reasons = Some(vec!["software power cap".into()]);
     assert_eq!(status_of(&f, THROTTLE).0, Status::Pass);
     assert!(detail(&f, THROTTLE).contains("GPU 1 at the power limit"));
-    f.gpu.gpus[0].sample.throttle_reasons =
-        Some(vec!["hardware slowdown".into(), "hardware thermal slowdown".into()]);
+    f.gpu.gpus[0].sample.throttle_reasons = Some(vec![
+        "hardware slowdown".into(),
+        "hardware thermal slowdown".into(),
+    ]);
     f.gpu.gpus[0].sample.temp_c = Some(89);
     let (status, fix) = status_of(&f, THROTTLE);
     assert_eq!(status, Status::Warn);
-    assert!(detail(&f, THROTTLE).contains("GPU 0 (hardware slowdown, hardware thermal slowdown, 89°C)"), "{}", detail(&f, THROTTLE));
+    assert!(
+        detail(&f, THROTTLE).contains("GPU 0 (hardware slowdown, hardware thermal slowdown, 89°C)"),
+        "{}",
+        detail(&f, THROTTLE)
+    );
     assert!(fix.is_some_and(|x| x.contains("cooling")));
 }
 
@@ -133,7 +151,10 @@ fn row_remapping_pending_warns_and_failed_fails() {
     let (status, fix) = status_of(&f, MEMORY_REPAIR);
     assert_eq!(status, Status::Fail);
     let d = detail(&f, MEMORY_REPAIR);
-    assert!(d.contains("GPU 0: a row remap waits") && d.contains("GPU 1: a row remapping failed"), "{d}");
+    assert!(
+        d.contains("GPU 0: a row remap waits") && d.contains("GPU 1: a row remapping failed"),
+        "{d}"
+    );
     assert!(fix.is_some_and(|x| x.contains("RMA")));
 }
 

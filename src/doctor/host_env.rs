@@ -71,7 +71,12 @@ impl HostEnv for SystemEnv {
         if out.status.success() {
             Ok(text)
         } else {
-            Err(format!("{} failed ({}): {}", program.display(), out.status, text.trim()))
+            Err(format!(
+                "{} failed ({}): {}",
+                program.display(),
+                out.status,
+                text.trim()
+            ))
         }
     }
 
@@ -212,6 +217,9 @@ mod tests {
         std::fs::write(&plain, "").expect("write");
         std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         assert!(!env.is_executable(&plain));
-        assert!(!env.is_executable(dir.path()), "a directory is not a program");
+        assert!(
+            !env.is_executable(dir.path()),
+            "a directory is not a program"
+        );
     }
 }

@@ -11,10 +11,12 @@ const ECC_FIX: &str = "An uncorrectable error may have corrupted what ran on the
      (Xid 48, 63, 64, 94, 95); reset the GPU when idle (`sudo nvidia-smi -r -i N`) so the repair takes \
      effect; if errors recur, drain the GPU and contact the vendor.";
 
-const RESET_FIX: &str = "Reset the GPU when nothing runs on it: `sudo nvidia-smi -r -i N` (stop its \
+const RESET_FIX: &str =
+    "Reset the GPU when nothing runs on it: `sudo nvidia-smi -r -i N` (stop its \
      processes first), or reboot; until then the faulty memory stays in use.";
 
-const RMA_FIX: &str = "The GPU cannot repair this memory any more: drain it and contact the vendor \
+const RMA_FIX: &str =
+    "The GPU cannot repair this memory any more: drain it and contact the vendor \
      (RMA); `nvidia-smi -q -d ROW_REMAPPER` shows the remap histogram for the ticket.";
 
 /// Uncorrected errors fail; corrected ones pass with their count. The hardware fixed every
@@ -22,47 +24,65 @@ const RMA_FIX: &str = "The GPU cannot repair this memory any more: drain it and 
 /// retired page, which `memory_repair` judges, so warning on the count would only cry wolf.
 pub(crate) fn ecc(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
     let title = "ECC errors";
-    let none_reported = gpus.iter().all(|g| {
-        g.info.ecc_enabled.is_none() && g.sample.ecc_corrected.is_none() && g.sample.ecc_uncorrected.is_none()
-    });
-    if none_reported {
-        return check(ECC, title, Status::Skip, "the GPUs have no ECC (GeForce boards) or do not report it".into());
+    if gpus.iter().all(|g| !reports_ecc(g)) {
+        return check(
+            ECC,
+            title,
+            Status::Skip,
+            "the GPUs have no ECC (GeForce boards) or do not report it".into(),
+        );
     }
-    let bad: Vec<String> = gpus
-        .iter()
-        .filter(|g| g.sample.ecc_uncorrected.unwrap_or(0) > 0)
-        .map(|g| {
+    let bad = per_gpu(gpus, |g| {
+        let (c, u) = (g.sample.ecc_corrected, g.sample.ecc_uncorrected);
+        (u.unwrap_or(0) > 0).then(|| {
             format!(
-                "GPU {}: {} uncorrected, {} corrected",
-                g.info.index,
-                g.sample.ecc_uncorrected.unwrap_or(0),
-                g.sample.ecc_corrected.unwrap_or(0)
+                "{} uncorrected, {} corrected",
+                u.unwrap_or(0),
+                c.unwrap_or(0)
             )
         })
-        .collect();
+    });
     if !bad.is_empty() {
-        return check(ECC, title, Status::Fail, format!("{} (volatile, since the driver loaded)", bad.join("; ")))
-            .with_fix(ECC_FIX);
+        return check(
+            ECC,
+            title,
+            Status::Fail,
+            format!("{bad} (volatile, since the driver loaded)"),
+        )
+        .with_fix(ECC_FIX);
     }
     let off = indices(gpus, |g| g.info.ecc_enabled == Some(false));
     if !off.is_empty() {
         return check(ECC, title, Status::Warn, format!("ECC is off on GPU {off}: memory errors there go unnoticed"))
             .with_fix("Turn it on (it takes effect after a reboot or GPU reset): `sudo nvidia-smi -i N -e 1`.");
     }
-    let corrected: Vec<String> = gpus
-        .iter()
-        .filter(|g| g.sample.ecc_corrected.unwrap_or(0) > 0)
-        .map(|g| format!("GPU {}: {}", g.info.index, g.sample.ecc_corrected.unwrap_or(0)))
-        .collect();
+    let corrected = per_gpu(gpus, |g| {
+        let c = g.sample.ecc_corrected.unwrap_or(0);
+        (c > 0).then(|| c.to_string())
+    });
     let detail = if corrected.is_empty() {
         "no ECC errors since the driver loaded".to_string()
     } else {
         format!(
-            "no uncorrected errors; corrected by the hardware: {} (see Memory repair for failing rows)",
-            corrected.join(", ")
+            "no uncorrected errors; corrected by the hardware: {corrected} (see Memory repair for \
+             failing rows)"
         )
     };
     check(ECC, title, Status::Pass, detail)
+}
+
+fn reports_ecc(g: &GpuEntry) -> bool {
+    g.info.ecc_enabled.is_some()
+        || g.sample.ecc_corrected.is_some()
+        || g.sample.ecc_uncorrected.is_some()
+}
+
+/// "GPU 1: x; GPU 3: y" for the GPUs `say` has something to say about.
+fn per_gpu(gpus: &[&GpuEntry], say: impl Fn(&GpuEntry) -> Option<String>) -> String {
+    gpus.iter()
+        .filter_map(|g| say(g).map(|s| format!("GPU {}: {s}", g.info.index)))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What one GPU's memory repair needs: nothing, a reset, or a replacement.
@@ -70,7 +90,10 @@ fn repair_state(g: &GpuEntry) -> Option<(Status, String)> {
     let i = g.info.index;
     if let Some(r) = g.sample.remapped_rows {
         if r.failure {
-            return Some((Status::Fail, format!("GPU {i}: a row remapping failed (no spare row left)")));
+            return Some((
+                Status::Fail,
+                format!("GPU {i}: a row remapping failed (no spare row left)"),
+            ));
         }
         if r.pending {
             return Some((
@@ -82,7 +105,10 @@ fn repair_state(g: &GpuEntry) -> Option<(Status, String)> {
     if let Some(p) = g.sample.retired_pages.filter(|p| p.pending) {
         return Some((
             Status::Warn,
-            format!("GPU {i}: page retirement waits for a reboot ({} double-bit, {} single-bit pages)", p.double_bit_ecc, p.single_bit_ecc),
+            format!(
+                "GPU {i}: page retirement waits for a reboot ({} double-bit, {} single-bit pages)",
+                p.double_bit_ecc, p.single_bit_ecc
+            ),
         ));
     }
     None
@@ -91,12 +117,16 @@ fn repair_state(g: &GpuEntry) -> Option<(Status, String)> {
 /// A failed remap asks for a replacement; a pending remap or retirement asks for a reset.
 pub(crate) fn memory_repair(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
     let title = "Memory repair";
-    if gpus.iter().all(|g| g.sample.remapped_rows.is_none() && g.sample.retired_pages.is_none()) {
+    if gpus
+        .iter()
+        .all(|g| g.sample.remapped_rows.is_none() && g.sample.retired_pages.is_none())
+    {
         return check(
             MEMORY_REPAIR,
             title,
             Status::Skip,
-            "the GPUs report neither row remapping nor page retirement (no ECC, or not supported)".into(),
+            "the GPUs report neither row remapping nor page retirement (no ECC, or not supported)"
+                .into(),
         );
     }
     let states: Vec<(Status, String)> = gpus.iter().filter_map(|g| repair_state(g)).collect();
@@ -108,8 +138,16 @@ pub(crate) fn memory_repair(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
         Status::Warn
     };
     if worst != Status::Pass {
-        let detail = states.into_iter().map(|(_, d)| d).collect::<Vec<_>>().join("; ");
-        let fix = if worst == Status::Fail { RMA_FIX } else { RESET_FIX };
+        let detail = states
+            .into_iter()
+            .map(|(_, d)| d)
+            .collect::<Vec<_>>()
+            .join("; ");
+        let fix = if worst == Status::Fail {
+            RMA_FIX
+        } else {
+            RESET_FIX
+        };
         return check(MEMORY_REPAIR, title, worst, detail).with_fix(fix);
     }
     check(MEMORY_REPAIR, title, Status::Pass, repaired_summary(gpus))
@@ -119,9 +157,20 @@ fn repaired_summary(gpus: &[&GpuEntry]) -> String {
     let done: Vec<String> = gpus
         .iter()
         .filter_map(|g| {
-            let rows = g.sample.remapped_rows.map_or(0, |r| r.correctable + r.uncorrectable);
-            let pages = g.sample.retired_pages.map_or(0, |p| p.single_bit_ecc + p.double_bit_ecc);
-            (rows + pages > 0).then(|| format!("GPU {}: {rows} rows remapped, {pages} pages retired", g.info.index))
+            let rows = g
+                .sample
+                .remapped_rows
+                .map_or(0, |r| r.correctable + r.uncorrectable);
+            let pages = g
+                .sample
+                .retired_pages
+                .map_or(0, |p| p.single_bit_ecc + p.double_bit_ecc);
+            (rows + pages > 0).then(|| {
+                format!(
+                    "GPU {}: {rows} rows remapped, {pages} pages retired",
+                    g.info.index
+                )
+            })
         })
         .collect();
     if done.is_empty() {

@@ -1,6 +1,6 @@
 //! Checks of the NVIDIA driver itself: the kernel module, NVML, and whether the two agree.
 
-use super::facts::HostFacts;
+use super::facts::{HostFacts, KernelModule};
 use super::report::{Check, Family, Status};
 use crate::gpu::{GpuError, SourceKind};
 
@@ -37,28 +37,7 @@ fn kernel_module(f: &HostFacts) -> Check {
         );
     }
     match &f.kernel_module {
-        Some(km) => match &km.version {
-            Some(v) => {
-                let flavour = match v.open {
-                    Some(true) => " (open kernel module)",
-                    Some(false) => " (proprietary kernel module)",
-                    None => "",
-                };
-                check(
-                    KERNEL_MODULE,
-                    title,
-                    Status::Pass,
-                    format!("nvidia {}{flavour} is loaded ({})", v.version, km.file),
-                )
-            }
-            None => check(
-                KERNEL_MODULE,
-                title,
-                Status::Warn,
-                format!("{} exists but names no version gpudeck can read", km.file),
-            )
-            .with_fix(format!("Look at it: `cat {}`; `modinfo nvidia` shows the installed module.", km.file)),
-        },
+        Some(km) => module_found(km),
         // NVML can only answer through a loaded module: /proc is hidden (a container), not empty.
         None if f.gpu.error.is_none() => check(
             KERNEL_MODULE,
@@ -68,15 +47,47 @@ fn kernel_module(f: &HostFacts) -> Check {
              yet NVML answers: /proc or /sys is probably hidden (in a container?)"
                 .into(),
         )
-        .with_fix("On the host, `cat /proc/driver/nvidia/version` shows the loaded module; inside a container nothing needs doing."),
+        .with_fix(
+            "On the host, `cat /proc/driver/nvidia/version` shows the loaded module; inside a \
+             container nothing needs doing.",
+        ),
         None => check(
             KERNEL_MODULE,
             title,
             Status::Fail,
-            "the nvidia kernel module is not loaded (no /proc/driver/nvidia/version or /sys/module/nvidia/version)".into(),
+            "the nvidia kernel module is not loaded (no /proc/driver/nvidia/version or \
+             /sys/module/nvidia/version)"
+                .into(),
         )
         .with_fix(GpuError::DriverNotLoaded.fix()),
     }
+}
+
+fn module_found(km: &KernelModule) -> Check {
+    let title = "Kernel module";
+    let Some(v) = &km.version else {
+        return check(
+            KERNEL_MODULE,
+            title,
+            Status::Warn,
+            format!("{} exists but names no version gpudeck can read", km.file),
+        )
+        .with_fix(format!(
+            "Look at it: `cat {}`; `modinfo nvidia` shows the installed module.",
+            km.file
+        ));
+    };
+    let flavour = match v.open {
+        Some(true) => " (open kernel module)",
+        Some(false) => " (proprietary kernel module)",
+        None => "",
+    };
+    check(
+        KERNEL_MODULE,
+        title,
+        Status::Pass,
+        format!("nvidia {}{flavour} is loaded ({})", v.version, km.file),
+    )
 }
 
 fn nvml(f: &HostFacts) -> Check {
@@ -117,58 +128,64 @@ fn nvml(f: &HostFacts) -> Check {
     }
 }
 
+const VERSIONS_TITLE: &str = "Driver/library versions";
+const NO_REBOOT: &str = "usual after a driver upgrade without a reboot";
+
 fn version_match(f: &HostFacts) -> Check {
-    let title = "Driver/library versions";
     let module = f
         .kernel_module
         .as_ref()
         .and_then(|k| k.version.as_ref())
         .map(|v| v.version.clone());
     if gpu_error_is(f, &GpuError::VersionMismatch) {
-        let loaded = module.map_or(String::new(), |m| format!(" (the loaded kernel module is {m})"));
+        let loaded = module.map_or(String::new(), |m| {
+            format!(" (the loaded kernel module is {m})")
+        });
         return check(
             VERSION_MATCH,
-            title,
+            VERSIONS_TITLE,
             Status::Fail,
-            format!("NVML refuses to start: libnvidia-ml and the kernel module differ{loaded}; usual after a driver upgrade without a reboot"),
+            format!("NVML refuses to start: libnvidia-ml and the kernel module differ{loaded}; {NO_REBOOT}"),
         )
         .with_fix(GpuError::VersionMismatch.fix());
     }
     if is_demo(f) {
         return check(
             VERSION_MATCH,
-            title,
+            VERSIONS_TITLE,
             Status::Skip,
-            "simulated GPUs (--demo): the simulated driver has no kernel module to compare with".into(),
+            "simulated GPUs (--demo): the simulated driver has no kernel module to compare with"
+                .into(),
         );
     }
     let library = f.gpu.system.as_ref().and_then(|s| s.driver_version.clone());
-    match (module, library) {
-        (Some(m), Some(l)) if m == l => check(
-            VERSION_MATCH,
-            title,
+    compare_versions(module, library)
+}
+
+fn compare_versions(module: Option<String>, library: Option<String>) -> Check {
+    let (status, detail) = match (module, library) {
+        (Some(m), Some(l)) if m == l => (
             Status::Pass,
             format!("kernel module and libnvidia-ml are both {m}"),
         ),
-        (Some(m), Some(l)) => check(
-            VERSION_MATCH,
-            title,
+        (Some(m), Some(l)) => (
             Status::Fail,
-            format!("the kernel module is {m} but libnvidia-ml is {l}: usual after a driver upgrade without a reboot"),
-        )
-        .with_fix(GpuError::VersionMismatch.fix()),
-        (None, _) => check(
-            VERSION_MATCH,
-            title,
+            format!("the kernel module is {m} but libnvidia-ml is {l}: {NO_REBOOT}"),
+        ),
+        (None, _) => (
             Status::Skip,
             "the kernel module's version is unknown: nothing to compare".into(),
         ),
-        (Some(_), None) => check(
-            VERSION_MATCH,
-            title,
+        (Some(_), None) => (
             Status::Skip,
             "NVML gave no driver version: nothing to compare".into(),
         ),
+    };
+    let c = check(VERSION_MATCH, VERSIONS_TITLE, status, detail);
+    if status == Status::Fail {
+        c.with_fix(GpuError::VersionMismatch.fix())
+    } else {
+        c
     }
 }
 

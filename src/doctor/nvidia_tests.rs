@@ -18,7 +18,11 @@ fn a_loaded_module_passes_with_its_version_and_flavour() {
     let r = crate::doctor::run_checks(&healthy());
     let c = crate::doctor::testkit::find(&r, KERNEL_MODULE);
     assert_eq!(c.status, Status::Pass);
-    assert!(c.detail.contains("580.65.06 (open kernel module)"), "{}", c.detail);
+    assert!(
+        c.detail.contains("580.65.06 (open kernel module)"),
+        "{}",
+        c.detail
+    );
     assert_eq!(r.kernel_module_version.as_deref(), Some("580.65.06"));
 }
 
@@ -68,7 +72,10 @@ fn nvml_failures_fail_with_their_own_fix() {
         assert!(fix.is_some_and(|x| x.contains(words)), "{e}");
     }
     assert_eq!(status_of(&healthy(), NVML).0, Status::Pass);
-    assert_eq!(status_of(&nvml_failed(&GpuError::NoGpus), NVML).0, Status::Pass);
+    assert_eq!(
+        status_of(&nvml_failed(&GpuError::NoGpus), NVML).0,
+        Status::Pass
+    );
 }
 
 #[test]
@@ -82,12 +89,19 @@ fn an_rm_mismatch_fails_the_version_check_with_reboot_advice() {
 
 #[test]
 fn module_and_library_versions_are_compared() {
-    assert_eq!(status_of(&with_module("580.65.06"), VERSION_MATCH).0, Status::Pass);
+    assert_eq!(
+        status_of(&with_module("580.65.06"), VERSION_MATCH).0,
+        Status::Pass
+    );
     let f = with_module("575.51.03");
     let r = crate::doctor::run_checks(&f);
     let c = crate::doctor::testkit::find(&r, VERSION_MATCH);
     assert_eq!(c.status, Status::Fail);
-    assert!(c.detail.contains("575.51.03") && c.detail.contains("580.65.06"), "{}", c.detail);
+    assert!(
+        c.detail.contains("575.51.03") && c.detail.contains("580.65.06"),
+        "{}",
+        c.detail
+    );
     assert!(c.fix.as_deref().is_some_and(|x| x.contains("Reboot")));
 }
 

@@ -36,7 +36,9 @@ pub fn sys_module_version(text: &str) -> Option<ModuleVersion> {
 
 fn is_version(word: &str) -> bool {
     word.contains('.')
-        && word.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && word
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// The CUDA release of `nvcc --version` (`Cuda compilation tools, release 13.0, V13.0.88`).
@@ -168,7 +170,10 @@ mod tests {
             cdi_kinds(include_str!("testdata/cdi_other.json")),
             vec!["vendor.example/fpga"]
         );
-        assert_eq!(cdi_kinds("kind: 'nvidia.com/gpu'\n"), vec!["nvidia.com/gpu"]);
+        assert_eq!(
+            cdi_kinds("kind: 'nvidia.com/gpu'\n"),
+            vec!["nvidia.com/gpu"]
+        );
         assert!(cdi_kinds("devices: []\n").is_empty());
     }
 

@@ -232,7 +232,8 @@ fn write_check(out: &mut String, c: &Check, width: usize, colour: bool) {
 }
 
 fn summary_line(s: &Summary) -> String {
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
         "{} passed, {}, {} failed, {} skipped",
         s.passed,

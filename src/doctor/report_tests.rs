@@ -20,7 +20,10 @@ fn report(statuses: &[Status]) -> DoctorReport {
 fn exit_codes_follow_the_worst_status() {
     assert_eq!(report(&[]).exit_code(), 0);
     assert_eq!(report(&[Status::Pass, Status::Skip]).exit_code(), 0);
-    assert_eq!(report(&[Status::Pass, Status::Warn, Status::Skip]).exit_code(), 1);
+    assert_eq!(
+        report(&[Status::Pass, Status::Warn, Status::Skip]).exit_code(),
+        1
+    );
     assert_eq!(report(&[Status::Warn, Status::Fail]).exit_code(), 2);
     assert_eq!(report(&[Status::Fail]).exit_code(), 2);
 }
@@ -28,7 +31,11 @@ fn exit_codes_follow_the_worst_status() {
 #[test]
 fn the_healthy_machine_passes_everything() {
     let r = run_checks(&healthy());
-    let not_passed: Vec<_> = r.checks.iter().filter(|c| c.status != Status::Pass).collect();
+    let not_passed: Vec<_> = r
+        .checks
+        .iter()
+        .filter(|c| c.status != Status::Pass)
+        .collect();
     assert!(not_passed.is_empty(), "{not_passed:#?}");
     assert_eq!(r.exit_code(), 0);
     assert_eq!(r.summary().passed, r.checks.len());
@@ -56,13 +63,31 @@ fn text_has_aligned_columns_fixes_and_a_summary() {
     let mut r = report(&[Status::Pass, Status::Warn, Status::Fail, Status::Skip]);
     r.checks[1].title = "A longer title";
     let text = r.render_text();
-    assert!(!text.contains('\x1b'), "no colour codes in plain text: {text}");
-    assert!(text.starts_with("gpudeck doctor · host gpubox · driver 580.65.06 (supports CUDA 13.0)"), "{text}");
+    assert!(
+        !text.contains('\x1b'),
+        "no colour codes in plain text: {text}"
+    );
+    assert!(
+        text.starts_with("gpudeck doctor · host gpubox · driver 580.65.06 (supports CUDA 13.0)"),
+        "{text}"
+    );
     assert!(text.contains("\nGPUs\n"), "{text}");
-    assert!(text.contains("  PASS  Title           detail 0\n"), "{text}");
-    assert!(text.contains("  WARN  A longer title  detail 1\n"), "{text}");
-    assert!(text.contains("  FAIL  Title           detail 2\n        fix: do this\n"), "{text}");
-    assert!(text.ends_with("\n1 passed, 1 warning, 1 failed, 1 skipped\n"), "{text}");
+    assert!(
+        text.contains("  PASS  Title           detail 0\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  WARN  A longer title  detail 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  FAIL  Title           detail 2\n        fix: do this\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\n1 passed, 1 warning, 1 failed, 1 skipped\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -116,5 +141,8 @@ fn the_demo_says_so_in_the_headline() {
     assert!(!run_checks(&healthy()).headline().contains("DEMO"));
     let failed = crate::doctor::testkit::nvml_failed(&crate::gpu::GpuError::DriverNotLoaded);
     let line = run_checks(&failed).headline();
-    assert!(line.contains("· driver unknown · kernel module 580.65.06 · 0 GPUs"), "{line}");
+    assert!(
+        line.contains("· driver unknown · kernel module 580.65.06 · 0 GPUs"),
+        "{line}"
+    );
 }

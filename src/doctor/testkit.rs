@@ -53,7 +53,11 @@ pub fn engine_info() -> EngineInfo {
         api_version: "1.47".into(),
         os: "Ubuntu 24.04".into(),
         docker_root_dir: "/var/lib/docker".into(),
-        runtimes: vec!["io.containerd.runc.v2".into(), "nvidia".into(), "runc".into()],
+        runtimes: vec![
+            "io.containerd.runc.v2".into(),
+            "nvidia".into(),
+            "runc".into(),
+        ],
         default_runtime: "runc".into(),
         cdi_spec_dirs: vec!["/etc/cdi".into(), "/var/run/cdi".into()],
         cgroup_version: "2".into(),
@@ -131,4 +135,3 @@ pub fn status_of(f: &HostFacts, id: &str) -> (Status, Option<String>) {
     let c = find(&r, id);
     (c.status, c.fix.clone())
 }
-

@@ -235,28 +235,7 @@ fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
     let pcie_gen = r.read("pcie generation", dev.current_pcie_link_gen());
     let pcie_width = r.read("pcie width", dev.current_pcie_link_width());
     let throttle = r.read("throttle reasons", dev.current_throttle_reasons());
-    let ecc = gpu.ecc_enabled == Some(true);
-    let (corrected, uncorrected) = if ecc {
-        (
-            r.read(
-                "ecc corrected",
-                dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
-            ),
-            r.read(
-                "ecc uncorrected",
-                dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
-            ),
-        )
-    } else {
-        (None, None)
-    };
-    // Memory repair only happens with ECC on; both calls cost microseconds (NOT_SUPPORTED where absent).
-    let remapped = ecc
-        .then(|| r.read("remapped rows", remapped_rows(dev)))
-        .flatten();
-    let retired = ecc
-        .then(|| r.read("retired pages", retired_pages(dev)))
-        .flatten();
+    let memory_health = memory_health(&mut r, dev, gpu.ecc_enabled == Some(true));
     let compute = r.read("processes", dev.running_compute_processes());
     let graphics = r.read("graphics processes", dev.running_graphics_processes());
     let mut s = r.sample;
@@ -273,12 +252,41 @@ fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
     s.pcie_gen = pcie_gen;
     s.pcie_width = pcie_width;
     s.throttle_reasons = throttle.map(|t| throttle_reason_names(t.bits()));
-    s.ecc_corrected = corrected;
-    s.ecc_uncorrected = uncorrected;
-    s.remapped_rows = remapped;
-    s.retired_pages = retired;
+    (
+        s.ecc_corrected,
+        s.ecc_uncorrected,
+        s.remapped_rows,
+        s.retired_pages,
+    ) = memory_health;
     s.processes = processes(gpu.index, compute, graphics);
     s
+}
+
+type MemoryHealth = (
+    Option<u64>,
+    Option<u64>,
+    Option<RemappedRows>,
+    Option<RetiredPages>,
+);
+
+/// ECC counters and memory repair state; none of it exists with ECC off. Every call costs
+/// microseconds, and NOT_SUPPORTED (retired pages from Ampere on) is silent.
+fn memory_health(r: &mut Reader, dev: &Device<'_>, ecc: bool) -> MemoryHealth {
+    if !ecc {
+        return (None, None, None, None);
+    }
+    (
+        r.read(
+            "ecc corrected",
+            dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
+        ),
+        r.read(
+            "ecc uncorrected",
+            dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+        ),
+        r.read("remapped rows", remapped_rows(dev)),
+        r.read("retired pages", retired_pages(dev)),
+    )
 }
 
 /// `nvmlDeviceGetRemappedRows` through the raw symbol: nvml-wrapper 0.13 does not wrap it.

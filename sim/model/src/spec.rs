@@ -174,7 +174,9 @@ impl SimSpec {
         self.ecc_errors
             .iter()
             .try_for_each(|(i, _, _)| check("ecc", *i))?;
-        self.remap.iter().try_for_each(|(i, _)| check("remap", *i))?;
+        self.remap
+            .iter()
+            .try_for_each(|(i, _)| check("remap", *i))?;
         self.pids.iter().try_for_each(|(i, _)| check("pids", *i))
     }
 }

@@ -111,6 +111,9 @@ fn row_remapping_follows_ecc_and_the_remap_knob() {
     assert_eq!(s.remapped_rows(1).uncorrectable, 1);
     assert!(s.remapped_rows(2).failure && !s.remapped_rows(2).pending);
     let done = s.remapped_rows(3);
-    assert_eq!((done.uncorrectable, done.pending, done.failure), (1, false, false));
+    assert_eq!(
+        (done.uncorrectable, done.pending, done.failure),
+        (1, false, false)
+    );
     assert_eq!(sim("gpus=2").remapped_rows(1), healthy);
 }

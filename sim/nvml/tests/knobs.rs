@@ -197,10 +197,7 @@ fn row_remapping_and_page_retirement() {
     assert_eq!(remapped_rows(&device(2)).expect("rows"), [0, 1, 1, 0]);
     assert_eq!(remapped_rows(&device(4)).expect("rows"), [0, 1, 0, 1]);
     assert_eq!(remapped_rows(&device(5)).expect("rows"), [0, 1, 0, 0]);
-    assert!(matches!(
-        remapped_rows(&device(3)),
-        Err(NvmlError::GpuLost)
-    ));
+    assert!(matches!(remapped_rows(&device(3)), Err(NvmlError::GpuLost)));
     use nvml_wrapper::enum_wrappers::device::RetirementCause;
     // Hopper remaps rows instead of retiring pages.
     assert!(matches!(
