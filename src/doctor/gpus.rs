@@ -25,14 +25,13 @@ pub(crate) fn check(
     Check::new(id, Family::Gpus, title, status, detail)
 }
 
+/// A check over the GPUs that answer (lost ones excluded).
+type PerGpuCheck = fn(&HostFacts, &[&GpuEntry]) -> Check;
+
 pub fn checks(f: &HostFacts) -> Vec<Check> {
     let mut out = vec![visible(f)];
     let gpus: Vec<&GpuEntry> = f.gpu.gpus.iter().filter(|g| !g.sample.lost).collect();
-    let rest: [(
-        &'static str,
-        &'static str,
-        fn(&HostFacts, &[&GpuEntry]) -> Check,
-    ); 5] = [
+    let rest: [(&str, &str, PerGpuCheck); 5] = [
         (PERSISTENCE, "Persistence mode", persistence),
         (PCIE_LINK, "PCIe links", pcie_link),
         (THROTTLE, "Clocks (throttling)", throttle),
