@@ -155,6 +155,10 @@ pub struct Nvcc {
 
 /// Reads the machine. `gpu` comes from the caller (the TUI has it, the CLI opens NVML or the
 /// simulation); `docker_host` is `--docker-host` (DOCKER_HOST otherwise, read through `env`).
+///
+/// The future is `Send`, so a TUI can spawn it; besides the Docker calls it reads a few small
+/// files and runs `nvcc --version` synchronously, so it belongs on a task of its own, never on
+/// the draw path.
 pub async fn gather(gpu: GpuReport, docker_host: Option<&str>, env: &dyn HostEnv) -> HostFacts {
     let docker = docker_facts(docker_host, env).await;
     let cdi_dirs = cdi_dirs(&docker);

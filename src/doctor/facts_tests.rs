@@ -151,3 +151,11 @@ fn facts_serialise_for_bug_reports() {
     assert_eq!(v["docker"]["root_free"]["kind"], "known");
     assert_eq!(v["kernel_module"]["version"]["version"], "580.65.06");
 }
+
+#[test]
+fn gathering_can_be_spawned() {
+    fn assert_send<T: Send>(_: &T) {}
+    let env = FakeEnv::default();
+    let future = gather(healthy().gpu, None, &env);
+    assert_send(&future);
+}

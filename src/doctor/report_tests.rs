@@ -146,3 +146,22 @@ fn the_demo_says_so_in_the_headline() {
         "{line}"
     );
 }
+
+#[test]
+fn a_check_keeps_its_title_and_place_whether_it_runs_or_skips() {
+    let layout = |f: &crate::doctor::HostFacts| -> Vec<(&'static str, &'static str)> {
+        run_checks(f)
+            .checks
+            .iter()
+            .map(|c| (c.id, c.title))
+            .collect()
+    };
+    let mut broken = crate::doctor::testkit::nvml_failed(&crate::gpu::GpuError::DriverNotLoaded);
+    broken.docker = crate::doctor::facts::DockerFacts::Unreachable {
+        host: None,
+        problem: crate::doctor::facts::DockerProblem::from_error(
+            &crate::docker::DockerError::Other("boom".into()),
+        ),
+    };
+    assert_eq!(layout(&healthy()), layout(&broken));
+}
