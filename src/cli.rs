@@ -69,6 +69,14 @@ pub enum Commands {
         #[arg(long)]
         json: bool,
     },
+    /// Diagnose the driver, GPUs, Docker and CUDA setup: PASS/WARN/FAIL with fixes.
+    ///
+    /// Exit code 0 when everything passed, 1 with warnings, 2 with failures.
+    Doctor {
+        /// A stable JSON document (schema gpudeck.doctor/v1) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Pull an image with a progress bar per layer (credentials from your docker config).
     Pull {
         /// The image, e.g. tensorflow/tensorflow:2.17.0-gpu or nvcr.io/nvidia/pytorch:24.05-py3.

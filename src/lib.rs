@@ -5,6 +5,7 @@ pub mod cli;
 pub mod compat;
 pub mod config;
 pub mod docker;
+pub mod doctor;
 pub mod gpu;
 pub mod host;
 pub mod logging;

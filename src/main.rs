@@ -64,6 +64,7 @@ fn main() -> ExitCode {
         Some(Commands::Compat { ref images, json }) => {
             compat(sources, &dirs, images, json, docker_host.as_deref())
         }
+        Some(Commands::Doctor { json }) => doctor(sources, docker_host.as_deref(), json),
         Some(Commands::Pull { ref image, json }) => docker(
             DockerTask::Pull {
                 image: image.clone(),
@@ -180,7 +181,7 @@ fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
     })
 }
 
-/// One sample of every GPU, or the reason there is none.
+/// One fresh sample of every GPU, or the reason there is none.
 fn gpu_report(sources: Sources) -> report::GpuReport {
     let host = host::hostname();
     match (sources.open_gpus)() {
@@ -205,6 +206,15 @@ fn compat(
     }
     match runtime() {
         Ok(rt) => compat_cli::run(&gpu, images, json, docker_host, &catalog, &data, &rt),
+        Err(code) => code,
+    }
+}
+
+/// `gpudeck doctor`: the GPUs from the same opener as everything else (--demo, --nvml-lib).
+fn doctor(sources: Sources, docker_host: Option<&str>, json: bool) -> ExitCode {
+    let gpus = gpu_report(sources);
+    match runtime() {
+        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, &rt),
         Err(code) => code,
     }
 }

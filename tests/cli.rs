@@ -122,3 +122,20 @@ fn the_text_report_lists_gpus_processes_and_topology() {
         "{text}"
     );
 }
+
+#[test]
+fn the_text_report_notes_memory_repairs_that_need_attention() {
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("gpus=3,frozen=10,ecc=0:0:1,remap=1:failed")
+        .args(["gpus", "--demo"])
+        .output()
+        .expect("runs");
+    let text = stdout(&out);
+    assert!(
+        text.contains("GPU 0: ECC errors since boot: 0 corrected, 1 uncorrected; a row remap waits for a GPU reset"),
+        "{text}"
+    );
+    assert!(text.contains("GPU 1: row remapping failed"), "{text}");
+    assert!(!text.contains("GPU 2:"), "{text}");
+}

@@ -59,7 +59,7 @@ fn every_gpu_is_reported_with_its_facts() {
 
 #[test]
 fn the_demo_and_the_nvml_path_agree_on_the_same_simulation() {
-    let sim = "gpus=4,seed=9,frozen=75";
+    let sim = "gpus=4,seed=9,frozen=75,ecc=1:3:2,remap=2:failed";
     let (nvml, _) = gpus_json(sim);
     let dirs = Dirs::new();
     let out = dirs
@@ -148,6 +148,11 @@ fn downgraded_links_throttling_and_ecc_errors_surface() {
     assert!(reasons.contains("thermal"), "{reasons}");
     assert_eq!(doc["gpus"][3]["ecc_corrected"], 5);
     assert_eq!(doc["gpus"][3]["ecc_uncorrected"], 1);
+    // The uncorrectable error waits for a row remap; Hopper retires no pages (NOT_SUPPORTED).
+    assert_eq!(doc["gpus"][3]["remapped_rows"]["uncorrectable"], 1);
+    assert_eq!(doc["gpus"][3]["remapped_rows"]["pending"], true);
+    assert_eq!(doc["gpus"][0]["remapped_rows"]["pending"], false);
+    assert!(doc["gpus"][3]["retired_pages"].is_null());
 }
 
 #[test]

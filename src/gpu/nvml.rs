@@ -4,15 +4,17 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 
 use nvml_wrapper::enum_wrappers::device::{
-    Clock, EccCounter, MemoryError, TemperatureSensor, TemperatureThreshold, TopologyLevel,
+    Clock, EccCounter, MemoryError, RetirementCause, TemperatureSensor, TemperatureThreshold,
+    TopologyLevel,
 };
-use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::error::{nvml_sym, nvml_try, NvmlError};
 use nvml_wrapper::{Device, Nvml};
 
 use super::source::{GpuError, GpuSource};
 use super::types::{
     throttle_reason_names, CudaVersion, GpuLink, GpuProcess, GpuSample, GpuStatic, Inventory,
-    MetricError, ProcessKind, SourceKind, SystemInfo, TopoPath, Topology,
+    MetricError, ProcessKind, RemappedRows, RetiredPages, SourceKind, SystemInfo, TopoPath,
+    Topology,
 };
 
 /// NVML's most NVLink links per GPU across generations (NVML_NVLINK_MAX_LINKS).
@@ -233,20 +235,7 @@ fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
     let pcie_gen = r.read("pcie generation", dev.current_pcie_link_gen());
     let pcie_width = r.read("pcie width", dev.current_pcie_link_width());
     let throttle = r.read("throttle reasons", dev.current_throttle_reasons());
-    let (corrected, uncorrected) = if gpu.ecc_enabled == Some(true) {
-        (
-            r.read(
-                "ecc corrected",
-                dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
-            ),
-            r.read(
-                "ecc uncorrected",
-                dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
-            ),
-        )
-    } else {
-        (None, None)
-    };
+    let memory_health = memory_health(&mut r, dev, gpu.ecc_enabled == Some(true));
     let compute = r.read("processes", dev.running_compute_processes());
     let graphics = r.read("graphics processes", dev.running_graphics_processes());
     let mut s = r.sample;
@@ -263,10 +252,77 @@ fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
     s.pcie_gen = pcie_gen;
     s.pcie_width = pcie_width;
     s.throttle_reasons = throttle.map(|t| throttle_reason_names(t.bits()));
-    s.ecc_corrected = corrected;
-    s.ecc_uncorrected = uncorrected;
+    (
+        s.ecc_corrected,
+        s.ecc_uncorrected,
+        s.remapped_rows,
+        s.retired_pages,
+    ) = memory_health;
     s.processes = processes(gpu.index, compute, graphics);
     s
+}
+
+type MemoryHealth = (
+    Option<u64>,
+    Option<u64>,
+    Option<RemappedRows>,
+    Option<RetiredPages>,
+);
+
+/// ECC counters and memory repair state; none of it exists with ECC off. Every call costs
+/// microseconds, and NOT_SUPPORTED (retired pages from Ampere on) is silent.
+fn memory_health(r: &mut Reader, dev: &Device<'_>, ecc: bool) -> MemoryHealth {
+    if !ecc {
+        return (None, None, None, None);
+    }
+    (
+        r.read(
+            "ecc corrected",
+            dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
+        ),
+        r.read(
+            "ecc uncorrected",
+            dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+        ),
+        r.read("remapped rows", remapped_rows(dev)),
+        r.read("retired pages", retired_pages(dev)),
+    )
+}
+
+/// `nvmlDeviceGetRemappedRows` through the raw symbol: nvml-wrapper 0.13 does not wrap it.
+fn remapped_rows(dev: &Device<'_>) -> Result<RemappedRows, NvmlError> {
+    let sym = nvml_sym(dev.nvml().lib().nvmlDeviceGetRemappedRows.as_ref())?;
+    let (mut corr, mut unc, mut pending, mut failure) = (0, 0, 0, 0);
+    // SAFETY: the handle belongs to a live `Device` of this library, and the four out-pointers
+    // are valid `c_uint`s, which is all nvml.h asks of the caller.
+    nvml_try(unsafe {
+        sym(
+            dev.handle(),
+            &mut corr,
+            &mut unc,
+            &mut pending,
+            &mut failure,
+        )
+    })?;
+    Ok(RemappedRows {
+        correctable: corr,
+        uncorrectable: unc,
+        pending: pending != 0,
+        failure: failure != 0,
+    })
+}
+
+/// Retired page counts by cause and the pending flag; NOT_SUPPORTED from Ampere on.
+fn retired_pages(dev: &Device<'_>) -> Result<RetiredPages, NvmlError> {
+    let count = |cause| {
+        dev.retired_pages(cause)
+            .map(|pages| u32::try_from(pages.len()).unwrap_or(u32::MAX))
+    };
+    Ok(RetiredPages {
+        single_bit_ecc: count(RetirementCause::MultipleSingleBitEccErrors)?,
+        double_bit_ecc: count(RetirementCause::DoubleBitEccError)?,
+        pending: dev.are_pages_pending_retired()?,
+    })
 }
 
 fn processes(

@@ -241,6 +241,16 @@ fn gpu_notes(g: &GpuEntry) -> Vec<String> {
             units::opt(g.sample.ecc_uncorrected)
         ));
     }
+    match g.sample.remapped_rows {
+        Some(r) if r.failure => {
+            notes.push("row remapping failed: the memory cannot be repaired further".into())
+        }
+        Some(r) if r.pending => notes.push("a row remap waits for a GPU reset".into()),
+        _ => {}
+    }
+    if g.sample.retired_pages.is_some_and(|p| p.pending) {
+        notes.push("page retirement waits for a reboot".into());
+    }
     for e in &g.sample.errors {
         notes.push(format!("{} unreadable: {}", e.metric, e.message));
     }

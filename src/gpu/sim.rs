@@ -8,7 +8,7 @@ use gpudeck_sim_model::{Metric, SimSpec, Simulation, TopoLevel};
 use super::source::{GpuError, GpuSource};
 use super::types::{
     throttle_reason_names, CudaVersion, GpuLink, GpuProcess, GpuSample, GpuStatic, Inventory,
-    ProcessKind, SourceKind, SystemInfo, TopoPath, Topology,
+    ProcessKind, RemappedRows, SourceKind, SystemInfo, TopoPath, Topology,
 };
 use crate::host::{
     ContainerRef, ContainerRuntime, HostError, KillSignal, ProcFs, ProcessDetails, ProcessTable,
@@ -197,6 +197,17 @@ impl GpuSource for SimSource {
                 .map(throttle_reason_names),
             ecc_corrected: ecc.then_some(s.ecc_corrected),
             ecc_uncorrected: ecc.then_some(s.ecc_uncorrected),
+            remapped_rows: ecc.then(|| {
+                let r = self.sim.remapped_rows(gpu.index);
+                RemappedRows {
+                    correctable: r.correctable,
+                    uncorrectable: r.uncorrectable,
+                    pending: r.pending,
+                    failure: r.failure,
+                }
+            }),
+            // Every simulated board is Ampere or later (or GeForce): page retirement is NOT_SUPPORTED.
+            retired_pages: None,
             processes,
             errors: Vec::new(),
         }

@@ -93,6 +93,30 @@ pub struct MetricError {
     pub message: String,
 }
 
+/// The row remapper's counters (Ampere and later repair failing memory rows with spare ones).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RemappedRows {
+    /// Rows remapped because of correctable errors.
+    pub correctable: u32,
+    /// Rows remapped because of uncorrectable errors.
+    pub uncorrectable: u32,
+    /// A remapping waits for the next GPU reset.
+    pub pending: bool,
+    /// A remapping failed: the bank has no spare row left.
+    pub failure: bool,
+}
+
+/// Pages retired by dynamic page retirement (Kepler to Volta; later boards remap rows instead).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RetiredPages {
+    /// Retired after multiple single-bit (corrected) errors.
+    pub single_bit_ecc: u32,
+    /// Retired after a double-bit (uncorrected) error.
+    pub double_bit_ecc: u32,
+    /// Some retirements wait for the next driver reload or reboot.
+    pub pending: bool,
+}
+
 /// Live values of one GPU at one instant; every field is optional because any may be unsupported.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct GpuSample {
@@ -112,6 +136,8 @@ pub struct GpuSample {
     pub throttle_reasons: Option<Vec<String>>,
     pub ecc_corrected: Option<u64>,
     pub ecc_uncorrected: Option<u64>,
+    pub remapped_rows: Option<RemappedRows>,
+    pub retired_pages: Option<RetiredPages>,
     pub processes: Vec<GpuProcess>,
     pub errors: Vec<MetricError>,
 }

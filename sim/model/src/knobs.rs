@@ -127,6 +127,37 @@ impl Throttle {
     }
 }
 
+/// A row-remapper state forced onto one GPU (Ampere and later repair failing memory rows by
+/// remapping them to spare rows; NVML reports it through `nvmlDeviceGetRemappedRows`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Remap {
+    /// One row was remapped after an uncorrectable error and is in use: repaired, nothing to do.
+    Remapped,
+    /// One row is waiting to be remapped at the next GPU reset.
+    Pending,
+    /// A remapping failed: the bank has no spare row left.
+    Failed,
+}
+
+impl Remap {
+    /// Every state, in help-text order.
+    pub const ALL: [Remap; 3] = [Remap::Remapped, Remap::Pending, Remap::Failed];
+
+    /// The spelling used in `GPUDECK_SIM` (`remap=0:pending`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Remap::Remapped => "remapped",
+            Remap::Pending => "pending",
+            Remap::Failed => "failed",
+        }
+    }
+
+    /// Parse the `GPUDECK_SIM` spelling.
+    pub fn from_key(s: &str) -> Option<Remap> {
+        Remap::ALL.into_iter().find(|r| r.key() == s)
+    }
+}
+
 /// A family of NVML queries that can be marked unsupported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {

@@ -19,9 +19,9 @@ mod topology;
 mod workload;
 
 pub use device::SimDevice;
-pub use knobs::{reason, InitFailure, Metric, Profile, Throttle};
+pub use knobs::{reason, InitFailure, Metric, Profile, Remap, Throttle};
 pub use process::{SimProcess, SIM_PID_BASE};
-pub use sample::SimSample;
+pub use sample::{SimRemappedRows, SimSample};
 pub use simulation::Simulation;
 pub use spec::{SimSpec, ENV_VAR, KNOBS, MAX_GPUS};
 pub use topology::TopoLevel;

@@ -2,7 +2,7 @@
 
 use crate::device::SimDevice;
 use crate::hash::{range, tag};
-use crate::knobs::{reason, Throttle};
+use crate::knobs::{reason, Remap, Throttle};
 use crate::process::SimProcess;
 use crate::profile::{facts, MIB};
 use crate::workload::{activity, Activity, Phase, Role};
@@ -45,6 +45,42 @@ impl SimSample {
     /// Free memory given the device's total (NVML memory info v2 `free`).
     pub fn mem_free_bytes(&self, total: u64) -> u64 {
         total.saturating_sub(self.mem_reserved_bytes + self.mem_used_bytes)
+    }
+}
+
+/// What `nvmlDeviceGetRemappedRows` returns for one GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimRemappedRows {
+    /// Rows remapped because of correctable errors.
+    pub correctable: u32,
+    /// Rows remapped because of uncorrectable errors.
+    pub uncorrectable: u32,
+    /// A remapping waits for the next GPU reset.
+    pub pending: bool,
+    /// A remapping failed (no spare row left in the bank).
+    pub failure: bool,
+}
+
+impl SimRemappedRows {
+    /// Without a `remap=` knob each uncorrectable error remaps one row, pending until a reset;
+    /// the knob forces a state on top of that (at least one row is involved in any state).
+    pub(crate) fn of(uncorrected_ecc: u64, forced: Option<Remap>) -> Self {
+        let rows = uncorrected_ecc.min(u64::from(u32::MAX)) as u32;
+        let base = SimRemappedRows {
+            correctable: 0,
+            uncorrectable: rows,
+            pending: rows > 0,
+            failure: false,
+        };
+        match forced {
+            None => base,
+            Some(state) => SimRemappedRows {
+                uncorrectable: rows.max(1),
+                pending: state == Remap::Pending,
+                failure: state == Remap::Failed,
+                ..base
+            },
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use crate::device::SimDevice;
 use crate::knobs::Metric;
 use crate::process::{processes, SimProcess};
 use crate::profile::{facts, Facts};
-use crate::sample::{power_w, sample, Gpu, SimSample};
+use crate::sample::{power_w, sample, Gpu, SimRemappedRows, SimSample};
 use crate::spec::SimSpec;
 use crate::topology::{common_ancestor, cpu_affinity, nvlink_remote, TopoLevel};
 use crate::workload::{roles, Role};
@@ -88,6 +88,12 @@ impl Simulation {
         let s = second(t);
         let procs = self.processes(index, t);
         sample(&gpu, s, &procs, self.energy_mj(&gpu, s))
+    }
+
+    /// The row remapper's counters of GPU `index` (from `ecc=` and `remap=`; constant over time).
+    pub fn remapped_rows(&self, index: u32) -> SimRemappedRows {
+        let (_, uncorrected) = self.spec.ecc_of(index);
+        SimRemappedRows::of(uncorrected, self.spec.remap_of(index))
     }
 
     /// Processes on GPU `index` at `t` seconds, `pids=` ones last.

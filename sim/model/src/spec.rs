@@ -1,6 +1,6 @@
 //! The simulation spec: defaults, and parsing of the `GPUDECK_SIM` knob string.
 
-use crate::knobs::{keys, InitFailure, Metric, Profile, Throttle};
+use crate::knobs::{keys, InitFailure, Metric, Profile, Remap, Throttle};
 
 /// The environment variable the spec is read from.
 pub const ENV_VAR: &str = "GPUDECK_SIM";
@@ -9,7 +9,7 @@ pub const ENV_VAR: &str = "GPUDECK_SIM";
 pub const MAX_GPUS: u32 = 64;
 
 /// The knob names `SimSpec::parse` accepts, in help-text order.
-pub const KNOBS: [&str; 14] = [
+pub const KNOBS: [&str; 15] = [
     "gpus",
     "seed",
     "profile",
@@ -22,6 +22,7 @@ pub const KNOBS: [&str; 14] = [
     "downgrade",
     "throttle",
     "ecc",
+    "remap",
     "frozen",
     "pids",
 ];
@@ -53,6 +54,8 @@ pub struct SimSpec {
     pub throttle: Vec<(u32, Throttle)>,
     /// Volatile ECC error counts: (GPU index, corrected, uncorrected).
     pub ecc_errors: Vec<(u32, u64, u64)>,
+    /// Row-remapper states forced onto GPUs: (GPU index, state).
+    pub remap: Vec<(u32, Remap)>,
     /// When set, time stands still at this many seconds.
     pub frozen: Option<f64>,
     /// Real host processes to report: (GPU index, pid).
@@ -74,6 +77,7 @@ impl Default for SimSpec {
             pcie_downgrade: Vec::new(),
             throttle: Vec::new(),
             ecc_errors: Vec::new(),
+            remap: Vec::new(),
             frozen: None,
             pids: Vec::new(),
         }
@@ -140,6 +144,15 @@ impl SimSpec {
             .map_or((0, 0), |(_, c, u)| (*c, *u))
     }
 
+    /// The row-remapper state forced onto `index`, if any (the last one given wins).
+    pub fn remap_of(&self, index: u32) -> Option<Remap> {
+        self.remap
+            .iter()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .map(|(_, r)| *r)
+    }
+
     fn validate(&self) -> Result<(), String> {
         let check = |knob: &str, index: u32| {
             if index < self.gpus {
@@ -161,6 +174,9 @@ impl SimSpec {
         self.ecc_errors
             .iter()
             .try_for_each(|(i, _, _)| check("ecc", *i))?;
+        self.remap
+            .iter()
+            .try_for_each(|(i, _)| check("remap", *i))?;
         self.pids.iter().try_for_each(|(i, _)| check("pids", *i))
     }
 }
@@ -198,6 +214,7 @@ fn apply(spec: &mut SimSpec, key: &str, value: &str) -> Result<(), String> {
         "downgrade" => spec.pcie_downgrade = list(value, |v| number("downgrade", v))?,
         "throttle" => spec.throttle = list(value, throttle)?,
         "ecc" => spec.ecc_errors = list(value, ecc)?,
+        "remap" => spec.remap = list(value, remap)?,
         "frozen" => spec.frozen = Some(frozen(value)?),
         "pids" => spec.pids = list(value, pid)?,
         _ => {
@@ -281,6 +298,19 @@ fn ecc(value: &str) -> Result<(u32, u64, u64), String> {
             "ecc={value}: expected GPU:CORRECTED:UNCORRECTED, e.g. 2:5:1"
         )),
     }
+}
+
+fn remap(value: &str) -> Result<(u32, Remap), String> {
+    let (gpu, state) = value
+        .split_once(':')
+        .ok_or_else(|| format!("remap={value}: expected GPU:STATE, e.g. 0:pending"))?;
+    let state = Remap::from_key(state.trim()).ok_or_else(|| {
+        format!(
+            "remap={value}: unknown state (allowed: {})",
+            keys(&Remap::ALL, Remap::key)
+        )
+    })?;
+    Ok((number("remap", gpu.trim())?, state))
 }
 
 fn frozen(value: &str) -> Result<f64, String> {

@@ -1,6 +1,6 @@
 //! Each fault-injection knob changes exactly what it says.
 
-use gpudeck_sim_model::{reason, Metric, Profile, SimSpec, Simulation};
+use gpudeck_sim_model::{reason, Metric, Profile, SimRemappedRows, SimSpec, Simulation};
 
 fn sim(s: &str) -> Simulation {
     Simulation::new(SimSpec::parse(s).expect("valid spec"))
@@ -92,4 +92,28 @@ fn gpu_count_and_profile_knobs() {
     assert!(s.device(2).is_some() && s.device(3).is_none());
     let none = sim("gpus=0");
     assert_eq!(none.device_count(), 0);
+}
+
+#[test]
+fn row_remapping_follows_ecc_and_the_remap_knob() {
+    let healthy = SimRemappedRows::default();
+    let s = sim("gpus=4,ecc=0:5:2,remap=1:pending;2:failed;3:remapped");
+    assert_eq!(
+        s.remapped_rows(0),
+        SimRemappedRows {
+            uncorrectable: 2,
+            pending: true,
+            ..healthy
+        },
+        "each uncorrectable error waits for a row remap"
+    );
+    assert!(s.remapped_rows(1).pending && !s.remapped_rows(1).failure);
+    assert_eq!(s.remapped_rows(1).uncorrectable, 1);
+    assert!(s.remapped_rows(2).failure && !s.remapped_rows(2).pending);
+    let done = s.remapped_rows(3);
+    assert_eq!(
+        (done.uncorrectable, done.pending, done.failure),
+        (1, false, false)
+    );
+    assert_eq!(sim("gpus=2").remapped_rows(1), healthy);
 }

@@ -1,6 +1,6 @@
 //! Parsing of the `GPUDECK_SIM` knob string: defaults, every knob, and the error messages.
 
-use gpudeck_sim_model::{InitFailure, Metric, Profile, SimSpec, Throttle};
+use gpudeck_sim_model::{InitFailure, Metric, Profile, Remap, SimSpec, Throttle};
 
 #[test]
 fn empty_string_gives_defaults() {
@@ -21,7 +21,7 @@ fn every_knob_from_the_docs_parses() {
     let spec = SimSpec::parse(
         "gpus=4,seed=7,profile=h100-pcie,driver=535.54.03,cuda=12020,init=rm-mismatch,\
          unsupported=fan;power,lost=3,downgrade=1;2,throttle=0:thermal;1:power,ecc=2:5:1,\
-         frozen=12.5,pids=0:1234;1:5678",
+         remap=1:pending;3:failed,frozen=12.5,pids=0:1234;1:5678",
     )
     .expect("full spec parses");
     assert_eq!(spec.gpus, 4);
@@ -39,6 +39,7 @@ fn every_knob_from_the_docs_parses() {
         vec![(0, Throttle::Thermal), (1, Throttle::Power)]
     );
     assert_eq!(spec.ecc_errors, vec![(2, 5, 1)]);
+    assert_eq!(spec.remap, vec![(1, Remap::Pending), (3, Remap::Failed)]);
     assert_eq!(spec.frozen, Some(12.5));
     assert_eq!(spec.pids, vec![(0, 1234), (1, 5678)]);
 }
@@ -106,6 +107,8 @@ fn unknown_values_list_the_allowed_ones() {
     assert!(e.contains("wattage") && e.contains("temperature"), "{e}");
     let e = error_of("throttle=0:hot");
     assert!(e.contains("thermal, power, sw-slowdown"), "{e}");
+    let e = error_of("remap=0:broken");
+    assert!(e.contains("remapped, pending, failed"), "{e}");
 }
 
 #[test]
@@ -119,6 +122,7 @@ fn malformed_values_are_rejected_with_the_key() {
         ("frozen=-3", "frozen"),
         ("frozen=NaN", "frozen"),
         ("ecc=1:2", "ecc"),
+        ("remap=pending", "remap"),
         ("throttle=thermal", "throttle"),
         ("pids=1234", "pids"),
         ("pids=0:0", "pids"),
@@ -133,6 +137,8 @@ fn malformed_values_are_rejected_with_the_key() {
 fn gpu_indices_must_exist() {
     let e = error_of("gpus=4,lost=4");
     assert!(e.contains("lost") && e.contains("out of range"), "{e}");
+    let e = error_of("gpus=2,remap=2:pending");
+    assert!(e.contains("remap") && e.contains("out of range"), "{e}");
     let e = error_of("gpus=2,pids=2:100");
     assert!(e.contains("pids"), "{e}");
     // Order does not matter: the check runs after every knob is read.

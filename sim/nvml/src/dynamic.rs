@@ -28,6 +28,19 @@ pub(crate) fn with_sample(
     })
 }
 
+/// Run `body` on a live GPU that supports `metric`, for answers that need no sample.
+pub(crate) fn with_gpu(
+    device: nvmlDevice_t,
+    metric: Option<Metric>,
+    body: impl FnOnce(&Gpu) -> NvmlResult,
+) -> nvmlReturn_t {
+    guard(|| {
+        let gpu = Gpu::of(device)?;
+        gpu.check(metric)?;
+        body(&gpu)
+    })
+}
+
 /// Write one value of the current sample to `dst`.
 fn value<T>(
     device: nvmlDevice_t,

@@ -7,7 +7,7 @@ use std::os::raw::c_uint;
 use gpudeck_sim_model::Metric;
 use nvml_wrapper_sys::bindings::{self as b, nvmlBAR1Memory_t, nvmlDevice_t, nvmlReturn_t};
 
-use crate::dynamic::with_sample;
+use crate::dynamic::{with_gpu, with_sample};
 use crate::ffi::{enable_state, out, INVALID_ARGUMENT, NOT_SUPPORTED};
 
 #[no_mangle]
@@ -113,8 +113,8 @@ pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
     is_pending: *mut c_uint,
     failure_occurred: *mut c_uint,
 ) -> nvmlReturn_t {
-    // Each uncorrectable error remaps one row, which takes effect at the next GPU reset.
-    with_sample(device, Some(Metric::Ecc), |_, s| {
+    // The model decides the counters (`ecc=` uncorrectable errors, `remap=` states).
+    with_gpu(device, Some(Metric::Ecc), |gpu| {
         let (corr, unc, pending, failure) = unsafe {
             (
                 out(corr_rows)?,
@@ -123,11 +123,11 @@ pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
                 out(failure_occurred)?,
             )
         };
-        let remapped = s.ecc_uncorrected.min(u64::from(u32::MAX)) as c_uint;
-        *corr = 0;
-        *unc = remapped;
-        *pending = c_uint::from(remapped > 0);
-        *failure = 0;
+        let rows = gpu.sim.remapped_rows(gpu.index);
+        *corr = rows.correctable;
+        *unc = rows.uncorrectable;
+        *pending = c_uint::from(rows.pending);
+        *failure = c_uint::from(rows.failure);
         Ok(())
     })
 }

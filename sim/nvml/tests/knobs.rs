@@ -16,7 +16,7 @@ fn spec() -> &'static str {
     SPEC.get_or_init(|| {
         format!(
             "frozen=300,unsupported=power;temperature,lost=3,downgrade=1,\
-             throttle=0:thermal;2:sw-slowdown,ecc=2:5:1,pids=6:{}",
+             throttle=0:thermal;2:sw-slowdown,ecc=2:5:1,remap=4:failed;5:remapped,pids=6:{}",
             std::process::id()
         )
     })
@@ -178,6 +178,36 @@ fn injected_ecc_errors() {
             .expect("ecc"),
         0
     );
+}
+
+/// (correctable, uncorrectable, pending, failure) through the raw symbol: nvml-wrapper 0.13 has
+/// no wrapper for it, so gpudeck calls it this way too.
+fn remapped_rows(d: &Device) -> Result<[u32; 4], NvmlError> {
+    let sym = nvml_wrapper::error::nvml_sym(nvml().lib().nvmlDeviceGetRemappedRows.as_ref())?;
+    let mut r = [0u32; 4];
+    let [a, b, c, e] = &mut r;
+    // SAFETY: a live handle and four valid out-pointers, as nvml.h documents.
+    nvml_wrapper::error::nvml_try(unsafe { sym(d.handle(), a, b, c, e) })?;
+    Ok(r)
+}
+
+#[test]
+fn row_remapping_and_page_retirement() {
+    assert_eq!(remapped_rows(&device(0)).expect("rows"), [0, 0, 0, 0]);
+    assert_eq!(remapped_rows(&device(2)).expect("rows"), [0, 1, 1, 0]);
+    assert_eq!(remapped_rows(&device(4)).expect("rows"), [0, 1, 0, 1]);
+    assert_eq!(remapped_rows(&device(5)).expect("rows"), [0, 1, 0, 0]);
+    assert!(matches!(remapped_rows(&device(3)), Err(NvmlError::GpuLost)));
+    use nvml_wrapper::enum_wrappers::device::RetirementCause;
+    // Hopper remaps rows instead of retiring pages.
+    assert!(matches!(
+        device(0).retired_pages(RetirementCause::DoubleBitEccError),
+        Err(NvmlError::NotSupported)
+    ));
+    assert!(matches!(
+        device(0).are_pages_pending_retired(),
+        Err(NvmlError::NotSupported)
+    ));
 }
 
 #[test]

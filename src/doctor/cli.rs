@@ -1,0 +1,39 @@
+//! `gpudeck doctor` on the command line: gather the facts, judge them, print text or JSON and
+//! exit with the verdict (0 all passed, 1 warnings, 2 failures).
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use super::host_env::SystemEnv;
+use super::{gather, run_checks};
+use crate::gpu::report::GpuReport;
+
+/// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo).
+pub fn run(
+    gpu: GpuReport,
+    docker_host: Option<&str>,
+    json: bool,
+    runtime: &tokio::runtime::Runtime,
+) -> ExitCode {
+    let facts = runtime.block_on(gather(gpu, docker_host, &SystemEnv));
+    let report = run_checks(&facts);
+    if json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("gpudeck: could not encode the report: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else if colour() {
+        print!("{}", report.render_text_coloured());
+    } else {
+        print!("{}", report.render_text());
+    }
+    ExitCode::from(report.exit_code())
+}
+
+/// Colour only for a person at a terminal who has not asked for none (https://no-color.org).
+fn colour() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}

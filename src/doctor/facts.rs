@@ -1,0 +1,315 @@
+//! Everything the checks look at, gathered once into plain data (`HostFacts`), so the checks are
+//! pure and tests can hand them any machine.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::host_env::{find_on_path, HostEnv};
+use super::parse::{self, ModuleVersion};
+use crate::docker::{resolve_host, DockerError, Engine, EngineInfo};
+use crate::gpu::report::GpuReport;
+
+/// Where the kernel module tells its version; /proc has the flavour too, /sys survives in
+/// containers that hide /proc/driver.
+pub const PROC_VERSION: &str = "/proc/driver/nvidia/version";
+pub const SYS_VERSION: &str = "/sys/module/nvidia/version";
+
+/// Where CDI specs live unless the engine says otherwise (the CDI spec's defaults).
+pub const DEFAULT_CDI_DIRS: [&str; 2] = ["/etc/cdi", "/var/run/cdi"];
+
+/// The NVIDIA Container Toolkit's programs; any one of them means it is installed.
+/// Docker's `--gpus` needs `nvidia-container-runtime-hook` on the daemon's PATH.
+pub const TOOLKIT_PROGRAMS: [&str; 4] = [
+    "nvidia-ctk",
+    "nvidia-container-cli",
+    "nvidia-container-runtime",
+    "nvidia-container-runtime-hook",
+];
+
+/// Where CUDA installers put nvcc when it is not on PATH.
+pub const DEFAULT_NVCC: &str = "/usr/local/cuda/bin/nvcc";
+
+/// The machine, as the checks see it.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostFacts {
+    /// `linux`, `macos`...
+    pub os: String,
+    pub kernel_module: Option<KernelModule>,
+    pub gpu: GpuReport,
+    pub docker: DockerFacts,
+    /// Where CDI specs were looked for, and what was found there.
+    pub cdi_dirs: Vec<String>,
+    pub cdi_specs: Vec<CdiSpec>,
+    /// Container Toolkit programs found on PATH.
+    pub toolkit: Vec<Program>,
+    pub nvcc: Option<Nvcc>,
+    pub cuda_visible_devices: Option<String>,
+    pub cuda_device_order: Option<String>,
+}
+
+/// The loaded kernel module, from the first file that named a version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelModule {
+    pub file: String,
+    /// None when the file exists but holds no version gpudeck understands.
+    pub version: Option<ModuleVersion>,
+}
+
+/// The Docker Engine, reached or not.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum DockerFacts {
+    Reachable {
+        host: String,
+        info: EngineInfo,
+        root_free: FreeSpace,
+    },
+    Unreachable {
+        host: Option<String>,
+        problem: DockerProblem,
+    },
+}
+
+/// Why Docker could not be used, as data (the error's kind, words and fix).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DockerProblem {
+    pub kind: DockerProblemKind,
+    pub title: &'static str,
+    pub message: String,
+    pub fix: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DockerProblemKind {
+    /// Nothing answers: not installed or not running.
+    NotRunning,
+    PermissionDenied,
+    TooOld,
+    /// TLS files, an unusable DOCKER_HOST, or an engine error.
+    Other,
+}
+
+impl DockerProblem {
+    pub fn from_error(e: &DockerError) -> Self {
+        let kind = match e {
+            DockerError::Unreachable { .. } => DockerProblemKind::NotRunning,
+            DockerError::PermissionDenied { .. } => DockerProblemKind::PermissionDenied,
+            DockerError::ApiTooOld { .. } => DockerProblemKind::TooOld,
+            _ => DockerProblemKind::Other,
+        };
+        Self {
+            kind,
+            title: e.title(),
+            message: e.to_string(),
+            fix: e.fix(),
+        }
+    }
+}
+
+/// Free space under Docker's data root.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FreeSpace {
+    Known {
+        path: String,
+        bytes: u64,
+    },
+    Unreadable {
+        path: String,
+        reason: String,
+    },
+    /// A tcp:// engine keeps its data on another machine.
+    Remote,
+}
+
+/// One CDI spec file and the device kinds it declares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CdiSpec {
+    pub path: String,
+    pub kinds: Vec<String>,
+}
+
+impl CdiSpec {
+    pub fn is_nvidia_gpu(&self) -> bool {
+        self.kinds.iter().any(|k| k == "nvidia.com/gpu")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Program {
+    pub name: String,
+    pub path: String,
+}
+
+/// The host CUDA toolkit's compiler.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Nvcc {
+    pub path: String,
+    /// (major, minor) of `release X.Y`; None when the output could not be read.
+    pub release: Option<(u32, u32)>,
+    /// What went wrong running it, or the first line that could not be parsed.
+    pub note: Option<String>,
+}
+
+/// Reads the machine. `gpu` comes from the caller (the TUI has it, the CLI opens NVML or the
+/// simulation); `docker_host` is `--docker-host` (DOCKER_HOST otherwise, read through `env`).
+///
+/// The future is `Send`, so a TUI can spawn it; besides the Docker calls it reads a few small
+/// files and runs `nvcc --version` synchronously, so it belongs on a task of its own, never on
+/// the draw path.
+pub async fn gather(gpu: GpuReport, docker_host: Option<&str>, env: &dyn HostEnv) -> HostFacts {
+    let docker = docker_facts(docker_host, env).await;
+    let cdi_dirs = cdi_dirs(&docker);
+    let cdi_specs = cdi_specs(&cdi_dirs, env);
+    HostFacts {
+        os: env.os(),
+        kernel_module: kernel_module(env),
+        gpu,
+        docker,
+        cdi_dirs,
+        cdi_specs,
+        toolkit: toolkit(env),
+        nvcc: nvcc(env),
+        cuda_visible_devices: env.var("CUDA_VISIBLE_DEVICES"),
+        cuda_device_order: env.var("CUDA_DEVICE_ORDER"),
+    }
+}
+
+/// /proc first (it names the flavour), /sys when /proc says nothing.
+pub fn kernel_module(env: &dyn HostEnv) -> Option<KernelModule> {
+    let proc = env.read_file(Path::new(PROC_VERSION));
+    if let Some(version) = proc.as_deref().and_then(parse::proc_module_version) {
+        return Some(KernelModule {
+            file: PROC_VERSION.to_string(),
+            version: Some(version),
+        });
+    }
+    if let Some(version) = env
+        .read_file(Path::new(SYS_VERSION))
+        .as_deref()
+        .and_then(parse::sys_module_version)
+    {
+        return Some(KernelModule {
+            file: SYS_VERSION.to_string(),
+            version: Some(version),
+        });
+    }
+    proc.map(|_| KernelModule {
+        file: PROC_VERSION.to_string(),
+        version: None,
+    })
+}
+
+async fn docker_facts(docker_host: Option<&str>, env: &dyn HostEnv) -> DockerFacts {
+    let spec = match resolve_host(docker_host, |k| env.var(k)) {
+        Ok(spec) => spec,
+        Err(e) => {
+            return DockerFacts::Unreachable {
+                host: docker_host.map(str::to_string),
+                problem: DockerProblem::from_error(&e),
+            }
+        }
+    };
+    let unreachable = |e: DockerError| DockerFacts::Unreachable {
+        host: Some(spec.uri.clone()),
+        problem: DockerProblem::from_error(&e),
+    };
+    let engine = match Engine::connect(&spec).await {
+        Ok(engine) => engine,
+        Err(e) => return unreachable(e),
+    };
+    match engine.info().await {
+        Ok(info) => DockerFacts::Reachable {
+            root_free: root_free(&spec.uri, &info.docker_root_dir, env),
+            host: spec.uri.clone(),
+            info,
+        },
+        Err(e) => unreachable(e),
+    }
+}
+
+fn root_free(uri: &str, root: &str, env: &dyn HostEnv) -> FreeSpace {
+    if !uri.starts_with("unix://") {
+        return FreeSpace::Remote;
+    }
+    let path = if root.is_empty() {
+        "/var/lib/docker"
+    } else {
+        root
+    };
+    match env.free_bytes(Path::new(path)) {
+        Ok(bytes) => FreeSpace::Known {
+            path: path.to_string(),
+            bytes,
+        },
+        Err(reason) => FreeSpace::Unreadable {
+            path: path.to_string(),
+            reason,
+        },
+    }
+}
+
+/// The engine's CDI dirs when it reports them (Docker 25+), else the CDI defaults.
+fn cdi_dirs(docker: &DockerFacts) -> Vec<String> {
+    match docker {
+        DockerFacts::Reachable { info, .. } if !info.cdi_spec_dirs.is_empty() => {
+            info.cdi_spec_dirs.clone()
+        }
+        _ => DEFAULT_CDI_DIRS.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+fn cdi_specs(dirs: &[String], env: &dyn HostEnv) -> Vec<CdiSpec> {
+    let is_spec = |p: &PathBuf| {
+        p.extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+    };
+    dirs.iter()
+        .flat_map(|d| env.list_dir(Path::new(d)))
+        .filter(is_spec)
+        .filter_map(|p| {
+            let text = env.read_file(&p)?;
+            Some(CdiSpec {
+                path: p.display().to_string(),
+                kinds: parse::cdi_kinds(&text),
+            })
+        })
+        .collect()
+}
+
+fn toolkit(env: &dyn HostEnv) -> Vec<Program> {
+    TOOLKIT_PROGRAMS
+        .iter()
+        .filter_map(|name| {
+            find_on_path(env, name).map(|p| Program {
+                name: name.to_string(),
+                path: p.display().to_string(),
+            })
+        })
+        .collect()
+}
+
+fn nvcc(env: &dyn HostEnv) -> Option<Nvcc> {
+    let path = find_on_path(env, "nvcc").or_else(|| {
+        let default = PathBuf::from(DEFAULT_NVCC);
+        env.is_executable(&default).then_some(default)
+    })?;
+    let (release, note) = match env.run(&path, &["--version"]) {
+        Ok(out) => match parse::nvcc_release(&out) {
+            Some(r) => (Some(r), None),
+            None => (None, Some(out.lines().next().unwrap_or("").to_string())),
+        },
+        Err(e) => (None, Some(e)),
+    };
+    Some(Nvcc {
+        path: path.display().to_string(),
+        release,
+        note,
+    })
+}
+
+#[cfg(test)]
+#[path = "facts_tests.rs"]
+mod tests;

@@ -1,0 +1,49 @@
+//! `gpudeck doctor`: a quick diagnosis of the driver, the GPUs, Docker and CUDA, each check
+//! PASS / WARN / FAIL / SKIP with its cause and the commands that fix it.
+//!
+//! Facts are gathered once (`facts::gather`, behind the `HostEnv` seam), then judged by pure
+//! check functions (`run_checks`), one file per family.
+
+pub mod cli;
+pub mod cuda;
+pub mod docker;
+pub mod facts;
+pub mod gpus;
+pub mod host_env;
+mod memory;
+pub mod nvidia;
+pub mod parse;
+pub mod report;
+
+#[cfg(test)]
+mod testkit;
+
+pub use facts::{gather, HostFacts};
+pub use host_env::{FakeEnv, HostEnv, SystemEnv};
+pub use report::{Check, DoctorReport, Family, Status, Summary, SCHEMA};
+
+/// Judges the facts: every check of every family, in report order.
+pub fn run_checks(facts: &HostFacts) -> DoctorReport {
+    let system = facts.gpu.system.as_ref();
+    let mut report = DoctorReport {
+        schema: SCHEMA,
+        host: facts.gpu.host.clone(),
+        source: system.map(|s| s.source),
+        driver_version: system.and_then(|s| s.driver_version.clone()),
+        cuda_driver_version: system.and_then(|s| s.cuda_driver_version),
+        kernel_module_version: facts
+            .kernel_module
+            .as_ref()
+            .and_then(|k| k.version.as_ref())
+            .map(|v| v.version.clone()),
+        gpu_count: facts.gpu.gpu_count,
+        checks: Vec::new(),
+    };
+    let families = [nvidia::checks, gpus::checks, docker::checks, cuda::checks];
+    for family in families {
+        for check in family(facts) {
+            report.push(check);
+        }
+    }
+    report
+}
