@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         Some(Commands::Compat { ref images, json }) => {
             compat(sources, &dirs, images, json, docker_host.as_deref())
         }
-        Some(Commands::Doctor { json }) => doctor(sources, docker_host.as_deref(), json),
+        Some(Commands::Doctor { json }) => doctor(sources, &dirs, docker_host.as_deref(), json),
         Some(Commands::Pull { ref image, json }) => docker(
             DockerTask::Pull {
                 image: image.clone(),
@@ -211,10 +211,17 @@ fn compat(
 }
 
 /// `gpudeck doctor`: the GPUs from the same opener as everything else (--demo, --nvml-lib).
-fn doctor(sources: Sources, docker_host: Option<&str>, json: bool) -> ExitCode {
+fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) -> ExitCode {
     let gpus = gpu_report(sources);
+    let (catalog, mut warnings) = Catalog::load(Some(&dirs.config.join("catalog")));
+    let (data, data_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
+    warnings.extend(data_warnings);
+    for w in &warnings {
+        eprintln!("gpudeck: {w}");
+    }
+    let frameworks = gpudeck::compat::doctor::framework_check(&gpus, &data, catalog.entries());
     match runtime() {
-        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, &rt),
+        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], &rt),
         Err(code) => code,
     }
 }

@@ -263,6 +263,19 @@ fn an_nvcc_newer_than_an_old_driver_warns() {
         "{}",
         fix(&doc, "cuda.nvcc")
     );
+    // The compatibility engine says what an old driver costs in framework images.
+    assert_eq!(status(&doc, "compat.frameworks"), "warn");
+    let f = fix(&doc, "compat.frameworks");
+    assert!(
+        f.contains("TensorFlow 2.20.0 needs driver 555.42.02 or newer"),
+        "{f}"
+    );
+    assert!(
+        f.contains("tensorflow/tensorflow:2.11.0-gpu runs here"),
+        "{f}"
+    );
+    let current = Run::nvml("gpus=1,frozen=10").json();
+    assert_eq!(status(&current, "compat.frameworks"), "pass");
 }
 
 #[test]

@@ -5,18 +5,23 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use super::host_env::SystemEnv;
-use super::{gather, run_checks};
+use super::{gather, run_checks, Check};
 use crate::gpu::report::GpuReport;
 
-/// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo).
+/// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo),
+/// `extra` checks made elsewhere (the compatibility engine's) are added after the others.
 pub fn run(
     gpu: GpuReport,
     docker_host: Option<&str>,
     json: bool,
+    extra: Vec<Check>,
     runtime: &tokio::runtime::Runtime,
 ) -> ExitCode {
     let facts = runtime.block_on(gather(gpu, docker_host, &SystemEnv));
-    let report = run_checks(&facts);
+    let mut report = run_checks(&facts);
+    for check in extra {
+        report.push(check);
+    }
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
