@@ -185,3 +185,41 @@ fn read_only_mode_refuses_to_kill() {
     s.keys(&["q"]);
     assert_eq!(s.wait_exit(), "0");
 }
+
+#[test]
+fn a_user_checks_compatibility_and_runs_the_doctor() {
+    if !tool_available() {
+        panic!("tmux is required for the end-to-end tests (.ci/run installs it)");
+    }
+    let s = Session::start_with(
+        "compat-doctor",
+        120,
+        40,
+        "GPUDECK_SIM=profile=a100-pcie,gpus=2,driver=535.183.01,cuda=12020",
+        "--demo",
+        Dirs::new(),
+    );
+    s.wait_for("the GPU list", |t| t.contains("A100"));
+    s.keys(&["6"]);
+    let screen = s.wait_for("the compatibility board", |t| {
+        t.contains("Will it run here?") && t.contains("Best TensorFlow")
+    });
+    assert!(
+        screen.contains("tensorflow/tensorflow:2.15.0-gpu"),
+        "the best TensorFlow image for a CUDA 12.2 driver: {screen}"
+    );
+    s.keys(&["7"]);
+    let screen = s.wait_for_secs("the diagnosis", 30, |t| {
+        t.contains("Doctor · ") && t.contains("passed") && t.contains("Framework images")
+    });
+    assert!(screen.contains("WARN"), "{screen}");
+    // Down to the compatibility check: its fix names the driver to install.
+    s.keys(&["G"]);
+    s.wait_for("the framework check in full", |t| {
+        t.contains("compat.frameworks") && t.contains("555.42.02")
+    });
+    s.keys(&["r"]);
+    s.wait_for_secs("a second diagnosis", 30, |t| t.contains("doctor: "));
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
+}

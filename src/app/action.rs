@@ -11,16 +11,18 @@ pub enum Tab {
     Containers,
     Images,
     Compat,
+    Doctor,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Gpus,
         Tab::Processes,
         Tab::Topology,
         Tab::Containers,
         Tab::Images,
         Tab::Compat,
+        Tab::Doctor,
     ];
 
     pub fn title(self) -> &'static str {
@@ -31,6 +33,7 @@ impl Tab {
             Tab::Containers => "Containers",
             Tab::Images => "Images",
             Tab::Compat => "Compat",
+            Tab::Doctor => "Doctor",
         }
     }
 
@@ -82,6 +85,8 @@ pub enum Action {
     OpenPullPicker,
     /// Pull the image selected in the Compatibility tab.
     PullSelected,
+    /// Run the doctor's checks again.
+    RunDoctor,
     CancelPull,
 }
 
@@ -98,6 +103,8 @@ pub enum Command {
         name: String,
         text: String,
     },
+    /// Diagnose the host (the doctor's checks) in the background.
+    RunDoctor,
 }
 
 /// Work for the Docker collector.

@@ -35,6 +35,7 @@ pub fn bindings() -> Vec<Binding> {
     let c = Context::Tab(super::action::Tab::Containers);
     let im = Context::Tab(super::action::Tab::Images);
     let cp = Context::Tab(super::action::Tab::Compat);
+    let dr = Context::Tab(super::action::Tab::Doctor);
     let lg = Context::Logs;
     let mut ctrl_c = bind(Char('c'), Action::Quit, G, "Ctrl-C", "quit", None);
     ctrl_c.modifiers = KeyModifiers::CONTROL;
@@ -62,7 +63,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('1'),
             Action::SelectTab(super::action::Tab::Gpus),
             G,
-            "1-6",
+            "1-7",
             "go to a tab by number",
             None,
         ),
@@ -70,7 +71,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('2'),
             Action::SelectTab(super::action::Tab::Processes),
             G,
-            "1-6",
+            "1-7",
             "go to a tab by number",
             None,
         ),
@@ -78,7 +79,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('3'),
             Action::SelectTab(super::action::Tab::Topology),
             G,
-            "1-6",
+            "1-7",
             "go to a tab by number",
             None,
         ),
@@ -86,7 +87,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('4'),
             Action::SelectTab(super::action::Tab::Containers),
             G,
-            "1-6",
+            "1-7",
             "go to a tab by number",
             None,
         ),
@@ -94,7 +95,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('5'),
             Action::SelectTab(super::action::Tab::Images),
             G,
-            "1-6",
+            "1-7",
             "go to a tab by number",
             None,
         ),
@@ -102,7 +103,15 @@ pub fn bindings() -> Vec<Binding> {
             Char('6'),
             Action::SelectTab(super::action::Tab::Compat),
             G,
-            "1-6",
+            "1-7",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('7'),
+            Action::SelectTab(super::action::Tab::Doctor),
+            G,
+            "1-7",
             "go to a tab by number",
             None,
         ),
@@ -259,6 +268,14 @@ pub fn bindings() -> Vec<Binding> {
             "d",
             "remove the image (asks first)",
             Some("remove"),
+        ),
+        bind(
+            Char('r'),
+            Action::RunDoctor,
+            dr,
+            "r",
+            "diagnose again",
+            Some("again"),
         ),
         bind(
             Char('p'),

@@ -5,6 +5,7 @@ mod bindings;
 pub mod compat;
 pub mod docker;
 mod docker_actions;
+pub mod doctor;
 pub mod keymap;
 pub mod processes;
 mod pull_actions;
@@ -26,6 +27,7 @@ use tokio::sync::mpsc;
 
 use crate::config::{Config, Theme};
 use crate::docker::update::DockerUpdate;
+use crate::doctor::DoctorReport;
 use crate::gpu::collector::{self, GpuUpdate, Opener};
 use crate::host::{KillSignal, ProcessTable};
 use action::{Action, Command, DockerCommand};
@@ -92,11 +94,13 @@ pub struct Sources {
     pub data_dir: PathBuf,
 }
 
-/// Carries out the app's commands: signals, Docker actions, files.
+/// Carries out the app's commands: signals, Docker actions, files, diagnoses.
 struct Effects {
     processes: Arc<dyn ProcessTable>,
     signal_done: mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
     docker: tokio::sync::mpsc::UnboundedSender<DockerCommand>,
+    docker_host: Option<String>,
+    doctor_done: mpsc::Sender<DoctorReport>,
     data_dir: PathBuf,
 }
 
@@ -119,6 +123,42 @@ impl Effects {
                 Ok(path) => state.set_status(format!("logs saved to {}", path.display()), false),
                 Err(e) => state.set_status(format!("could not save the logs: {e}"), true),
             },
+            Command::RunDoctor => self.run_doctor(state),
+        }
+    }
+
+    /// The diagnosis runs `nvcc --version`, reads /proc and /sys and asks Docker: on a thread
+    /// of its own, so none of it ever holds up a frame.
+    fn run_doctor(&self, state: &mut AppState) {
+        let Some(gpu) = state.gpu_report() else {
+            state.doctor.running = false;
+            return;
+        };
+        let frameworks =
+            crate::compat::doctor::framework_check(&gpu, &state.compat.data, &state.docker.catalog);
+        let host = self.docker_host.clone();
+        let done = self.doctor_done.clone();
+        let spawned = std::thread::Builder::new()
+            .name("doctor".into())
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                let facts = runtime.block_on(crate::doctor::gather(
+                    gpu,
+                    host.as_deref(),
+                    &crate::doctor::SystemEnv,
+                ));
+                let mut report = crate::doctor::run_checks(&facts);
+                report.push(frameworks);
+                let _ = done.blocking_send(report);
+            });
+        if let Err(e) = spawned {
+            state.doctor.running = false;
+            state.set_status(format!("could not start the diagnosis: {e}"), true);
         }
     }
 }
@@ -224,10 +264,13 @@ pub async fn run(
         gpu_tx,
     );
     let (done_tx, mut done_rx) = mpsc::channel::<(u32, KillSignal, Result<(), String>)>(8);
+    let (doctor_tx, mut doctor_rx) = mpsc::channel::<DoctorReport>(1);
     let effects = Effects {
         processes: Arc::clone(&sources.processes),
         signal_done: done_tx,
         docker: crate::docker::collector::spawn(sources.docker_host.clone(), docker_tx),
+        docker_host: sources.docker_host.clone(),
+        doctor_done: doctor_tx,
         data_dir: sources.data_dir.clone(),
     };
     let mut sigterm = signal(SignalKind::terminate())?;
@@ -264,6 +307,10 @@ pub async fn run(
                         effects.execute(c, &mut app.state);
                     }
                     pacer.data = true;
+                }
+                Some(report) = doctor_rx.recv() => {
+                    app.state.apply_doctor(report);
+                    pacer.input = true;
                 }
                 Some((pid, sig, result)) = done_rx.recv() => {
                     app.state.apply_signal_result(pid, sig, result);

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use super::action::{Action, Command, Tab};
 use super::compat::CompatView;
 use super::docker::DockerView;
+use super::doctor::DoctorView;
 use super::processes::ProcessListState;
 use super::pulls::PullPicker;
 use crate::config::{Config, GraphMetric};
@@ -79,6 +80,7 @@ pub struct AppState {
     pub page_size: usize,
     pub docker: DockerView,
     pub compat: CompatView,
+    pub doctor: DoctorView,
     /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
     pub now: i64,
 }
@@ -107,6 +109,7 @@ impl AppState {
             page_size: 10,
             docker: DockerView::new(String::new()),
             compat: CompatView::default(),
+            doctor: DoctorView::default(),
             now: 0,
         }
     }
@@ -233,13 +236,19 @@ impl AppState {
         if self.tab == Tab::Compat && !global {
             return self.update_compat(action);
         }
+        if self.tab == Tab::Doctor && !global {
+            return self.update_doctor(action);
+        }
         match action {
             Action::Quit => self.quit = true,
-            Action::NextTab => self.tab = Tab::ALL[(self.tab.position() + 1) % Tab::ALL.len()],
-            Action::PrevTab => {
-                self.tab = Tab::ALL[(self.tab.position() + Tab::ALL.len() - 1) % Tab::ALL.len()]
+            Action::NextTab => {
+                return self.show_tab(Tab::ALL[(self.tab.position() + 1) % Tab::ALL.len()])
             }
-            Action::SelectTab(tab) => self.tab = tab,
+            Action::PrevTab => {
+                let n = Tab::ALL.len();
+                return self.show_tab(Tab::ALL[(self.tab.position() + n - 1) % n]);
+            }
+            Action::SelectTab(tab) => return self.show_tab(tab),
             Action::ToggleHelp => self.overlay = Overlay::Help,
             Action::CycleGraph => self.graph = next_graph(self.graph),
             Action::TogglePower => self.show_power = !self.show_power,
@@ -273,6 +282,14 @@ impl AppState {
         }
         // Filtering or re-sorting may have hidden the selected process: select one that is shown.
         self.keep_process_selection();
+        Vec::new()
+    }
+
+    fn show_tab(&mut self, tab: Tab) -> Vec<Command> {
+        self.tab = tab;
+        if tab == Tab::Doctor {
+            return self.doctor_on_show();
+        }
         Vec::new()
     }
 
@@ -330,7 +347,12 @@ impl AppState {
 
     fn move_selection(&mut self, delta: isize) {
         match self.tab {
-            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images | Tab::Compat => {
+            Tab::Gpus
+            | Tab::Topology
+            | Tab::Containers
+            | Tab::Images
+            | Tab::Compat
+            | Tab::Doctor => {
                 let n = self.gpu_count();
                 self.selected_gpu = offset(self.selected_gpu, delta, n);
             }
@@ -349,7 +371,12 @@ impl AppState {
 
     fn select_row(&mut self, row: usize) {
         match self.tab {
-            Tab::Gpus | Tab::Topology | Tab::Containers | Tab::Images | Tab::Compat => {
+            Tab::Gpus
+            | Tab::Topology
+            | Tab::Containers
+            | Tab::Images
+            | Tab::Compat
+            | Tab::Doctor => {
                 if row < self.gpu_count() {
                     self.selected_gpu = row;
                 }

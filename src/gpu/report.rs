@@ -85,6 +85,21 @@ pub fn collect(
     report(host, inventory, gpus)
 }
 
+/// A report from facts and samples already collected (the TUI's), with no NVML call.
+pub fn from_samples(host: String, inventory: &Inventory, samples: &[GpuSample]) -> GpuReport {
+    let gpus = inventory
+        .gpus
+        .iter()
+        .zip(samples)
+        .map(|(g, sample)| GpuEntry {
+            pcie_downgraded: pcie_downgraded(g, sample),
+            info: g.clone(),
+            sample: sample.clone(),
+        })
+        .collect();
+    report(host, inventory.clone(), gpus)
+}
+
 /// A report for a machine where the source could not be opened.
 pub fn failed(host: String, e: &GpuError) -> GpuReport {
     GpuReport {

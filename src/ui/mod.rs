@@ -4,6 +4,7 @@ mod chrome;
 mod compat;
 mod containers;
 mod docker_status;
+mod doctor;
 mod gpu_detail;
 mod gpu_error;
 mod gpu_list;
@@ -57,6 +58,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
         (_, Tab::Containers) => containers::render(screen.body, buf, state, &styles),
         (_, Tab::Images) => images::render(screen.body, buf, state, &styles),
         (_, Tab::Compat) => compat::render(screen.body, buf, state, &styles),
+        (_, Tab::Doctor) => doctor::render(screen.body, buf, state, &styles),
         (GpuStatus::Loading, _) => gpu_error::loading(screen.body, buf, &styles),
         (GpuStatus::Failed(e), _) => gpu_error::render(screen.body, buf, e, &styles),
         (GpuStatus::Ready(data), Tab::Gpus) => {
@@ -92,12 +94,15 @@ pub fn click(area: Rect, state: &AppState, column: u16, row: u16) -> Option<Acti
     if state.tab == Tab::Compat {
         return compat::row_at(screen.body, state, row).map(Action::SelectRow);
     }
+    if state.tab == Tab::Doctor {
+        return doctor::row_at(screen.body, state, row).map(Action::SelectRow);
+    }
     let data = match &state.gpu {
         GpuStatus::Ready(d) => d,
         _ => return None,
     };
     match state.tab {
-        Tab::Containers | Tab::Images | Tab::Compat => None,
+        Tab::Containers | Tab::Images | Tab::Compat | Tab::Doctor => None,
         Tab::Gpus => gpu_list::row_at(screen.body, state, data, row).map(Action::SelectRow),
         Tab::Processes => processes::row_at(screen.body, state, row).map(Action::SelectRow),
         Tab::Topology => None,

@@ -1,0 +1,176 @@
+//! The Doctor tab: a diagnosis starts when the tab opens, `r` runs it again, results keep the selection, and failures are drawn as failures.
+
+mod support;
+
+use gpudeck::app::action::{Action, Command, Tab};
+use gpudeck::app::keymap::bindings;
+use gpudeck::app::state::AppState;
+use gpudeck::config::{Config, Theme};
+use gpudeck::doctor::{Check, DoctorReport, Family, Status, SCHEMA};
+use gpudeck::ui;
+use gpudeck::ui::style::Styles;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use support::demo::demo_state;
+
+const SPEC: &str = "gpus=2,frozen=60";
+
+fn report(checks: Vec<Check>) -> DoctorReport {
+    DoctorReport {
+        schema: SCHEMA,
+        host: "testhost".into(),
+        source: None,
+        driver_version: Some("580.65.06".into()),
+        cuda_driver_version: None,
+        kernel_module_version: Some("580.65.06".into()),
+        gpu_count: 2,
+        checks,
+    }
+}
+
+fn checks() -> Vec<Check> {
+    vec![
+        Check::new(
+            "nvidia.nvml",
+            Family::Nvidia,
+            "NVML",
+            Status::Pass,
+            "NVML 12.580 loaded",
+        ),
+        Check::new(
+            "gpus.pcie_link",
+            Family::Gpus,
+            "PCIe links",
+            Status::Warn,
+            "GPU 1 runs at x8 of x16",
+        )
+        .with_fix("reseat the card"),
+        Check::new(
+            "docker.gpu_runtime",
+            Family::Docker,
+            "GPU runtime or CDI",
+            Status::Fail,
+            "Docker has neither the nvidia runtime nor CDI specs",
+        )
+        .with_fix("sudo nvidia-ctk runtime configure --runtime=docker"),
+    ]
+}
+
+fn draw(state: &AppState) -> Buffer {
+    let area = Rect::new(0, 0, 120, 30);
+    let mut buf = Buffer::empty(area);
+    let theme = Theme::builtin("dark").expect("theme");
+    ui::render(area, &mut buf, state, &theme, &bindings());
+    buf
+}
+
+fn text(buf: &Buffer) -> String {
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn opening_the_tab_diagnoses_once_and_r_diagnoses_again() {
+    let mut s = demo_state(SPEC, 1);
+    assert_eq!(
+        s.update(Action::SelectTab(Tab::Doctor)),
+        vec![Command::RunDoctor]
+    );
+    assert!(s.doctor.running);
+    assert!(text(&draw(&s)).contains("diagnosing the driver, the GPUs, Docker and CUDA"));
+    // While one runs, neither leaving and coming back nor `r` starts another.
+    s.update(Action::SelectTab(Tab::Gpus));
+    assert!(s.update(Action::SelectTab(Tab::Doctor)).is_empty());
+    assert!(s.update(Action::RunDoctor).is_empty());
+    s.apply_doctor(report(checks()));
+    assert!(!s.doctor.running);
+    assert!(s
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("1 passed, 1 warnings, 1 failed"));
+    // A report is there: coming back shows it, `r` asks for a new one.
+    s.update(Action::SelectTab(Tab::Gpus));
+    assert!(s.update(Action::SelectTab(Tab::Doctor)).is_empty());
+    assert_eq!(s.update(Action::RunDoctor), vec![Command::RunDoctor]);
+}
+
+#[test]
+fn no_diagnosis_before_the_gpus_are_read() {
+    let mut s = AppState::new(&Config::default(), "testhost".into(), false);
+    assert!(s.update(Action::SelectTab(Tab::Doctor)).is_empty());
+    assert!(!s.doctor.running);
+    assert!(s
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("waits for the first GPU reading"));
+    assert!(s.gpu_report().is_none());
+}
+
+#[test]
+fn the_gpu_part_comes_from_what_the_collector_read() {
+    let s = demo_state(SPEC, 1);
+    let r = s.gpu_report().expect("a report from the demo data");
+    assert_eq!(r.gpu_count, 2);
+    assert_eq!(r.gpus[0].info.name, "NVIDIA H100 80GB HBM3");
+    assert!(r.gpus[0].sample.util_gpu_pct.is_some());
+}
+
+#[test]
+fn checks_are_listed_and_the_selected_one_shown_in_full() {
+    let mut s = demo_state(SPEC, 1);
+    s.update(Action::SelectTab(Tab::Doctor));
+    s.apply_doctor(report(checks()));
+    s.update(Action::Bottom);
+    let buf = draw(&s);
+    let screen = text(&buf);
+    assert!(
+        screen.contains("Doctor · 1 passed · 1 warnings · 1 failed"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("GPU runtime or CDI · docker.gpu_runtime"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("fix: sudo nvidia-ctk runtime configure --runtime=docker"),
+        "{screen}"
+    );
+    let theme = Theme::builtin("dark").expect("theme");
+    let styles = Styles::new(&theme);
+    let (x, y) = find(&buf, "WARN");
+    assert_eq!(buf[(x, y)].fg, styles.warn().fg.expect("colour"));
+    let (x, y) = find(&buf, "PASS");
+    assert_eq!(buf[(x, y)].fg, styles.ok().fg.expect("colour"));
+    // A new report keeps the selection on the same check, wherever it moved.
+    let mut reordered = checks();
+    reordered.reverse();
+    s.apply_doctor(report(reordered));
+    assert_eq!(s.doctor.selected_check().unwrap().id, "docker.gpu_runtime");
+    assert_eq!(s.doctor.selected, 0);
+    // A click selects a row.
+    let (_, y) = find(&draw(&s), "PCIe links");
+    let clicked = ui::click(Rect::new(0, 0, 120, 30), &s, 20, y);
+    assert_eq!(clicked, Some(Action::SelectRow(1)));
+}
+
+fn find(buf: &Buffer, needle: &str) -> (u16, u16) {
+    for y in 0..buf.area.height {
+        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
+        if let Some(byte) = line.find(needle) {
+            return (line[..byte].chars().count() as u16, y);
+        }
+    }
+    panic!("{needle:?} not on screen:\n{}", text(buf));
+}
