@@ -37,6 +37,16 @@ impl Tab {
         }
     }
 
+    /// The title in a narrow terminal (80 columns hold all seven).
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Tab::Processes => "Procs",
+            Tab::Topology => "Topo",
+            Tab::Containers => "Cont",
+            other => other.title(),
+        }
+    }
+
     pub fn position(self) -> usize {
         Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
     }

@@ -52,13 +52,17 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
 }
 
 /// The tab titles with their x ranges, shared by drawing and clicking.
-fn tab_spans() -> Vec<(Tab, String, u16, u16)> {
+/// Each tab's label and columns; short titles when the full ones do not fit the width.
+fn tab_spans(width: u16) -> Vec<(Tab, String, u16, u16)> {
+    let full: usize = Tab::ALL.iter().map(|t| t.title().chars().count() + 5).sum();
+    let short = full + 1 > width as usize;
     let mut x = 1u16;
     Tab::ALL
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let label = format!(" {} {} ", i + 1, t.title());
+            let title = if short { t.short_title() } else { t.title() };
+            let label = format!(" {} {} ", i + 1, title);
             let width = label.chars().count() as u16;
             let start = x;
             x += width + 1;
@@ -69,7 +73,7 @@ fn tab_spans() -> Vec<(Tab, String, u16, u16)> {
 
 pub fn tabs(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let mut spans = vec![Span::raw(" ")];
-    for (tab, label, _, _) in tab_spans() {
+    for (tab, label, _, _) in tab_spans(area.width) {
         spans.push(Span::styled(label, s.tab(tab == state.tab)));
         spans.push(Span::styled("│", s.muted()));
     }
@@ -78,7 +82,7 @@ pub fn tabs(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
 
 pub fn tab_at(area: Rect, column: u16) -> Option<Tab> {
     let x = column.checked_sub(area.x)?;
-    tab_spans()
+    tab_spans(area.width)
         .into_iter()
         .find(|(_, _, start, end)| x >= *start && x < *end)
         .map(|(t, ..)| t)

@@ -111,6 +111,7 @@ fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s:
             s.title(),
         ))
         .border_style(s.border());
+    let narrow = area.width < 100;
     let visible = area.height.saturating_sub(3) as usize;
     let first = table_offset(Some(selected), visible);
     let rows = board
@@ -121,11 +122,13 @@ fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s:
         .take(visible)
         .map(|(i, a)| {
             let (mark, style) = level_mark(a.verdict.image_level, s);
+            let verdict = if narrow {
+                mark.to_string()
+            } else {
+                format!("{mark} {}", a.verdict.image_level.word())
+            };
             let row = Row::new(vec![
-                Cell::from(Span::styled(
-                    format!("{mark} {}", a.verdict.image_level.word()),
-                    style,
-                )),
+                Cell::from(Span::styled(verdict, style)),
                 Cell::from(a.image.reference.clone()),
                 Cell::from(a.image.source.label()),
                 Cell::from(a.image.framework_label().unwrap_or_default()),
@@ -143,11 +146,13 @@ fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s:
             }
         });
     let header = Row::new(["VERDICT", "IMAGE", "FROM", "FRAMEWORK", "CUDA"]).style(s.header());
+    // Below 100 columns the verdict is its mark and the framework column goes: the image
+    // name is what must stay readable.
     let widths = [
-        Constraint::Length(17),
+        Constraint::Length(if narrow { 1 } else { 17 }),
         Constraint::Min(24),
         Constraint::Length(8),
-        Constraint::Length(18),
+        Constraint::Length(if narrow { 0 } else { 18 }),
         Constraint::Length(7),
     ];
     Table::new(rows, widths)
@@ -165,12 +170,12 @@ fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Style
         return;
     };
     let mut lines = Vec::new();
-    for r in &a.verdict.reasons {
+    // Host-wide reasons are in the summary above; this pane is about the image.
+    for r in a.verdict.reasons.iter().filter(|r| r.scope == Scope::Image) {
         let (mark, style) = level_mark(r.level, s);
-        let scope = if r.scope == Scope::Host { "host: " } else { "" };
         lines.push(Line::from(vec![
             Span::styled(format!("{mark} "), style),
-            Span::styled(format!("{scope}{}", r.text), s.text()),
+            Span::styled(r.text.clone(), s.text()),
         ]));
         if let Some(fix) = &r.fix {
             lines.push(Line::styled(format!("  fix: {fix}"), s.muted()));
@@ -195,7 +200,11 @@ fn layout(area: Rect) -> (Rect, Rect, Option<Rect>) {
         ..area
     };
     let rest_h = area.height - summary.height;
-    let detail_h = if rest_h >= 16 { 8 } else { 0 };
+    let detail_h = match rest_h {
+        24.. => 8,
+        14.. => 6,
+        _ => 0,
+    };
     let table = Rect {
         y: area.y + summary.height,
         height: rest_h - detail_h,

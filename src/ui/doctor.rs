@@ -12,8 +12,9 @@ use crate::app::doctor::DoctorView;
 use crate::app::state::AppState;
 use crate::doctor::{Check, Status};
 
-/// Height of the pane that shows the selected check in full.
+/// Height of the pane that shows the selected check in full: less on a short terminal.
 const DETAIL_HEIGHT: u16 = 9;
+const DETAIL_HEIGHT_SHORT: u16 = 6;
 
 pub fn status_style(status: Status, s: &Styles) -> Style {
     match status {
@@ -80,9 +81,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
                 row.style(s.text())
             }
         });
+    // The area column only where the finding still gets room.
+    let area_w = if list.width >= 110 { 14 } else { 0 };
     let widths = [
         Constraint::Length(5),
-        Constraint::Length(14),
+        Constraint::Length(area_w),
         Constraint::Length(25),
         Constraint::Min(20),
     ];
@@ -120,16 +123,21 @@ fn detail_lines<'a>(c: &'a Check, s: &Styles) -> Vec<Line<'a>> {
 
 /// The checks list and, when there is room, the pane for the selected check.
 fn layout(area: Rect) -> (Rect, Option<Rect>) {
-    if area.height < DETAIL_HEIGHT + 8 {
+    let detail_h = if area.height >= 30 {
+        DETAIL_HEIGHT
+    } else {
+        DETAIL_HEIGHT_SHORT
+    };
+    if area.height < detail_h + 8 {
         return (area, None);
     }
     let list = Rect {
-        height: area.height - DETAIL_HEIGHT,
+        height: area.height - detail_h,
         ..area
     };
     let detail = Rect {
         y: area.y + list.height,
-        height: DETAIL_HEIGHT,
+        height: detail_h,
         ..area
     };
     (list, Some(detail))
