@@ -174,3 +174,20 @@ fn find(buf: &Buffer, needle: &str) -> (u16, u16) {
     }
     panic!("{needle:?} not on screen:\n{}", text(buf));
 }
+
+#[test]
+fn seven_tabs_fit_an_80_column_terminal_and_answer_clicks() {
+    let s = demo_state(SPEC, 1);
+    let area = Rect::new(0, 0, 80, 24);
+    let mut buf = Buffer::empty(area);
+    let theme = Theme::builtin("dark").expect("theme");
+    ui::render(area, &mut buf, &s, &theme, &bindings());
+    let screen = text(&buf);
+    let tabs = screen.lines().nth(1).unwrap();
+    assert!(tabs.contains("6 Compat") && tabs.contains("7 Doctor │"), "{tabs}");
+    let (x, y) = find(&buf, "7 Doctor");
+    assert_eq!(
+        ui::click(area, &s, x + 2, y),
+        Some(Action::SelectTab(Tab::Doctor))
+    );
+}
