@@ -184,7 +184,10 @@ fn seven_tabs_fit_an_80_column_terminal_and_answer_clicks() {
     ui::render(area, &mut buf, &s, &theme, &bindings());
     let screen = text(&buf);
     let tabs = screen.lines().nth(1).unwrap();
-    assert!(tabs.contains("6 Compat") && tabs.contains("7 Doctor │"), "{tabs}");
+    assert!(
+        tabs.contains("6 Compat") && tabs.contains("7 Doctor │"),
+        "{tabs}"
+    );
     let (x, y) = find(&buf, "7 Doctor");
     assert_eq!(
         ui::click(area, &s, x + 2, y),
