@@ -4,7 +4,6 @@ mod support;
 
 use gpudeck::app::action::{Action, Command, DockerCommand, Tab};
 use gpudeck::app::compat::CompatView;
-use gpudeck::app::keymap::bindings;
 use gpudeck::app::state::{AppState, Overlay};
 use gpudeck::compat::{CompatData, Level};
 use gpudeck::config::{Config, Theme};
@@ -13,9 +12,9 @@ use gpudeck::docker::{EngineInfo, ImageFacts, ImageInfo};
 use gpudeck::pull::Catalog;
 use gpudeck::ui;
 use gpudeck::ui::style::Styles;
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use support::demo::feed;
+use support::screen::{find, render, text};
 
 fn engine_info(runtimes: &[&str]) -> EngineInfo {
     EngineInfo {
@@ -60,39 +59,6 @@ fn state(spec: &str, runtimes: &[&str], read_only: bool) -> AppState {
 
 const A100_122: &str = "profile=a100-pcie,gpus=2,driver=535.183.01,cuda=12020,frozen=60";
 
-fn draw(state: &AppState, w: u16, h: u16) -> Buffer {
-    let area = Rect::new(0, 0, w, h);
-    let mut buf = Buffer::empty(area);
-    let theme = Theme::builtin("dark").expect("theme");
-    ui::render(area, &mut buf, state, &theme, &bindings());
-    buf
-}
-
-fn text(buf: &Buffer) -> String {
-    let area = buf.area;
-    (0..area.height)
-        .map(|y| {
-            (0..area.width)
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn find(buf: &Buffer, needle: &str) -> (u16, u16) {
-    let area = buf.area;
-    for y in 0..area.height {
-        let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
-        if let Some(byte) = line.find(needle) {
-            return (line[..byte].chars().count() as u16, y);
-        }
-    }
-    panic!("{needle:?} not on screen:\n{}", text(buf));
-}
-
 #[test]
 fn the_local_image_comes_first_and_the_host_is_summarised() {
     let s = state(A100_122, &["runc"], false);
@@ -107,7 +73,7 @@ fn the_local_image_comes_first_and_the_host_is_summarised() {
     );
     // CUDA 12.3 on a 12.2 driver: minor-version compatibility, and TF 2.17 has sm_80 code.
     assert_eq!(board.images[0].verdict.image_level, Level::Compat);
-    let buf = draw(&s, 120, 40);
+    let buf = render(&s, 120, 40);
     insta::assert_snapshot!("compat_tab_a100_on_cuda_12_2", text(&buf));
     let (x, y) = find(&buf, "Docker has no NVIDIA runtime");
     let theme = Theme::builtin("dark").expect("theme");
@@ -141,7 +107,7 @@ fn the_reasons_pane_follows_the_selection_and_names_an_image_that_runs() {
     for _ in 0..row {
         s.update(Action::Down);
     }
-    let screen = text(&draw(&s, 120, 40));
+    let screen = text(&render(&s, 120, 40));
     assert!(
         screen.contains("requires CUDA 13.1 (NVIDIA_REQUIRE_CUDA)"),
         "{screen}"
@@ -228,7 +194,7 @@ fn verdicts_follow_the_engine_and_the_image_list() {
         "the local images went with the engine"
     );
     // A click on a row selects it.
-    let buf = draw(&s, 120, 40);
+    let buf = render(&s, 120, 40);
     let (_, y) = find(&buf, "tensorflow/tensorflow:2.19.0-gpu ");
     let row = ui::click(Rect::new(0, 0, 120, 40), &s, 30, y);
     let Some(Action::SelectRow(r)) = row else {
@@ -249,7 +215,7 @@ fn the_pull_picker_shows_each_catalog_image_verdict() {
     for c in "tensorflow 2.1".chars() {
         s.update(Action::FilterInput(c));
     }
-    let buf = draw(&s, 120, 40);
+    let buf = render(&s, 120, 40);
     let screen = text(&buf);
     let line = |needle: &str| {
         screen

@@ -12,6 +12,7 @@ use gpudeck::ui::style::Styles;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use support::demo::demo_state;
+use support::screen::{find, render, text};
 
 const SPEC: &str = "gpus=2,frozen=60";
 
@@ -56,27 +57,6 @@ fn checks() -> Vec<Check> {
     ]
 }
 
-fn draw(state: &AppState) -> Buffer {
-    let area = Rect::new(0, 0, 120, 30);
-    let mut buf = Buffer::empty(area);
-    let theme = Theme::builtin("dark").expect("theme");
-    ui::render(area, &mut buf, state, &theme, &bindings());
-    buf
-}
-
-fn text(buf: &Buffer) -> String {
-    (0..buf.area.height)
-        .map(|y| {
-            (0..buf.area.width)
-                .map(|x| buf[(x, y)].symbol())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[test]
 fn opening_the_tab_diagnoses_once_and_r_diagnoses_again() {
     let mut s = demo_state(SPEC, 1);
@@ -85,7 +65,7 @@ fn opening_the_tab_diagnoses_once_and_r_diagnoses_again() {
         vec![Command::RunDoctor]
     );
     assert!(s.doctor.running);
-    assert!(text(&draw(&s)).contains("diagnosing the driver, the GPUs, Docker and CUDA"));
+    assert!(text(&render(&s, 120, 30)).contains("diagnosing the driver, the GPUs, Docker and CUDA"));
     // While one runs, neither leaving and coming back nor `r` starts another.
     s.update(Action::SelectTab(Tab::Gpus));
     assert!(s.update(Action::SelectTab(Tab::Doctor)).is_empty());
@@ -133,7 +113,7 @@ fn checks_are_listed_and_the_selected_one_shown_in_full() {
     s.update(Action::SelectTab(Tab::Doctor));
     s.apply_doctor(report(checks()));
     s.update(Action::Bottom);
-    let buf = draw(&s);
+    let buf = render(&s, 120, 30);
     let screen = text(&buf);
     assert!(
         screen.contains("Doctor · 1 passed · 1 warnings · 1 failed"),
@@ -160,19 +140,9 @@ fn checks_are_listed_and_the_selected_one_shown_in_full() {
     assert_eq!(s.doctor.selected_check().unwrap().id, "docker.gpu_runtime");
     assert_eq!(s.doctor.selected, 0);
     // A click selects a row.
-    let (_, y) = find(&draw(&s), "PCIe links");
+    let (_, y) = find(&render(&s, 120, 30), "PCIe links");
     let clicked = ui::click(Rect::new(0, 0, 120, 30), &s, 20, y);
     assert_eq!(clicked, Some(Action::SelectRow(1)));
-}
-
-fn find(buf: &Buffer, needle: &str) -> (u16, u16) {
-    for y in 0..buf.area.height {
-        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-        if let Some(byte) = line.find(needle) {
-            return (line[..byte].chars().count() as u16, y);
-        }
-    }
-    panic!("{needle:?} not on screen:\n{}", text(buf));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::action::{Action, Command, DockerCommand};
+use super::cursor::moved;
 use super::docker::EngineStatus;
 use super::state::{AppState, Confirmation, GpuStatus, Overlay};
 use crate::compat::{assess, Assessment, Board, CompatData, GpuRuntime, HostProfile, ImageSource};
@@ -77,18 +78,10 @@ impl AppState {
 
     pub(super) fn update_compat(&mut self, action: Action) -> Vec<Command> {
         let len = self.compat.len();
-        let page = self.page_size.max(1);
-        let s = &mut self.compat.selected;
-        match action {
-            Action::Up => *s = s.saturating_sub(1),
-            Action::Down => *s = (*s + 1).min(len.saturating_sub(1)),
-            Action::PageUp => *s = s.saturating_sub(page),
-            Action::PageDown => *s = (*s + page).min(len.saturating_sub(1)),
-            Action::Top => *s = 0,
-            Action::Bottom => *s = len.saturating_sub(1),
-            Action::SelectRow(row) if row < len => *s = row,
-            Action::PullSelected => self.ask_to_pull_selected(),
-            _ => {}
+        if let Some(row) = moved(self.compat.selected, &action, len, self.page_size) {
+            self.compat.selected = row;
+        } else if action == Action::PullSelected {
+            self.ask_to_pull_selected();
         }
         Vec::new()
     }

@@ -1,6 +1,7 @@
 //! The Doctor tab's state: the latest diagnosis, whether one is running, and the selected check.
 
 use super::action::{Action, Command};
+use super::cursor::moved;
 use super::state::{AppState, GpuStatus};
 use crate::doctor::{Check, DoctorReport};
 use crate::gpu::report::{self, GpuReport};
@@ -68,17 +69,10 @@ impl AppState {
 
     pub(super) fn update_doctor(&mut self, action: Action) -> Vec<Command> {
         let len = self.doctor.len();
-        let s = &mut self.doctor.selected;
-        match action {
-            Action::Up => *s = s.saturating_sub(1),
-            Action::Down => *s = (*s + 1).min(len.saturating_sub(1)),
-            Action::PageUp => *s = s.saturating_sub(self.page_size.max(1)),
-            Action::PageDown => *s = (*s + self.page_size.max(1)).min(len.saturating_sub(1)),
-            Action::Top => *s = 0,
-            Action::Bottom => *s = len.saturating_sub(1),
-            Action::SelectRow(row) if row < len => *s = row,
-            Action::RunDoctor => return self.start_doctor(),
-            _ => {}
+        if let Some(row) = moved(self.doctor.selected, &action, len, self.page_size) {
+            self.doctor.selected = row;
+        } else if action == Action::RunDoctor {
+            return self.start_doctor();
         }
         Vec::new()
     }

@@ -3,6 +3,7 @@
 pub mod action;
 mod bindings;
 pub mod compat;
+mod cursor;
 pub mod docker;
 mod docker_actions;
 pub mod doctor;

@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::version::{ArchTarget, Version};
-use crate::config::layer::{located, located_toml_error};
+use crate::config::layer::{located, located_toml_error, user_toml_files};
 
 /// The built-in table files (`assets/compat/*.toml`).
 pub const BUILTIN_FILES: [(&str, &str); 3] = [
@@ -218,26 +218,8 @@ impl CompatData {
     }
 
     fn layer_user_dir(&mut self, dir: &Path, warnings: &mut Vec<String>) {
-        let listing = match std::fs::read_dir(dir) {
-            Ok(listing) => listing,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-            Err(e) => {
-                warnings.push(format!("{}: cannot list: {e}", dir.display()));
-                return;
-            }
-        };
-        let mut files: Vec<_> = listing
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-            .collect();
-        files.sort();
-        for path in files {
-            let shown = path.display().to_string();
-            let result = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{shown}: cannot read: {e}"))
-                .and_then(|text| self.layer_text(&text, &shown));
-            if let Err(warning) = result {
+        for (shown, text) in user_toml_files(dir, warnings) {
+            if let Err(warning) = self.layer_text(&text, &shown) {
                 warnings.push(format!("{warning}; the file is skipped"));
             }
         }

@@ -60,6 +60,42 @@ fn mistake(text: &str, error: &toml::de::Error) -> Mistake {
     }
 }
 
+/// Every `*.toml` file in a user directory, in name order, each with its text and the name to
+/// show in messages; a file that cannot be read, or a directory that cannot be listed, is a
+/// warning. A missing directory is no warning: it is where a user may add files.
+pub(crate) fn user_toml_files(
+    dir: &std::path::Path,
+    warnings: &mut Vec<String>,
+) -> Vec<(String, String)> {
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            warnings.push(format!("{}: cannot list the directory: {e}", dir.display()));
+            return Vec::new();
+        }
+    };
+    let mut paths: Vec<_> = listing
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let shown = path.display().to_string();
+            match std::fs::read_to_string(&path) {
+                Ok(text) => Some((shown, text)),
+                Err(e) => {
+                    warnings.push(format!("{shown}: cannot read: {e}; the file is skipped"));
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
 /// `origin:line:col: reason` (or `origin: reason` without a position), as editors jump to it.
 pub(crate) fn located(origin: &str, position: Option<(usize, usize)>, reason: &str) -> String {
     match position {

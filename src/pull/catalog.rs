@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::reference::ImageRef;
-use crate::config::layer::{located, located_toml_error, position};
+use crate::config::layer::{located, located_toml_error, position, user_toml_files};
 
 /// The built-in catalog files, by name: data, not code (`assets/catalog/*.toml`).
 pub const BUILTIN_FILES: [(&str, &str); 4] = [
@@ -175,29 +175,8 @@ impl Catalog {
     }
 
     fn layer_user_dir(&mut self, dir: &Path, warnings: &mut Vec<String>) {
-        let listing = match std::fs::read_dir(dir) {
-            Ok(listing) => listing,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-            Err(e) => {
-                warnings.push(format!(
-                    "{}: cannot list the catalog directory: {e}",
-                    dir.display()
-                ));
-                return;
-            }
-        };
-        let mut files: Vec<_> = listing
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-            .collect();
-        files.sort();
-        for path in files {
-            let shown = path.display().to_string();
-            let parsed = std::fs::read_to_string(&path)
-                .map_err(|e| format!("{shown}: cannot read: {e}"))
-                .and_then(|text| parse_file(&text, &shown));
-            match parsed {
+        for (shown, text) in user_toml_files(dir, warnings) {
+            match parse_file(&text, &shown) {
                 Ok(parsed) => self.layer(parsed),
                 Err(warning) => warnings.push(format!("{warning}; the file is skipped")),
             }

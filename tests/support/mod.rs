@@ -6,6 +6,7 @@ pub mod docker;
 pub mod docker_cleanup;
 pub mod fake_registry;
 pub mod registry;
+pub mod screen;
 pub mod tmux;
 
 use std::path::{Path, PathBuf};
