@@ -154,7 +154,7 @@ fn clicks_select_tabs_and_rows() {
     let mut state = demo_state("gpus=8,frozen=5", 1);
     let area = Rect::new(0, 0, 80, 24);
     let buf = draw(&state, 80, 24);
-    let (x, y) = find(&buf, "Topology").expect("tab title");
+    let (x, y) = find(&buf, "3 Topo").expect("tab title (short at 80 columns)");
     assert_eq!(
         ui::click(area, &state, x, y),
         Some(Action::SelectTab(Tab::Topology))

@@ -282,7 +282,7 @@ pub fn bindings() -> Vec<Binding> {
             Action::PullSelected,
             cp,
             "p",
-            "pull the selected image (its verdict is shown first)",
+            "pull the selected image (verdict shown first)",
             Some("pull"),
         ),
         bind(
