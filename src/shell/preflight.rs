@@ -110,10 +110,17 @@ pub fn find_local<'a>(name: &str, local: &'a [ImageInfo]) -> Option<&'a ImageInf
             image
                 .tags
                 .iter()
-                .any(|t| ImageRef::parse(t).is_ok_and(|r| &r == wanted))
+                .any(|t| ImageRef::parse(t).is_ok_and(|r| same_name(&r, wanted)))
         });
         by_tag || (hex.len() >= 4 && image.id.trim_start_matches("sha256:").starts_with(hex))
     })
+}
+
+/// Equal once a missing tag reads as `latest`, as `docker run busybox` means `busybox:latest`.
+fn same_name(a: &ImageRef, b: &ImageRef) -> bool {
+    a.registry_host() == b.registry_host()
+        && a.repository() == b.repository()
+        && a.effective_tag() == b.effective_tag()
 }
 
 fn resolve_gpus(wanted: &ShellGpus, report: &GpuReport) -> Result<ResolvedGpus, ShellError> {
