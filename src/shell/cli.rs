@@ -96,16 +96,16 @@ async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8
         eprintln!("gpudeck: warning: {warning}");
     }
     let (name, code) = match launch(engine, &req, &defaults, &checked, &cwd).await? {
-        (name, Err(e @ ShellError::Rlimit { limit, .. })) => {
+        (_, Err(ShellError::Rlimit { limit, detail })) => {
+            tracing::warn!("{detail}");
             eprintln!(
-                "gpudeck: warning: {e}; retrying with Docker's own {limit} limit\n{}",
-                e.fix()
+                "gpudeck: warning: Docker may not raise the {limit} limit to the configured value; \
+                 retrying with Docker's own (`{limit} = \"default\"` under [shell] in config.toml skips this try)"
             );
             match limit {
                 "stack" => defaults.stack = None,
                 _ => defaults.memlock = None,
             }
-            drop(name);
             launch(engine, &req, &defaults, &checked, &cwd).await?
         }
         launched => launched,

@@ -49,26 +49,40 @@ pub fn find_shell<'a>(shells: &'a [KeptShell], name: &str) -> Option<&'a KeptShe
     })
 }
 
-/// A table of the kept shells; `now` in Unix seconds for the ages.
+/// A table of the kept shells; `now` in Unix seconds for the ages. Names and images are never
+/// cut: they are what `--attach` and `docker` take.
 pub fn render_shells(shells: &[KeptShell], now: i64) -> String {
     if shells.is_empty() {
         return "No kept shells (`gpudeck shell --keep IMAGE` keeps one).\n".into();
     }
-    let mut out = format!(
-        "{:<24} {:<32} {:<8} {:<10} {:<10} WORKDIR\n",
-        "NAME", "IMAGE", "GPUS", "STATE", "CREATED"
-    );
-    for s in shells {
-        let _ = writeln!(
-            out,
-            "{:<24} {:<32} {:<8} {:<10} {:<10} {}",
-            units::truncate(&s.name, 24),
-            units::truncate(&s.image, 32),
-            units::truncate(&s.gpus, 8),
-            s.state.to_string(),
-            format!("{} ago", units::age(now - s.created)),
-            s.workdir
-        );
+    let rows: Vec<[String; 6]> = shells
+        .iter()
+        .map(|s| {
+            [
+                s.name.clone(),
+                s.image.clone(),
+                s.gpus.clone(),
+                s.state.to_string(),
+                format!("{} ago", units::age(now - s.created)),
+                s.workdir.clone(),
+            ]
+        })
+        .collect();
+    let header = ["NAME", "IMAGE", "GPUS", "STATE", "CREATED", "WORKDIR"].map(String::from);
+    let mut widths = [0usize; 6];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }
     out
 }
