@@ -10,12 +10,13 @@ use crate::config::{ShellConfig, UserMode};
 use crate::docker::{resolve_host, Engine};
 use crate::gpu::report::GpuReport;
 
+use super::defaults::ShellDefaults;
 use super::error::ShellError;
 use super::kept::{find_shell, kept_shells, render_shells};
 use super::preflight::{preflight, Preflight, PreflightContext};
 use super::session::{create, finish, reenter, run_attached};
 use super::size::parse_size;
-use super::spec::{container_body, ShellDefaults, ShellGpus, ShellRequest};
+use super::spec::{container_body, ShellGpus, ShellRequest};
 use super::stdio::stdin_is_terminal;
 
 /// The exit code when gpudeck itself failed, as `docker run` uses it: a shell's own codes

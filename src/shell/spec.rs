@@ -8,9 +8,9 @@ use bollard::models::{
     ContainerCreateBody, DeviceRequest, HostConfig, Mount, MountType, ResourcesUlimits,
 };
 
+use super::defaults::{check_network, ShellDefaults};
 use super::error::ShellError;
-use super::size::{parse_limit, parse_size};
-use crate::config::{ShellConfig, UserMode};
+use crate::config::UserMode;
 
 /// Every shell container carries this label (value "1"): `docker ps -a --filter label=gpudeck.shell`.
 pub const LABEL_SHELL: &str = "gpudeck.shell";
@@ -116,83 +116,6 @@ impl ShellRequest {
     }
 }
 
-/// The `[shell]` config section, read into values a container body takes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellDefaults {
-    pub shm_bytes: u64,
-    /// ulimit -l in bytes, -1 for unlimited; `None`: Docker's own.
-    pub memlock: Option<i64>,
-    /// ulimit -s in bytes, -1 for unlimited; `None`: Docker's own.
-    pub stack: Option<i64>,
-    pub network: String,
-    pub user: UserMode,
-    pub keep: bool,
-    pub cap_drop: Vec<String>,
-    pub mount_point: String,
-}
-
-impl ShellDefaults {
-    /// Reads and checks the config section; a bad value names its key.
-    pub fn from_config(config: &ShellConfig) -> Result<ShellDefaults, ShellError> {
-        let setting = |key: &'static str, value: &str| {
-            let value = value.to_string();
-            move |e: ShellError| ShellError::BadSetting {
-                key,
-                value,
-                why: e.to_string(),
-            }
-        };
-        let network = config.network.clone();
-        check_network(&network)?;
-        if !config.mount_point.starts_with('/') || config.mount_point == "/" {
-            return Err(ShellError::BadSetting {
-                key: "mount_point",
-                value: config.mount_point.clone(),
-                why: "it must be an absolute path other than /".into(),
-            });
-        }
-        Ok(ShellDefaults {
-            shm_bytes: parse_size(&config.shm_size)
-                .map_err(setting("shm_size", &config.shm_size))?,
-            memlock: parse_limit(&config.memlock).map_err(setting("memlock", &config.memlock))?,
-            stack: parse_limit(&config.stack).map_err(setting("stack", &config.stack))?,
-            network,
-            user: config.user,
-            keep: config.keep,
-            cap_drop: config.cap_drop.clone(),
-            mount_point: config.mount_point.clone(),
-        })
-    }
-}
-
-impl Default for ShellDefaults {
-    /// The built-in `[shell]` values of config/default.toml.
-    fn default() -> Self {
-        ShellDefaults {
-            shm_bytes: 8 << 30,
-            memlock: Some(-1),
-            stack: Some(64 << 20),
-            network: "bridge".into(),
-            user: UserMode::Host,
-            keep: false,
-            cap_drop: ShellConfig::default().cap_drop,
-            mount_point: "/workspace".into(),
-        }
-    }
-}
-
-/// Only Docker's default bridge or no network: a shell never shares the host's network namespace.
-pub fn check_network(network: &str) -> Result<(), ShellError> {
-    match network {
-        "bridge" | "none" => Ok(()),
-        other => Err(ShellError::BadSetting {
-            key: "network",
-            value: other.to_string(),
-            why: "a shell's network is \"bridge\" or \"none\"".into(),
-        }),
-    }
-}
-
 /// One GPU a shell gets, identified by UUID (indices can change between boots, UUIDs do not).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedGpu {
@@ -271,25 +194,10 @@ pub fn container_body(
         req.command.clone()
     };
     let host_config = HostConfig {
-        mounts: Some(vec![Mount {
-            target: Some(defaults.mount_point.clone()),
-            source: Some(workdir.to_string_lossy().into_owned()),
-            typ: Some(MountType::BIND),
-            read_only: Some(false),
-            ..Default::default()
-        }]),
         device_requests,
         tmpfs,
-        shm_size: Some(
-            i64::try_from(req.shm_bytes.unwrap_or(defaults.shm_bytes)).unwrap_or(i64::MAX),
-        ),
-        ulimits: ulimits(defaults),
-        privileged: Some(false),
-        security_opt: Some(vec!["no-new-privileges".into()]),
-        cap_drop: Some(defaults.cap_drop.clone()).filter(|c| !c.is_empty()),
         network_mode: Some(network),
-        auto_remove: Some(false),
-        ..Default::default()
+        ..isolated_host(req, defaults, &workdir)
     };
     Ok(ContainerCreateBody {
         image: Some(req.image.clone()),
@@ -309,6 +217,29 @@ pub fn container_body(
         host_config: Some(host_config),
         ..Default::default()
     })
+}
+
+/// The workspace mount, /dev/shm, limits and isolation every shell gets; never a Docker socket.
+fn isolated_host(req: &ShellRequest, defaults: &ShellDefaults, workdir: &Path) -> HostConfig {
+    HostConfig {
+        mounts: Some(vec![Mount {
+            target: Some(defaults.mount_point.clone()),
+            source: Some(workdir.to_string_lossy().into_owned()),
+            typ: Some(MountType::BIND),
+            read_only: Some(false),
+            ..Default::default()
+        }]),
+        shm_size: Some(
+            i64::try_from(req.shm_bytes.unwrap_or(defaults.shm_bytes)).unwrap_or(i64::MAX),
+        ),
+        ulimits: ulimits(defaults),
+        privileged: Some(false),
+        security_opt: Some(vec!["no-new-privileges".into()]),
+        cap_drop: Some(defaults.cap_drop.clone()).filter(|c| !c.is_empty()),
+        // gpudeck removes the container itself, after reading its exit code.
+        auto_remove: Some(false),
+        ..Default::default()
+    }
 }
 
 /// Refuses a workspace that is, contains or lives beside the Docker socket: mounting it would

@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::ShellConfig;
 
 const UUID_2: &str = "GPU-2222";
 const UUID_3: &str = "GPU-3333";
@@ -344,18 +345,24 @@ fn docker_socket_workdirs_are_refused() {
 fn config_values_become_defaults_and_bad_ones_name_their_key() {
     let defaults = ShellDefaults::from_config(&ShellConfig::default()).unwrap();
     assert_eq!(defaults, ShellDefaults::default());
-    let mut config = ShellConfig::default();
-    config.shm_size = "lots".into();
+    let config = ShellConfig {
+        shm_size: "lots".into(),
+        ..ShellConfig::default()
+    };
     let err = ShellDefaults::from_config(&config).unwrap_err();
     assert!(
         err.to_string().starts_with("shell.shm_size = \"lots\""),
         "{err}"
     );
-    let mut config = ShellConfig::default();
-    config.memlock = "default".into();
+    let config = ShellConfig {
+        memlock: "default".into(),
+        ..ShellConfig::default()
+    };
     assert_eq!(ShellDefaults::from_config(&config).unwrap().memlock, None);
-    let mut config = ShellConfig::default();
-    config.mount_point = "workspace".into();
+    let config = ShellConfig {
+        mount_point: "workspace".into(),
+        ..ShellConfig::default()
+    };
     assert!(matches!(
         ShellDefaults::from_config(&config),
         Err(ShellError::BadSetting {
@@ -363,7 +370,9 @@ fn config_values_become_defaults_and_bad_ones_name_their_key() {
             ..
         })
     ));
-    let mut config = ShellConfig::default();
-    config.network = "host".into();
+    let config = ShellConfig {
+        network: "host".into(),
+        ..ShellConfig::default()
+    };
     assert!(ShellDefaults::from_config(&config).is_err());
 }
