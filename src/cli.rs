@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 /// A terminal home for every GPU on this machine.
 #[derive(Debug, Parser)]
@@ -85,4 +85,50 @@ pub enum Commands {
         #[arg(long)]
         json: bool,
     },
+    /// A shell in a container with chosen GPUs and this directory mounted at /workspace.
+    ///
+    /// Exit code: the shell's (or command's) own, or 125 when gpudeck could not run it.
+    Shell(ShellArgs),
+}
+
+/// `gpudeck shell`: the choices a shell container is made from; the rest comes from [shell] in
+/// the config.
+#[derive(Debug, Args)]
+pub struct ShellArgs {
+    /// The local image, e.g. tensorflow/tensorflow:2.17.0-gpu (pull it first: gpudeck pull).
+    #[arg(required_unless_present_any = ["list", "attach"])]
+    pub image: Option<String>,
+    /// GPUs to give it: none, all, or indices such as 2,3 (as `gpudeck gpus` numbers them).
+    #[arg(long, default_value = "none", value_name = "none|all|2,3")]
+    pub gpus: String,
+    /// The host directory mounted at /workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Keep the container after the shell exits (re-enter with --attach NAME).
+    #[arg(long)]
+    pub keep: bool,
+    /// The container's network (default from the config: bridge).
+    #[arg(long, value_parser = ["bridge", "none"])]
+    pub network: Option<String>,
+    /// A name for the container (default: Docker picks one).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Run as your own UID:GID (host), root, or the image's USER (default from the config: host).
+    #[arg(long, value_parser = ["host", "root", "image"])]
+    pub user: Option<String>,
+    /// Size of /dev/shm, e.g. 16GiB (default from the config: 8GiB).
+    #[arg(long, value_name = "SIZE")]
+    pub shm: Option<String>,
+    /// Start even when the compatibility verdict is "will not run".
+    #[arg(long)]
+    pub force: bool,
+    /// List the kept shells instead.
+    #[arg(long, conflicts_with_all = ["image", "attach"])]
+    pub list: bool,
+    /// Re-enter a kept shell by name (or id), starting it if it stopped.
+    #[arg(long, value_name = "NAME", conflicts_with = "image")]
+    pub attach: Option<String>,
+    /// The command to run instead of a shell, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }

@@ -11,5 +11,6 @@ pub mod host;
 pub mod logging;
 pub mod pull;
 pub mod registry;
+pub mod shell;
 pub mod ui;
 pub mod units;

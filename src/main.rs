@@ -19,6 +19,7 @@ use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::{GpuError, GpuSource};
 use gpudeck::host::{self, ProcFs, ProcessTable};
 use gpudeck::pull::Catalog;
+use gpudeck::shell::cli as shell_cli;
 
 /// Exit code for a bad command line or an explicitly given bad config file.
 const EXIT_USAGE: u8 = 2;
@@ -72,6 +73,9 @@ fn main() -> ExitCode {
             },
             docker_host.as_deref(),
         ),
+        Some(Commands::Shell(ref args)) => {
+            shell(args, sources, &dirs, &config, docker_host.as_deref())
+        }
         None => tui(
             &cli,
             &dirs,
@@ -223,6 +227,30 @@ fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) 
     match runtime() {
         Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], &rt),
         Err(code) => code,
+    }
+}
+
+/// `gpudeck shell`: exit code 125 when gpudeck fails, else the container's (see shell::cli).
+fn shell(
+    args: &gpudeck::cli::ShellArgs,
+    sources: Sources,
+    dirs: &Dirs,
+    config: &Config,
+    docker_host: Option<&str>,
+) -> ExitCode {
+    let (data, warnings) = CompatData::load(Some(&dirs.config.join("compat")));
+    for w in &warnings {
+        eprintln!("gpudeck: {w}");
+    }
+    let env = shell_cli::ShellEnv {
+        config: &config.shell,
+        compat: data,
+        docker_host,
+        gpu_report: Box::new(move || gpu_report(sources)),
+    };
+    match runtime() {
+        Ok(rt) => shell_cli::run(args, env, &rt),
+        Err(_) => ExitCode::from(shell_cli::EXIT_GPUDECK_FAILED),
     }
 }
 

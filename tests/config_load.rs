@@ -118,7 +118,7 @@ fn unknown_section_warns() {
     let warning = warning_for("[gpus]\ngraph = \"power\"\n");
     assert_eq!(
         warning,
-        "CONFIG:1:2: unknown field `gpus`, expected one of `general`, `gpu`, `processes` \
+        "CONFIG:1:2: unknown field `gpus`, expected one of `general`, `gpu`, `processes`, `shell` \
          — using the built-in defaults"
     );
 }

@@ -18,6 +18,7 @@ pub struct Config {
     pub general: GeneralConfig,
     pub gpu: GpuConfig,
     pub processes: ProcessConfig,
+    pub shell: ShellConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -88,6 +89,72 @@ impl Default for ProcessConfig {
             sort: ProcessSort::Memory,
             sort_descending: true,
         }
+    }
+}
+
+/// What `gpudeck shell` containers get; sizes stay text here and are read by `shell::ShellDefaults`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShellConfig {
+    pub shm_size: String,
+    /// "unlimited" or a size.
+    pub memlock: String,
+    pub stack: String,
+    pub network: String,
+    pub user: UserMode,
+    pub keep: bool,
+    pub cap_drop: Vec<String>,
+    pub mount_point: String,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        Self {
+            shm_size: "8GiB".to_owned(),
+            memlock: "unlimited".to_owned(),
+            stack: "64MiB".to_owned(),
+            network: "bridge".to_owned(),
+            user: UserMode::Host,
+            keep: false,
+            cap_drop: [
+                "NET_RAW",
+                "MKNOD",
+                "AUDIT_WRITE",
+                "SETFCAP",
+                "SYS_CHROOT",
+                "SETPCAP",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            mount_point: "/workspace".to_owned(),
+        }
+    }
+}
+
+/// Who a shell runs as inside its container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UserMode {
+    /// The UID:GID of whoever runs gpudeck, so files written to the mounted project stay theirs.
+    Host,
+    Root,
+    /// Whatever USER the image sets.
+    Image,
+}
+
+impl UserMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Host => "host",
+            Self::Root => "root",
+            Self::Image => "image",
+        }
+    }
+}
+
+impl fmt::Display for UserMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -172,6 +239,10 @@ mod tests {
         assert_eq!(config.gpu.compact_threshold, 8);
         assert_eq!(config.processes.sort, ProcessSort::Memory);
         assert!(config.processes.sort_descending);
+        assert_eq!(config.shell.shm_size, "8GiB");
+        assert_eq!(config.shell.user, UserMode::Host);
+        assert_eq!(config.shell.mount_point, "/workspace");
+        assert!(!config.shell.keep);
         assert_eq!(config.general.refresh_interval(), Duration::from_secs(1));
         assert_eq!(config.general.history(), Duration::from_secs(600));
     }

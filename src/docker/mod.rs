@@ -21,6 +21,7 @@ pub mod types;
 pub mod update;
 
 pub use connect::{resolve_host, Engine, HostSpec, TlsFiles, DEFAULT_HOST, MIN_API};
+pub(crate) use error::classify;
 pub use error::DockerError;
 pub use facts::image_facts;
 pub use gpus::gpu_grants;

@@ -16,7 +16,7 @@ pub mod parse;
 pub mod report;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 pub use facts::{gather, HostFacts};
 pub use host_env::{FakeEnv, HostEnv, SystemEnv};

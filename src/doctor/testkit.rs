@@ -11,7 +11,7 @@ use crate::gpu::{
 
 pub const GIB: u64 = 1 << 30;
 
-fn gpu(index: u32) -> GpuEntry {
+pub fn gpu(index: u32) -> GpuEntry {
     GpuEntry {
         info: GpuStatic {
             index,

@@ -1,0 +1,262 @@
+//! `gpudeck shell`: pre-flight, a container, the terminal attached to it, its exit code as ours;
+//! also `--list` and `--attach` for kept shells.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::cli::ShellArgs;
+use crate::compat::CompatData;
+use crate::config::{ShellConfig, UserMode};
+use crate::docker::{resolve_host, Engine};
+use crate::gpu::report::GpuReport;
+
+use super::defaults::ShellDefaults;
+use super::error::ShellError;
+use super::kept::{find_shell, kept_shells, render_shells};
+use super::preflight::{preflight, Preflight, PreflightContext};
+use super::session::{create, finish, reenter, run_attached};
+use super::size::parse_size;
+use super::spec::{container_body, ShellGpus, ShellRequest};
+use super::stdio::stdin_is_terminal;
+
+/// The exit code when gpudeck itself failed, as `docker run` uses it: a shell's own codes
+/// (0-124, 126+ for "cannot execute" and signals) stay distinguishable.
+pub const EXIT_GPUDECK_FAILED: u8 = 125;
+
+/// What `gpudeck shell` needs from the rest of the program.
+pub struct ShellEnv<'a> {
+    pub config: &'a ShellConfig,
+    pub compat: CompatData,
+    pub docker_host: Option<&'a str>,
+    /// Samples the GPUs (only called when a shell is opened).
+    pub gpu_report: Box<dyn FnOnce() -> GpuReport + 'a>,
+}
+
+/// Runs `gpudeck shell` to completion on `runtime`.
+pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtime) -> ExitCode {
+    let result = runtime.block_on(async {
+        let engine = connect(env.docker_host).await?;
+        if args.list {
+            return list(&engine).await;
+        }
+        if let Some(name) = &args.attach {
+            return attach(&engine, name).await;
+        }
+        open(args, env, &engine).await
+    });
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("gpudeck: {e}\n{}", e.fix());
+            ExitCode::from(EXIT_GPUDECK_FAILED)
+        }
+    }
+}
+
+async fn connect(host: Option<&str>) -> Result<Engine, ShellError> {
+    let spec = resolve_host(host, |k| std::env::var(k).ok())?;
+    Ok(Engine::connect(&spec).await?)
+}
+
+async fn list(engine: &Engine) -> Result<u8, ShellError> {
+    let shells = kept_shells(&engine.containers().await?);
+    print!("{}", render_shells(&shells, now()));
+    Ok(0)
+}
+
+async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
+    let shells = kept_shells(&engine.containers().await?);
+    let shell = find_shell(&shells, name).ok_or_else(|| ShellError::NoSuchShell {
+        name: name.to_string(),
+    })?;
+    eprintln!(
+        "gpudeck: re-entering {} ({}, GPUs {}, {} -> workspace)",
+        shell.name, shell.image, shell.gpus, shell.workdir
+    );
+    let code = reenter(engine.client(), &shell.id).await;
+    exit_code(code, &shell.name)
+}
+
+/// Pre-flight, create, run attached, remove unless kept.
+async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8, ShellError> {
+    let mut defaults = ShellDefaults::from_config(env.config)?;
+    let cwd = std::env::current_dir().map_err(|e| ShellError::BadWorkdir {
+        path: PathBuf::from("."),
+        why: format!("the current directory cannot be read: {e}"),
+    })?;
+    let req = request(args, &defaults, &cwd)?;
+    let (engine_info, local_images) = tokio::try_join!(engine.info(), engine.images())?;
+    let ctx = PreflightContext {
+        gpu: (env.gpu_report)(),
+        engine: engine_info,
+        local_images,
+        compat: env.compat,
+    };
+    let checked = preflight(&req, &ctx)?;
+    for warning in &checked.warnings {
+        eprintln!("gpudeck: warning: {warning}");
+    }
+    let (name, code) = match launch(engine, &req, &defaults, &checked, &cwd).await? {
+        (_, Err(ShellError::Rlimit { limit, detail })) => {
+            tracing::warn!("{detail}");
+            eprintln!(
+                "gpudeck: warning: Docker may not raise the {limit} limit to the configured value; \
+                 retrying with Docker's own (`{limit} = \"default\"` under [shell] in config.toml skips this try)"
+            );
+            match limit {
+                "stack" => defaults.stack = None,
+                _ => defaults.memlock = None,
+            }
+            launch(engine, &req, &defaults, &checked, &cwd).await?
+        }
+        launched => launched,
+    };
+    exit_code(code, &name)
+}
+
+/// One container for the request and its session; the container is gone afterwards unless
+/// kept or detached from. Returns its name and how the session ended.
+async fn launch(
+    engine: &Engine,
+    req: &ShellRequest,
+    defaults: &ShellDefaults,
+    checked: &Preflight,
+    cwd: &Path,
+) -> Result<(String, Result<i64, ShellError>), ShellError> {
+    let body = container_body(
+        req,
+        defaults,
+        &checked.gpus,
+        checked.plumbing,
+        host_user(),
+        cwd,
+    )?;
+    let id = create(engine, body, req.name.as_deref()).await?;
+    let name = engine
+        .container(&id)
+        .await
+        .ok()
+        .flatten()
+        .map_or_else(|| id.chars().take(12).collect(), |c| c.name);
+    eprintln!("gpudeck: {}", describe(req, defaults, checked, &name, cwd));
+    let code = run_attached(engine.client(), &id).await;
+    // A container that never started is removed even when kept: there is nothing to re-enter.
+    let started = !matches!(
+        code,
+        Err(ShellError::Rlimit { .. } | ShellError::NoToolkit { .. })
+    );
+    if !matches!(code, Err(ShellError::Detached { .. })) {
+        finish(engine, &id, req.keep && started).await?;
+    }
+    Ok((name, code))
+}
+
+/// The request from the command line, with the workspace made absolute and checked.
+fn request(
+    args: &ShellArgs,
+    defaults: &ShellDefaults,
+    cwd: &Path,
+) -> Result<ShellRequest, ShellError> {
+    let mut req = ShellRequest::new(args.image.clone().unwrap_or_default());
+    req.gpus = args.gpus.parse::<ShellGpus>()?;
+    req.workdir = Some(resolve_workdir(
+        &cwd.join(args.workdir.as_deref().unwrap_or(cwd)),
+    )?);
+    req.command = args.command.clone();
+    req.keep = args.keep || defaults.keep;
+    req.network = args.network.clone();
+    req.name = args.name.clone();
+    req.user = args.user.as_deref().map(|u| match u {
+        "root" => UserMode::Root,
+        "image" => UserMode::Image,
+        _ => UserMode::Host,
+    });
+    req.shm_bytes = args.shm.as_deref().map(parse_size).transpose()?;
+    req.force = args.force;
+    req.tty = stdin_is_terminal();
+    Ok(req)
+}
+
+/// The real directory behind a path (symlinks resolved, so a link to /var/run is seen as that),
+/// refused when it holds a Docker socket.
+fn resolve_workdir(path: &Path) -> Result<PathBuf, ShellError> {
+    let real = path.canonicalize().map_err(|e| ShellError::BadWorkdir {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    if !real.is_dir() {
+        return Err(ShellError::BadWorkdir {
+            path: real,
+            why: "it is not a directory".into(),
+        });
+    }
+    if real.join("docker.sock").exists() {
+        return Err(ShellError::DangerousWorkdir {
+            why: "it contains docker.sock".into(),
+            path: real,
+        });
+    }
+    super::spec::refuse_dangerous_workdir(&real)?;
+    Ok(real)
+}
+
+/// One line saying what runs: image, GPUs by index and UUID, workspace, user, network.
+fn describe(
+    req: &ShellRequest,
+    defaults: &ShellDefaults,
+    checked: &Preflight,
+    name: &str,
+    cwd: &Path,
+) -> String {
+    let gpus = if checked.gpus.is_empty() {
+        "no GPUs".to_string()
+    } else {
+        let list: Vec<String> = checked
+            .gpus
+            .gpus
+            .iter()
+            .map(|g| format!("{} ({})", g.index, g.uuid))
+            .collect();
+        format!("GPUs {}", list.join(", "))
+    };
+    let user = match req.user.unwrap_or(defaults.user) {
+        UserMode::Host => {
+            let (uid, gid) = host_user();
+            format!("user {uid}:{gid}")
+        }
+        UserMode::Root => "user root".into(),
+        UserMode::Image => "the image's user".into(),
+    };
+    let workdir = req.workdir.clone().unwrap_or_else(|| cwd.to_path_buf());
+    format!(
+        "{name}: {} with {gpus}, {} -> {}, {user}, network {}{}",
+        req.image,
+        workdir.display(),
+        defaults.mount_point,
+        req.network.as_deref().unwrap_or(&defaults.network),
+        if req.keep { ", kept after exit" } else { "" }
+    )
+}
+
+/// The session's end as gpudeck's exit code.
+fn exit_code(code: Result<i64, ShellError>, name: &str) -> Result<u8, ShellError> {
+    match code {
+        Ok(code) => Ok(u8::try_from(code).unwrap_or(EXIT_GPUDECK_FAILED)),
+        Err(ShellError::Detached { .. }) => {
+            eprintln!("\r\ngpudeck: detached; {name} keeps running: gpudeck shell --attach {name}");
+            Ok(0)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn host_user() -> (u32, u32) {
+    // SAFETY: getuid and getgid cannot fail.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}

@@ -1,0 +1,25 @@
+//! Shells in containers: the container spec built from a request, pre-flight against the machine,
+//! the attached session, and the `gpudeck shell` command.
+
+pub mod cli;
+mod defaults;
+mod error;
+mod kept;
+mod preflight;
+mod session;
+mod size;
+mod spec;
+mod stdio;
+
+pub use crate::config::UserMode;
+pub use defaults::{check_network, ShellDefaults};
+pub use error::{ShellError, TOOLKIT_MESSAGE};
+pub use kept::{find_shell, kept_shells, render_shells, KeptShell};
+pub use preflight::{find_local, preflight, suggest_free_gpus, Preflight, PreflightContext};
+pub use session::{create, finish, reenter, run_attached};
+pub use size::{parse_limit, parse_size};
+pub use spec::{
+    container_body, refuse_dangerous_workdir, GpuPlumbing, ResolvedGpu, ResolvedGpus, ShellGpus,
+    ShellRequest, DEFAULT_SHELL, LABEL_GPUS, LABEL_GPU_INDICES, LABEL_SHELL, LABEL_WORKDIR,
+    SHELL_HOME,
+};

@@ -1,0 +1,269 @@
+//! `gpudeck shell` end to end on the real engine: exit codes, removal and keeping, --list and
+//! --attach, piped input, file ownership, the refusals, and an interactive session in tmux.
+
+mod support;
+
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::process::{Command, Output, Stdio};
+
+use support::docker::{docker, engine_or_skip, unique};
+use support::docker_cleanup::Cleanup;
+use support::tmux::Session;
+use support::{stderr, stdout, Dirs};
+
+/// `gpudeck --demo shell ARGS` on two simulated GPUs, stdin from /dev/null, in `workdir`.
+fn shell(dirs: &Dirs, workdir: &std::path::Path, args: &[&str]) -> Output {
+    let mut cmd = dirs.gpudeck("gpus=2,seed=7");
+    cmd.arg("--demo")
+        .arg("shell")
+        .args(args)
+        .current_dir(workdir)
+        .stdin(Stdio::null());
+    cmd.output().expect("gpudeck runs")
+}
+
+fn exists(name: &str) -> bool {
+    let out = Command::new("docker")
+        .args(["container", "inspect", name])
+        .output()
+        .expect("docker runs");
+    out.status.success()
+}
+
+#[test]
+fn a_command_runs_with_its_exit_code_and_the_container_is_removed() {
+    if !engine_or_skip("a_command_runs_with_its_exit_code_and_the_container_is_removed") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-run");
+    cleanup.container(&name);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let out = shell(
+        &dirs,
+        work.path(),
+        &[
+            &image,
+            "--gpus",
+            "none",
+            "--name",
+            &name,
+            "--",
+            "sh",
+            "-c",
+            "echo hi; exit 3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "stderr:\n{}", stderr(&out));
+    assert_eq!(stdout(&out), "hi\n");
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("{name}: {image} with no GPUs,")) && said.contains("-> /workspace"),
+        "{said}"
+    );
+    assert!(!exists(&name), "the container is removed after the session");
+}
+
+#[test]
+fn a_kept_shell_is_listed_and_re_entered() {
+    if !engine_or_skip("a_kept_shell_is_listed_and_re_entered") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-kept");
+    cleanup.container(&name);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let script = "echo run >> /workspace/runs; exit 4";
+    let args = [&image, "--keep", "--name", &name, "--", "sh", "-c", script];
+    let out = shell(&dirs, work.path(), &args);
+    assert_eq!(out.status.code(), Some(4), "stderr:\n{}", stderr(&out));
+    assert!(exists(&name), "--keep leaves the container");
+    assert_eq!(
+        docker(&[
+            "inspect",
+            "--format",
+            "{{index .Config.Labels \"gpudeck.shell\"}}",
+            &name
+        ]),
+        "1"
+    );
+
+    let list = shell(&dirs, work.path(), &["--list"]);
+    assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
+    let row = stdout(&list)
+        .lines()
+        .find(|l| l.starts_with(&name))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("{name} not listed:\n{}", stdout(&list)));
+    assert!(
+        row.contains(&image) && row.contains("exited") && row.contains("none"),
+        "{row}"
+    );
+
+    let again = shell(&dirs, work.path(), &["--attach", &name]);
+    assert_eq!(again.status.code(), Some(4), "stderr:\n{}", stderr(&again));
+    assert!(
+        stderr(&again).contains(&format!("re-entering {name}")),
+        "{}",
+        stderr(&again)
+    );
+    let runs = std::fs::read_to_string(work.path().join("runs")).unwrap();
+    assert_eq!(runs, "run\nrun\n", "the same container ran twice");
+    assert!(exists(&name), "a re-entered kept shell stays kept");
+
+    let missing = shell(&dirs, work.path(), &["--attach", "no-such-shell-here"]);
+    assert_eq!(missing.status.code(), Some(125));
+    assert!(stderr(&missing).contains("no kept shell is called no-such-shell-here"));
+}
+
+#[test]
+fn piped_input_reaches_the_command_with_its_end() {
+    if !engine_or_skip("piped_input_reaches_the_command_with_its_end") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-pipe");
+    cleanup.container(&name);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let mut child = dirs
+        .gpudeck("gpus=2")
+        .args(["--demo", "shell", &image, "--name", &name, "--", "cat"])
+        .current_dir(work.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(b"through the pipe\n").unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", stderr(&out));
+    assert_eq!(stdout(&out), "through the pipe\n");
+}
+
+#[test]
+fn files_written_in_the_workspace_belong_to_the_user() {
+    if !engine_or_skip("files_written_in_the_workspace_belong_to_the_user") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let out = shell(
+        &dirs,
+        work.path(),
+        &[
+            &image,
+            "--",
+            "sh",
+            "-c",
+            "echo data > /workspace/made; id -u",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", stderr(&out));
+    let made = std::fs::metadata(work.path().join("made")).unwrap();
+    // SAFETY: getuid and getgid cannot fail.
+    let me = unsafe { (libc::getuid(), libc::getgid()) };
+    assert_eq!((made.uid(), made.gid()), me);
+    assert_eq!(stdout(&out).trim(), me.0.to_string());
+}
+
+#[test]
+fn gpus_on_this_engine_are_refused_with_the_toolkit_fix() {
+    if !engine_or_skip("gpus_on_this_engine_are_refused_with_the_toolkit_fix") {
+        return;
+    }
+    if docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia") {
+        eprintln!("SKIPPED: this engine has the nvidia runtime");
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let out = shell(&dirs, work.path(), &[&image, "--gpus", "1", "--", "true"]);
+    assert_eq!(out.status.code(), Some(125));
+    let said = stderr(&out);
+    assert!(
+        said.contains("gpudeck: NVIDIA Container Toolkit is not configured for Docker: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`"),
+        "{said}"
+    );
+    assert!(said.contains("sudo systemctl restart docker"), "{said}");
+}
+
+#[test]
+fn a_gpu_that_does_not_exist_is_named_with_the_ones_that_do() {
+    if !engine_or_skip("a_gpu_that_does_not_exist_is_named_with_the_ones_that_do") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let out = shell(&dirs, work.path(), &[&image, "--gpus", "1,5", "--", "true"]);
+    assert_eq!(out.status.code(), Some(125));
+    let said = stderr(&out);
+    assert!(
+        said.contains("there is no GPU 5: this machine has GPUs 0 ("),
+        "{said}"
+    );
+    assert!(said.contains(", 1 ("), "{said}");
+    let bad = shell(&dirs, work.path(), &[&image, "--gpus", "two"]);
+    assert_eq!(bad.status.code(), Some(125));
+    assert!(
+        stderr(&bad).contains("`two` is not a GPU selection"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn an_image_that_is_not_here_says_how_to_pull_it() {
+    if !engine_or_skip("an_image_that_is_not_here_says_how_to_pull_it") {
+        return;
+    }
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let image = format!("{}:absent", unique("missing"));
+    let out = shell(&dirs, work.path(), &[&image]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        stderr(&out).contains(&format!("gpudeck pull {image}")),
+        "{}",
+        stderr(&out)
+    );
+    let socket = shell(&dirs, work.path(), &[&image, "--workdir", "/var/run"]);
+    assert_eq!(socket.status.code(), Some(125));
+    assert!(
+        stderr(&socket).contains("refusing to mount"),
+        "{}",
+        stderr(&socket)
+    );
+}
+
+#[test]
+fn an_interactive_shell_in_tmux() {
+    if !engine_or_skip("an_interactive_shell_in_tmux") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-tmux");
+    cleanup.container(&name);
+    let work = tempfile::tempdir().unwrap();
+    let args = format!(
+        "--demo shell {image} --name {name} --workdir {}",
+        work.path().display()
+    );
+    let session = Session::start_with("shell", 100, 30, "GPUDECK_SIM=gpus=2", &args, Dirs::new());
+    session.wait_for("the shell's prompt", |s| s.contains("/workspace"));
+    session.tmux(&["send-keys", "-t", &session.name, "-l", "echo $((6*7))"]);
+    session.tmux(&["send-keys", "-t", &session.name, "Enter"]);
+    session.wait_for("the answer", |s| s.lines().any(|l| l.trim() == "42"));
+    session.tmux(&["send-keys", "-t", &session.name, "-l", "exit"]);
+    session.tmux(&["send-keys", "-t", &session.name, "Enter"]);
+    assert_eq!(session.wait_exit(), "0");
+    assert!(!exists(&name), "the container is removed after the session");
+}
