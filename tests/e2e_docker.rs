@@ -240,3 +240,73 @@ fn the_tui_reconnects_when_the_engine_comes_back() {
     quit(&tui);
     proxy.cut();
 }
+
+/// Opens the shell dialog on the Images tab's row holding `tag`, moving down until it is there.
+fn open_shell_dialog_on(tui: &Session, tag: &str) -> String {
+    for _ in 0..50 {
+        tui.keys(&["s"]);
+        let screen = tui.wait_for_secs("the shell dialog", 10, |t| t.contains("Shell · Space GPU"));
+        if screen.contains(&format!("Image  {tag}")) {
+            return screen;
+        }
+        tui.keys(&["Escape"]);
+        tui.wait_for_secs("the dialog closed", 10, |t| {
+            !t.contains("Shell · Space GPU")
+        });
+        tui.keys(&["j"]);
+    }
+    panic!("{tag} was not found in the Images tab");
+}
+
+#[test]
+fn a_shell_from_the_images_tab_suspends_the_tui_and_comes_back() {
+    if !engine_or_skip("a_shell_from_the_images_tab_suspends_the_tui_and_comes_back") {
+        return;
+    }
+    let tag = format!("{}:shell", unique("gpudeck-test/e2e-shell"));
+    busybox_image(&tag, &["CUDA_VERSION=12.4.1"]);
+    let _image = ImageGuard(tag.clone());
+    let tui = tui("shell", "");
+    tui.keys(&["5"]);
+    tui.wait_for_secs("our image listed", 20, |t| t.contains(&tag));
+    // Both simulated GPUs run a training job: none is chosen for us. Start without GPUs.
+    let dialog = open_shell_dialog_on(&tui, &tag);
+    assert!(dialog.contains("busy: "), "{dialog}");
+    assert!(!dialog.contains("[x]"), "{dialog}");
+    tui.keys(&["Enter"]);
+    // busybox's ash prompt: `/workspace #` as root (the tests run as root), `$` otherwise.
+    tui.wait_for_secs("the shell's prompt", 30, |t| {
+        t.contains("opening a shell in")
+            && t.lines()
+                .any(|l| l.starts_with("/workspace ") && (l.contains('#') || l.contains('$')))
+    });
+    tui.keys(&["echo $((6*7))", "Enter"]);
+    tui.wait_for_secs("the command's output", 10, |t| {
+        t.lines().any(|l| l.trim() == "42")
+    });
+    tui.keys(&["exit", "Enter"]);
+    tui.wait_for_secs("the dashboard again", 20, |t| {
+        t.contains("shell in") && t.contains("ended with exit code 0") && t.contains("5 Images")
+    });
+    // With GPUs on this engine (no NVIDIA runtime) the refusal is explained, then Enter returns.
+    open_shell_dialog_on(&tui, &tag);
+    tui.keys(&["a", "Enter"]);
+    tui.wait_for_secs("the explained refusal", 30, |t| {
+        t.contains("NVIDIA Container Toolkit is not configured for Docker")
+            && t.contains("Press Enter to return to gpudeck")
+    });
+    tui.keys(&["Enter"]);
+    tui.wait_for_secs("the dashboard with the reason", 20, |t| {
+        t.contains("did not start") && t.contains("5 Images")
+    });
+    quit(&tui);
+}
+
+/// Removes the test's image even when the test fails.
+struct ImageGuard(String);
+
+impl Drop for ImageGuard {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
+    }
+}

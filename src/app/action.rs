@@ -97,6 +97,10 @@ pub enum Action {
     PullSelected,
     /// Run the doctor's checks again.
     RunDoctor,
+    /// Choose GPUs for a shell in the selected image.
+    OpenShell,
+    /// Back into the selected kept shell container.
+    ReenterShell,
     CancelPull,
 }
 

@@ -214,6 +214,14 @@ pub fn bindings() -> Vec<Binding> {
             None,
         ),
         bind(
+            Char('e'),
+            Action::ReenterShell,
+            c,
+            "e",
+            "enter a kept gpudeck shell",
+            None,
+        ),
+        bind(
             Char('i'),
             Action::OpenInspect,
             c,
@@ -284,6 +292,14 @@ pub fn bindings() -> Vec<Binding> {
             "p",
             "pull the selected image (verdict shown first)",
             Some("pull"),
+        ),
+        bind(
+            Char('s'),
+            Action::OpenShell,
+            im,
+            "s",
+            "a shell in this image on chosen GPUs",
+            Some("shell"),
         ),
         bind(
             Char('p'),

@@ -42,6 +42,14 @@ impl AppState {
                 Vec::new()
             }
             Action::CancelPull => self.cancel_pull(),
+            Action::OpenShell => {
+                self.open_shell_dialog();
+                Vec::new()
+            }
+            Action::ReenterShell => {
+                self.reenter_selected_shell();
+                Vec::new()
+            }
             Action::OpenInspect => self.open_inspect(),
             Action::CloseView | Action::Cancel => {
                 self.docker.details = None;

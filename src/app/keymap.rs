@@ -43,6 +43,16 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
             });
         }
         Overlay::Help => return Some(Action::Cancel),
+        Overlay::Shell(_) => {
+            return match key.code {
+                KeyCode::Enter => Some(Action::Confirm),
+                KeyCode::Esc => Some(Action::Cancel),
+                KeyCode::Up => Some(Action::Up),
+                KeyCode::Down => Some(Action::Down),
+                KeyCode::Char(c) => Some(Action::FilterInput(c)),
+                _ => None,
+            };
+        }
         Overlay::Pull(_) => {
             return match key.code {
                 KeyCode::Enter => Some(Action::Confirm),
@@ -87,6 +97,8 @@ fn changes_things(action: &Action) -> bool {
             | Action::RemoveSelected
             | Action::OpenPullPicker
             | Action::PullSelected
+            | Action::OpenShell
+            | Action::ReenterShell
     )
 }
 

@@ -11,6 +11,8 @@ pub mod keymap;
 pub mod processes;
 mod pull_actions;
 pub mod pulls;
+pub mod shell_dialog;
+mod shell_run;
 pub mod state;
 pub mod terminal;
 
@@ -40,6 +42,8 @@ pub struct App {
     pub state: AppState,
     pub theme: Theme,
     pub keymap: Vec<Binding>,
+    /// The `[shell]` settings, for shells opened from the dashboard.
+    pub shell: crate::config::ShellConfig,
 }
 
 impl App {
@@ -48,6 +52,7 @@ impl App {
             state: AppState::new(config, host, read_only),
             theme,
             keymap: keymap::bindings(),
+            shell: config.shell.clone(),
         }
     }
 
@@ -280,6 +285,7 @@ pub async fn run(
     let mut terminal = terminal::enter(mouse)?;
     let result = async {
         let mut events = EventStream::new();
+        let docker_host = sources.docker_host.clone();
         let mut pacer = Pacer::new();
         loop {
             if pacer.due() {
@@ -321,6 +327,18 @@ pub async fn run(
                 _ = sigterm.recv() => { tracing::info!("SIGTERM: exiting"); break }
                 _ = sighup.recv() => { tracing::info!("SIGHUP (terminal gone): exiting"); break }
                 _ = sigint.recv() => break,
+            }
+            if let Some(launch) = app.state.pending_shell.take() {
+                // The event stream reads the terminal on a thread of its own: it must be gone
+                // while the shell owns the keyboard, and come back new afterwards.
+                drop(events);
+                terminal::suspend();
+                let ctx = shell_run::ShellContext::from_state(&app.state, docker_host.clone());
+                let (line, is_error) = shell_run::run(launch, ctx, &app.shell).await;
+                terminal::resume(&mut terminal, mouse)?;
+                events = EventStream::new();
+                app.state.set_status(line, is_error);
+                pacer.input = true;
             }
             if app.state.quit {
                 break;

@@ -8,6 +8,7 @@ use super::docker::DockerView;
 use super::doctor::DoctorView;
 use super::processes::ProcessListState;
 use super::pulls::PullPicker;
+use super::shell_dialog::{ShellDialog, ShellLaunch};
 use crate::config::{Config, GraphMetric};
 use crate::gpu::collector::GpuUpdate;
 use crate::gpu::history::{capacity_for, GpuHistory};
@@ -39,6 +40,8 @@ pub enum Overlay {
     Confirm(Confirmation),
     /// The image picker of the Images tab.
     Pull(PullPicker),
+    /// GPUs and options for a shell in the selected image.
+    Shell(ShellDialog),
 }
 
 /// What an action will do, asked before doing it.
@@ -81,6 +84,8 @@ pub struct AppState {
     pub docker: DockerView,
     pub compat: CompatView,
     pub doctor: DoctorView,
+    /// A shell to start once the TUI has stepped aside (the run loop takes it).
+    pub pending_shell: Option<ShellLaunch>,
     /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
     pub now: i64,
 }
@@ -110,6 +115,7 @@ impl AppState {
             docker: DockerView::new(String::new()),
             compat: CompatView::default(),
             doctor: DoctorView::default(),
+            pending_shell: None,
             now: 0,
         }
     }
@@ -296,6 +302,9 @@ impl AppState {
     fn update_overlay(&mut self, action: Action) -> Vec<Command> {
         if matches!(self.overlay, Overlay::Pull(_)) {
             return self.update_picker(action);
+        }
+        if matches!(self.overlay, Overlay::Shell(_)) {
+            return self.update_shell_dialog(action);
         }
         match (&self.overlay, action) {
             (_, Action::Quit) => self.quit = true,

@@ -42,6 +42,33 @@ pub fn restore() {
     let _ = out.flush();
 }
 
+/// Hands the terminal to another program (an interactive shell) for a while: the normal screen,
+/// cooked mode, a visible cursor, no mouse reporting.
+pub fn suspend() {
+    restore();
+}
+
+/// Takes the terminal back after [`suspend`]: a cleared alternate screen and a fresh
+/// `Terminal`, whose empty previous frame makes the next draw complete. (`Terminal::clear`
+/// would ask the terminal where its cursor is, an answer a terminal that was just handed back
+/// from another program does not always give in time.)
+pub fn resume(term: &mut Tui, mouse: bool) -> io::Result<()> {
+    terminal::enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnterAlternateScreen,
+        terminal::Clear(terminal::ClearType::All),
+        cursor::Hide
+    )?;
+    if mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    *term = Terminal::new(CrosstermBackend::new(out))?;
+    Ok(())
+}
+
 fn install_panic_hook() {
     static INSTALLED: AtomicBool = AtomicBool::new(false);
     if INSTALLED.swap(true, Ordering::SeqCst) {

@@ -64,7 +64,8 @@ async fn list(engine: &Engine) -> Result<u8, ShellError> {
     Ok(0)
 }
 
-async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
+/// Re-enters a kept shell by name or id; its exit code.
+pub async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
     let shells = kept_shells(&engine.containers().await?);
     let shell = find_shell(&shells, name).ok_or_else(|| ShellError::NoSuchShell {
         name: name.to_string(),
@@ -79,7 +80,7 @@ async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
 
 /// Pre-flight, create, run attached, remove unless kept.
 async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8, ShellError> {
-    let mut defaults = ShellDefaults::from_config(env.config)?;
+    let defaults = ShellDefaults::from_config(env.config)?;
     let cwd = std::env::current_dir().map_err(|e| ShellError::BadWorkdir {
         path: PathBuf::from("."),
         why: format!("the current directory cannot be read: {e}"),
@@ -92,11 +93,23 @@ async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8
         local_images,
         compat: env.compat,
     };
-    let checked = preflight(&req, &ctx)?;
+    open_request(engine, &req, defaults, &ctx, &cwd).await
+}
+
+/// Pre-flight, create, run attached, remove unless kept, for a request already made (the CLI's
+/// or the TUI's); the container's exit code, or why there was none.
+pub async fn open_request(
+    engine: &Engine,
+    req: &ShellRequest,
+    mut defaults: ShellDefaults,
+    ctx: &PreflightContext,
+    cwd: &Path,
+) -> Result<u8, ShellError> {
+    let checked = preflight(req, ctx)?;
     for warning in &checked.warnings {
         eprintln!("gpudeck: warning: {warning}");
     }
-    let (name, code) = match launch(engine, &req, &defaults, &checked, &cwd).await? {
+    let (name, code) = match launch(engine, req, &defaults, &checked, cwd).await? {
         (_, Err(ShellError::Rlimit { limit, detail })) => {
             tracing::warn!("{detail}");
             eprintln!(
@@ -107,7 +120,7 @@ async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8
                 "stack" => defaults.stack = None,
                 _ => defaults.memlock = None,
             }
-            launch(engine, &req, &defaults, &checked, &cwd).await?
+            launch(engine, req, &defaults, &checked, cwd).await?
         }
         launched => launched,
     };
@@ -179,7 +192,7 @@ fn request(
 
 /// The real directory behind a path (symlinks resolved, so a link to /var/run is seen as that),
 /// refused when it holds a Docker socket.
-fn resolve_workdir(path: &Path) -> Result<PathBuf, ShellError> {
+pub fn resolve_workdir(path: &Path) -> Result<PathBuf, ShellError> {
     let real = path.canonicalize().map_err(|e| ShellError::BadWorkdir {
         path: path.to_path_buf(),
         why: e.to_string(),

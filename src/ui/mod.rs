@@ -14,6 +14,7 @@ mod logs;
 mod overlays;
 mod processes;
 mod pulls;
+mod shell_dialog;
 pub mod style;
 mod topology;
 
@@ -76,6 +77,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
         Overlay::None => {}
         Overlay::Help => overlays::help(area, buf, state, keymap, &styles),
         Overlay::Confirm(c) => overlays::confirm(area, buf, c, &styles),
+        Overlay::Shell(d) => shell_dialog::render(area, buf, d, &state.compat, &styles),
         Overlay::Pull(p) => {
             pulls::picker(area, buf, p, &state.docker.catalog, &state.compat, &styles)
         }

@@ -1,0 +1,192 @@
+//! The shell dialog and re-entering kept shells, on simulated GPUs and injected engine updates.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use gpudeck::app::action::{Action, Tab};
+use gpudeck::app::shell_dialog::{ShellLaunch, SHELL_LABEL};
+use gpudeck::app::state::{AppState, Overlay};
+use gpudeck::docker::update::DockerUpdate;
+use gpudeck::docker::{ContainerInfo, ContainerState, EngineInfo, ImageFacts, ImageInfo};
+use support::demo::feed;
+use support::screen::{render, text};
+
+fn engine_info() -> EngineInfo {
+    EngineInfo {
+        server_version: "20.10.24".into(),
+        api_version: "1.41".into(),
+        os: "Debian".into(),
+        docker_root_dir: "/var/lib/docker".into(),
+        runtimes: vec!["nvidia".into(), "runc".into()],
+        default_runtime: "runc".into(),
+        cdi_spec_dirs: vec![],
+        nvidia_cdi: false,
+        cgroup_version: "1".into(),
+    }
+}
+
+fn container(name: &str, labels: &[(&str, &str)]) -> ContainerInfo {
+    ContainerInfo {
+        id: format!("{name:a>64}"),
+        name: name.into(),
+        image: "tensorflow/tensorflow:2.17.0-gpu".into(),
+        image_id: "sha256:1".into(),
+        command: "/bin/bash".into(),
+        state: ContainerState::Exited,
+        status: "Exited (0)".into(),
+        created: 1_700_000_000,
+        started_at: None,
+        exit_code: Some(0),
+        gpus: vec![],
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+/// The default demo: GPUs 0-5 busy (training, a fine-tune, an inference server), 6 and 7 idle.
+fn state(read_only: bool) -> AppState {
+    let mut s = AppState::new(
+        &gpudeck::config::Config::default(),
+        "testhost".into(),
+        read_only,
+    );
+    feed(&mut s, "gpus=8,seed=42,frozen=200", 1);
+    s.apply_docker(DockerUpdate::Connected {
+        host: "unix:///var/run/docker.sock".into(),
+        info: Box::new(engine_info()),
+    });
+    s.apply_docker(DockerUpdate::Images(vec![ImageInfo {
+        id: "sha256:abc".into(),
+        tags: vec!["tensorflow/tensorflow:2.17.0-gpu".into()],
+        digests: vec![],
+        size_bytes: 1,
+        created: 1_700_000_000,
+        facts: ImageFacts::default(),
+    }]));
+    s.apply_docker(DockerUpdate::Containers(vec![
+        container("plain", &[]),
+        container("gpudeck-shell-1", &[(SHELL_LABEL, "1")]),
+    ]));
+    s
+}
+
+#[test]
+fn the_dialog_suggests_a_free_gpu_and_flags_busy_ones() {
+    let mut s = state(false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenShell);
+    let Overlay::Shell(d) = &s.overlay else {
+        panic!("{:?}", s.overlay)
+    };
+    assert_eq!(d.image, "tensorflow/tensorflow:2.17.0-gpu");
+    let chosen: Vec<u32> = d
+        .gpus
+        .iter()
+        .filter(|g| g.chosen)
+        .map(|g| g.index)
+        .collect();
+    assert_eq!(chosen, vec![6], "the first idle GPU");
+    assert!(
+        d.gpus[0].busy.as_deref().unwrap().contains("process"),
+        "{:?}",
+        d.gpus[0]
+    );
+    assert!(d.gpus[7].busy.is_none());
+    let screen = text(&render(&s, 120, 40));
+    assert!(screen.contains("[x] GPU 6"), "{screen}");
+    assert!(screen.contains("busy: "), "{screen}");
+    // Choose GPU 7 too, no network, keep it; Enter hands it to the run loop.
+    for _ in 0..7 {
+        s.update(Action::Down);
+    }
+    s.update(Action::FilterInput(' '));
+    s.update(Action::FilterInput('n'));
+    s.update(Action::FilterInput('k'));
+    assert!(s.update(Action::Confirm).is_empty());
+    assert_eq!(s.overlay, Overlay::None);
+    let Some(ShellLaunch::New {
+        image,
+        gpus,
+        network_none,
+        keep,
+        ..
+    }) = s.pending_shell.take()
+    else {
+        panic!("a shell to start")
+    };
+    assert_eq!(image, "tensorflow/tensorflow:2.17.0-gpu");
+    assert_eq!(gpus, vec![6, 7]);
+    assert!(network_none && keep);
+}
+
+#[test]
+fn all_toggles_every_gpu_and_escape_starts_nothing() {
+    let mut s = state(false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenShell);
+    s.update(Action::FilterInput('a'));
+    let Overlay::Shell(d) = &s.overlay else {
+        panic!()
+    };
+    assert!(d.gpus.iter().all(|g| g.chosen));
+    s.update(Action::FilterInput('a'));
+    let Overlay::Shell(d) = &s.overlay else {
+        panic!()
+    };
+    assert!(d.gpus.iter().all(|g| !g.chosen));
+    s.update(Action::Cancel);
+    assert_eq!(s.overlay, Overlay::None);
+    assert!(s.pending_shell.is_none());
+}
+
+#[test]
+fn read_only_and_a_missing_engine_refuse() {
+    let mut s = state(true);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenShell);
+    assert_eq!(s.overlay, Overlay::None);
+    assert!(s.status.as_ref().unwrap().text.contains("read-only"));
+    let mut s = state(false);
+    s.apply_docker(DockerUpdate::Unavailable {
+        host: "unix:///var/run/docker.sock".into(),
+        title: "down".into(),
+        message: "down".into(),
+        fix: "start it".into(),
+    });
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenShell);
+    assert_eq!(s.overlay, Overlay::None);
+}
+
+#[test]
+fn only_kept_gpudeck_shells_are_reentered() {
+    let mut s = state(false);
+    s.update(Action::SelectTab(Tab::Containers));
+    let row = |s: &AppState, name: &str| {
+        s.docker
+            .containers
+            .iter()
+            .position(|c| c.name == name)
+            .unwrap()
+    };
+    let plain = row(&s, "plain");
+    s.update(Action::SelectRow(plain));
+    s.update(Action::ReenterShell);
+    assert!(s.pending_shell.is_none());
+    assert!(s
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("is not a gpudeck shell"));
+    let shell = row(&s, "gpudeck-shell-1");
+    s.update(Action::SelectRow(shell));
+    s.update(Action::ReenterShell);
+    assert!(matches!(
+        s.pending_shell,
+        Some(ShellLaunch::Reenter { ref name, .. }) if name == "gpudeck-shell-1"
+    ));
+}
