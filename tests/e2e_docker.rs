@@ -67,14 +67,17 @@ fn a_container_appears_shows_its_logs_and_is_stopped_from_the_tui() {
             .any(|l| l.contains(&name) && l.contains("running") && l.contains("env:1"))
     });
     // Select it: it is the only running container the test knows; move until it is marked.
+    let mut selected = false;
     for _ in 0..50 {
         let screen = tui.tmux(&["capture-pane", "-p", "-t", &tui.name]);
         if selected_row_is(&tui, &name) {
+            selected = true;
             break;
         }
         assert!(screen.contains(&name));
         tui.keys(&["j"]);
     }
+    assert!(selected, "{name} could not be selected");
     tui.keys(&["Enter"]);
     let logs = tui.wait_for_secs("its logs", 15, |t| {
         t.contains("hello-from-stdout") && t.contains("oops-on-stderr")
@@ -307,6 +310,15 @@ struct ImageGuard(String);
 
 impl Drop for ImageGuard {
     fn drop(&mut self) {
+        // A shell left behind by a failed run of the test goes first, or the image stays.
+        let ids = Command::new("docker")
+            .args(["ps", "-aq", "--filter", &format!("ancestor={}", self.0)])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        for id in ids.split_whitespace() {
+            let _ = Command::new("docker").args(["rm", "-f", id]).output();
+        }
         let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
     }
 }
