@@ -1,0 +1,1 @@
+//! Run summaries and alerts computed from recorded GPU metrics.
