@@ -9,6 +9,8 @@ mod tracker;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tracker_tests;
 
 use serde::Serialize;
 

@@ -53,7 +53,12 @@ impl<'a> Reader<'a> {
     }
 
     /// `{ key: value, ... }`, numeric leaves appended to `out` as (flattened name, raw number).
-    fn object(&mut self, prefix: &str, depth: usize, out: &mut Vec<(String, &'a str)>) -> Option<()> {
+    fn object(
+        &mut self,
+        prefix: &str,
+        depth: usize,
+        out: &mut Vec<(String, &'a str)>,
+    ) -> Option<()> {
         self.expect(b'{')?;
         self.skip_space();
         if self.peek()? == b'}' {

@@ -22,8 +22,18 @@ const STEP_KEYS: &[&str] = &[
     "num_updates",
 ];
 const EPOCH_KEYS: &[&str] = &["epoch"];
-const TOTAL_STEP_KEYS: &[&str] = &["total_steps", "max_steps", "num_steps", "num_training_steps"];
-const TOTAL_EPOCH_KEYS: &[&str] = &["total_epochs", "max_epochs", "num_epochs", "num_train_epochs"];
+const TOTAL_STEP_KEYS: &[&str] = &[
+    "total_steps",
+    "max_steps",
+    "num_steps",
+    "num_training_steps",
+];
+const TOTAL_EPOCH_KEYS: &[&str] = &[
+    "total_epochs",
+    "max_epochs",
+    "num_epochs",
+    "num_train_epochs",
+];
 /// Fragments that make a generic line's key a training metric; without one a line like
 /// `workers=4 port=29500` would pass for progress.
 const METRIC_FRAGMENTS: &[&str] = &[

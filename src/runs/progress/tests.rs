@@ -52,7 +52,10 @@ fn keras3_headers_bars_with_ansi_and_redraws() {
     assert_eq!(value(small, "loss"), Some(7.6543e-4));
 
     let evaluate = events[7].as_ref().expect("evaluate bar without metrics");
-    assert_eq!((evaluate.step, evaluate.total_steps), (Some(313), Some(313)));
+    assert_eq!(
+        (evaluate.step, evaluate.total_steps),
+        (Some(313), Some(313))
+    );
     assert!(evaluate.scalars.is_empty());
 
     let unknown = events[8].as_ref().expect("unknown total");
@@ -86,7 +89,11 @@ fn tf_keras2_bars_with_backspaces_nan_and_unknown_total() {
 fn lightning_bars_skip_side_bars_and_read_postfix() {
     let events = parsed(LIGHTNING);
     // GPU banner, LOCAL_RANK line, model summary, sanity check: not progress.
-    assert!(events[..5].iter().all(Option::is_none), "{:?}", &events[..5]);
+    assert!(
+        events[..5].iter().all(Option::is_none),
+        "{:?}",
+        &events[..5]
+    );
 
     let redrawn = events[5].as_ref().expect("epoch 0 bar");
     assert_eq!(redrawn.epoch, Some(0));
@@ -118,7 +125,10 @@ fn hf_trainer_dicts_and_bar() {
     assert!(events[7].is_none(), "checkpoint loading bar");
 
     let bar = events[8].as_ref().expect("training bar");
-    assert_eq!((bar.step, bar.total_steps, bar.epoch), (Some(50), Some(1500), None));
+    assert_eq!(
+        (bar.step, bar.total_steps, bar.epoch),
+        (Some(50), Some(1500), None)
+    );
 
     let log = events[9].as_ref().expect("log dict");
     assert_eq!(log.epoch, Some(0));
@@ -127,7 +137,10 @@ fn hf_trainer_dicts_and_bar() {
         ["loss", "grad_norm", "learning_rate", "epoch"],
         "a fractional epoch is kept as a scalar"
     );
-    assert_eq!(value(log, "learning_rate"), Some(4.833_333_333_333_333_4e-5));
+    assert_eq!(
+        value(log, "learning_rate"),
+        Some(4.833_333_333_333_333_4e-5)
+    );
     assert_eq!(value(log, "epoch"), Some(0.1));
 
     let nan = events[11].as_ref().expect("nan grad norm");
@@ -168,33 +181,55 @@ fn generic_key_value_lines() {
     assert_eq!(value(ranked, "grad_norm"), Some(f64::INFINITY));
 
     let fractions = events[4].as_ref().expect("fractions");
-    assert_eq!((fractions.epoch, fractions.total_epochs), (Some(2), Some(10)));
-    assert_eq!((fractions.step, fractions.total_steps), (Some(170), Some(1000)));
+    assert_eq!(
+        (fractions.epoch, fractions.total_epochs),
+        (Some(2), Some(10))
+    );
+    assert_eq!(
+        (fractions.step, fractions.total_steps),
+        (Some(170), Some(1000))
+    );
     assert!(value(fractions, "loss").is_some_and(f64::is_nan));
 
-    assert!(events[5].is_none(), "numbers under names that are not metrics");
-    assert!(events[6].is_none(), "`iter 160: loss 3.45` has no separators");
+    assert!(
+        events[5].is_none(),
+        "numbers under names that are not metrics"
+    );
+    assert!(
+        events[6].is_none(),
+        "`iter 160: loss 3.45` has no separators"
+    );
 }
 
 #[test]
 fn json_lines() {
     let events = parsed(JSONL);
     let first = events[0].as_ref().expect("flat");
-    assert_eq!((first.step, first.scalars.clone()), (Some(120), vec![("loss".into(), 0.345)]));
+    assert_eq!(
+        (first.step, first.scalars.clone()),
+        (Some(120), vec![("loss".into(), 0.345)])
+    );
 
     let nested = events[1].as_ref().expect("nested");
-    assert_eq!(names(nested), ["loss", "lr", "train/acc", "train/tokens_per_sec"]);
+    assert_eq!(
+        names(nested),
+        ["loss", "lr", "train/acc", "train/tokens_per_sec"]
+    );
 
     let slashed = events[2].as_ref().expect("slashed keys");
     assert_eq!(slashed.step, Some(140));
     assert_eq!(names(slashed), ["train/loss", "epoch"]);
 
-    let python_json = events[3].as_ref().expect("NaN and Infinity from json.dumps");
+    let python_json = events[3]
+        .as_ref()
+        .expect("NaN and Infinity from json.dumps");
     assert!(value(python_json, "loss").is_some_and(f64::is_nan));
     assert_eq!(value(python_json, "grad_norm"), Some(f64::INFINITY));
 
     assert!(events[4].is_none(), "no numbers");
-    let mixed = events[5].as_ref().expect("lists, strings with braces, booleans, null");
+    let mixed = events[5]
+        .as_ref()
+        .expect("lists, strings with braces, booleans, null");
     assert_eq!(mixed.scalars, [("loss".into(), -1.5e-3)]);
 }
 
@@ -225,9 +260,41 @@ fn ordinary_lines_are_not_progress() {
 #[test]
 fn odd_input_never_panics() {
     let pieces = [
-        "{", "}", "[", "]", "'", "\"", "\\", ":", "=", "/", "%|", "|", "\r", "\u{1b}[", "\u{8}",
-        "━", "█", "é", "\u{0}", "1", "-", "e", "nan", "step", "loss", "Epoch ", " ", ",", "(",
-        "tensor(", "99999999999999999999999", "1e999", "\u{fffd}", "[rank0]:", "🚀",
+        "{",
+        "}",
+        "[",
+        "]",
+        "'",
+        "\"",
+        "\\",
+        ":",
+        "=",
+        "/",
+        "%|",
+        "|",
+        "\r",
+        "\u{1b}[",
+        "\u{8}",
+        "━",
+        "█",
+        "é",
+        "\u{0}",
+        "1",
+        "-",
+        "e",
+        "nan",
+        "step",
+        "loss",
+        "Epoch ",
+        " ",
+        ",",
+        "(",
+        "tensor(",
+        "99999999999999999999999",
+        "1e999",
+        "\u{fffd}",
+        "[rank0]:",
+        "🚀",
     ];
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for _ in 0..20_000 {
@@ -247,7 +314,11 @@ fn odd_input_never_panics() {
 
 #[test]
 fn rank_prefixes_are_dropped() {
-    for line in ["[rank1]: step=3 loss=0.5", "[1,0]<stdout>: step=3 loss=0.5", "[default0]:step=3 loss=0.5"] {
+    for line in [
+        "[rank1]: step=3 loss=0.5",
+        "[1,0]<stdout>: step=3 loss=0.5",
+        "[default0]:step=3 loss=0.5",
+    ] {
         assert_eq!(parse_line(line).and_then(|e| e.step), Some(3), "{line}");
     }
 }

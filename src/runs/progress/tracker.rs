@@ -78,15 +78,18 @@ impl ProgressTracker {
                 return;
             }
         }
-        let x = self.axis.advance(&event);
+        let epoch = event
+            .epoch
+            .or_else(|| self.latest.as_ref().and_then(|l| l.epoch));
+        let x = self.axis.advance(&event, epoch);
         for (name, value) in &event.scalars {
             self.push(name, x, *value);
         }
         self.merge_latest(event);
     }
 
-    /// The last event, with the epoch (and, within the same epoch, the step) carried over from
-    /// earlier lines when it does not say. Its scalars are only those of its own line; see
+    /// The last event, with the epoch and step carried over from earlier lines when it does not
+    /// say (but no step right after an epoch header). Its scalars are only those of its own line; see
     /// [`last_value`](Self::last_value) for the latest of each.
     pub fn latest(&self) -> Option<&ProgressEvent> {
         self.latest.as_ref()
@@ -135,10 +138,14 @@ impl ProgressTracker {
 
     fn merge_latest(&mut self, mut event: ProgressEvent) {
         if let Some(prev) = &self.latest {
-            let new_epoch = event.epoch.is_some() && event.epoch != prev.epoch;
+            // Only an epoch header (Keras' `Epoch 3/10`) starts a new step count; the Trainer's
+            // fractional epochs move on under a global step.
+            let epoch_header = event.step.is_none()
+                && event.scalars.is_empty()
+                && event.epoch.is_some_and(|e| Some(e) != prev.epoch);
             event.epoch = event.epoch.or(prev.epoch);
             event.total_epochs = event.total_epochs.or(prev.total_epochs);
-            if !new_epoch {
+            if !epoch_header {
                 event.step = event.step.or(prev.step);
                 event.total_steps = event.total_steps.or(prev.total_steps);
             }
@@ -153,6 +160,8 @@ struct StepAxis {
     /// The step total of the training bar: the largest seen, since evaluation bars are shorter.
     main_total: Option<u64>,
     last_step: Option<u64>,
+    /// The epoch in force when `last_step` was seen.
+    last_epoch: Option<u32>,
     offset: u64,
     valued_lines: u64,
 }
@@ -162,7 +171,7 @@ impl StepAxis {
         matches!((event.total_steps, self.main_total), (Some(t), Some(main)) if t < main)
     }
 
-    fn advance(&mut self, event: &ProgressEvent) -> f64 {
+    fn advance(&mut self, event: &ProgressEvent, epoch: Option<u32>) -> f64 {
         if !event.scalars.is_empty() {
             self.valued_lines += 1;
         }
@@ -175,15 +184,27 @@ impl StepAxis {
         if let Some(total) = event.total_steps {
             self.main_total = Some(self.main_total.map_or(total, |m| m.max(total)));
         }
-        if let Some(last) = self.last_step.filter(|&last| step < last) {
-            // The counter restarted: a new epoch, whose predecessor ran to its total even when the
-            // bar's last redraw was not printed.
+        if let Some(last) = self
+            .last_step
+            .filter(|&last| self.restarts(step, last, epoch))
+        {
+            // A new epoch, whose predecessor ran to its total even when the bar's last redraw
+            // was not printed.
             self.offset = self
                 .offset
                 .saturating_add(self.main_total.unwrap_or(last).max(last));
         }
         self.last_step = Some(step);
+        self.last_epoch = epoch;
         self.offset.saturating_add(step) as f64
+    }
+}
+
+impl StepAxis {
+    /// The counter went back, or (Keras writing to a file prints only each epoch's final
+    /// `469/469`) a new epoch ended at the same full count.
+    fn restarts(&self, step: u64, last: u64, epoch: Option<u32>) -> bool {
+        step < last || (step == last && Some(step) == self.main_total && epoch != self.last_epoch)
     }
 }
 
