@@ -11,6 +11,7 @@ pub mod host;
 pub mod logging;
 pub mod pull;
 pub mod registry;
+pub mod runs;
 pub mod shell;
 pub mod ui;
 pub mod units;

@@ -1,0 +1,30 @@
+//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor, the run
+//! store on disk, stopping, and the `gpudeck run/runs/logs/stop` commands.
+
+pub mod cli;
+mod clock;
+mod detach;
+mod error;
+mod launch;
+mod logs;
+mod preflight;
+mod procs;
+mod record;
+mod spec;
+mod stop;
+mod store;
+mod supervisor;
+mod table;
+
+pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
+pub use error::RunError;
+pub use launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
+pub use logs::print_log;
+pub use preflight::{preflight, Checked, PreflightInput};
+pub use procs::{exit_code_of, ProcStat, ProcessRef};
+pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
+pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
+pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
+pub use store::{LogStream, Run, RunStore};
+pub use supervisor::supervise;
+pub use table::{listing_json, render_runs, RUNS_SCHEMA};
