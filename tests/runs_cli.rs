@@ -1,17 +1,15 @@
-//! `gpudeck run/runs/logs/stop` end to end on four simulated GPUs: each launcher's processes and
-//! environment, exit codes, stopping, detachment from the launching process, a lost supervisor,
-//! no log line lost, following logs, private files, and the refusals.
+//! `gpudeck run/runs/logs` end to end on four simulated GPUs: each launcher's processes and
+//! environment, exit codes, a failing rank, no log line lost, private files, spec files, and the
+//! refusals. The life of a run (stop, detachment, lost supervisor, follow) is in runs_lifecycle.rs.
 
 mod support;
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Stdio;
 
 use serde_json::Value;
 
 use support::runs::{
-    gpudeck, group_alive, listed, log, output, record, run_dir, session_of, start, start_with,
-    wait_state, wait_until,
+    gpudeck, group_alive, listed, log, output, run_dir, start, start_with, wait_state,
 };
 use support::{stderr, stdout, Dirs};
 
@@ -200,118 +198,6 @@ fn torchrun_gets_standalone_and_one_process_per_gpu() {
 }
 
 #[test]
-fn stop_ends_the_whole_group_and_records_it() {
-    let dirs = Dirs::new();
-    let (id, _guard) = start(
-        &dirs,
-        &["--name", "long", "--gpus", "1", "--", "sh", "-c", FOREVER],
-    );
-    wait_until("the first tick", || {
-        log(&dirs, &id, 0, "stdout").contains("tick")
-    });
-    let pgid = record(&dirs, &id)["process_group"]["pid"]
-        .as_i64()
-        .expect("pgid");
-    assert!(group_alive(pgid));
-    let out = output(&dirs, &["stop", "long", "--grace", "5"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("stopped"), "{}", stderr(&out));
-    let rec = record(&dirs, &id);
-    assert_eq!(rec["state"], "stopped");
-    assert_eq!(rec["exit_code"], 130, "{rec}");
-    assert_eq!(rec["ranks"][0]["exit_code"], 130);
-    assert!(rec["ended_ms"].as_u64().is_some());
-    assert!(!group_alive(pgid), "the process group outlived the stop");
-
-    let again = output(&dirs, &["stop", &id]);
-    assert!(again.status.success());
-    assert!(
-        stderr(&again).contains("has already finished: stopped"),
-        "{}",
-        stderr(&again)
-    );
-}
-
-#[test]
-fn a_run_outlives_its_launcher_in_its_own_session_and_sigterm_stops_it() {
-    let dirs = Dirs::new();
-    // `start` waits for `gpudeck run` to exit: from here on, the launching process is gone.
-    let (id, _guard) = start(
-        &dirs,
-        &[
-            "--gpus",
-            "0,3",
-            "--launcher",
-            "per-gpu",
-            "--",
-            "sh",
-            "-c",
-            FOREVER,
-        ],
-    );
-    let rec = record(&dirs, &id);
-    assert_eq!(rec["state"], "running");
-    let lines = log(&dirs, &id, 1, "stdout").lines().count();
-    wait_until("more output after gpudeck run exited", || {
-        log(&dirs, &id, 1, "stdout").lines().count() > lines + 2
-    });
-    let supervisor = rec["supervisor"]["pid"].as_i64().expect("supervisor pid");
-    // SAFETY: getsid(0) asks for this process's own session.
-    let ours = i64::from(unsafe { libc::getsid(0) });
-    assert_eq!(
-        session_of(supervisor),
-        supervisor,
-        "the supervisor leads its own session"
-    );
-    assert_ne!(session_of(supervisor), ours);
-    let pgid = rec["process_group"]["pid"].as_i64().expect("pgid");
-    assert_ne!(pgid, supervisor, "the ranks have a group of their own");
-
-    // SAFETY: kill(2) on the supervisor this test started.
-    unsafe { libc::kill(supervisor as i32, libc::SIGTERM) };
-    let rec = wait_state(&dirs, &id, "stopped");
-    assert!(rec["ranks"][0]["exit_code"].as_i64().is_some(), "{rec}");
-    assert!(rec["ranks"][1]["exit_code"].as_i64().is_some(), "{rec}");
-    assert!(!group_alive(pgid));
-}
-
-#[test]
-fn a_killed_supervisor_shows_as_lost_and_stop_still_works() {
-    let dirs = Dirs::new();
-    let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "sh", "-c", FOREVER]);
-    let rec = record(&dirs, &id);
-    let supervisor = rec["supervisor"]["pid"].as_i64().expect("supervisor pid");
-    // SAFETY: kill(2) on the supervisor this test started.
-    unsafe { libc::kill(supervisor as i32, libc::SIGKILL) };
-    wait_until("the run to show as lost", || {
-        listed(&dirs, &id)["state"] == "lost"
-    });
-    assert_eq!(
-        record(&dirs, &id)["state"],
-        "running",
-        "lost is derived, never written"
-    );
-    let table = stdout(&output(&dirs, &["runs"]));
-    assert!(
-        table
-            .lines()
-            .any(|l| l.starts_with(&id) && l.contains("lost")),
-        "{table}"
-    );
-
-    // The ranks write to their files themselves, so they carry on without the supervisor.
-    let lines = log(&dirs, &id, 0, "stdout").lines().count();
-    wait_until("output after the supervisor died", || {
-        log(&dirs, &id, 0, "stdout").lines().count() > lines + 2
-    });
-    let pgid = rec["process_group"]["pid"].as_i64().expect("pgid");
-    let out = output(&dirs, &["stop", &id, "--grace", "5"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(record(&dirs, &id)["state"], "stopped");
-    assert!(!group_alive(pgid));
-}
-
-#[test]
 fn no_log_line_is_lost_when_a_rank_exits_right_after_printing() {
     let dirs = Dirs::new();
     let (id, _guard) = start(
@@ -337,32 +223,6 @@ fn no_log_line_is_lost_when_a_rank_exits_right_after_printing() {
             "rank {rank} out of order"
         );
     }
-}
-
-#[test]
-fn logs_follow_returns_when_the_run_ends() {
-    let dirs = Dirs::new();
-    let gate = dirs.root.path().join("go");
-    let script = format!(
-        "echo begin; while [ ! -e '{}' ]; do sleep 0.05; done; echo end; echo oops >&2",
-        gate.display()
-    );
-    let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "sh", "-c", &script]);
-    wait_until("the first line", || {
-        log(&dirs, &id, 0, "stdout").contains("begin")
-    });
-    let follower = gpudeck(&dirs, &["logs", &id, "-f"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("gpudeck logs -f");
-    std::fs::write(&gate, "").unwrap();
-    let out = follower.wait_with_output().expect("gpudeck logs -f ends");
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "begin\nend\n");
-    assert_eq!(record(&dirs, &id)["state"], "succeeded");
-    let err = output(&dirs, &["logs", &id, "--stderr"]);
-    assert_eq!(stdout(&err), "oops\n");
 }
 
 #[test]

@@ -51,16 +51,16 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         cwd: &ctx.cwd,
         path: ctx.path.as_ref(),
     })?;
+    let ports = match spec.launcher {
+        Launcher::PerGpu => Some(
+            free_ports(checked.gpus.len())
+                .map_err(|e| RunError::NoFreePort { why: e.to_string() })?,
+        ),
+        _ => None,
+    };
     let now = clock::now_ms();
     let name = spec.effective_name();
     let (id, dir) = ctx.store.create(&name, &spec.to_toml(), now)?;
-    let ports =
-        match spec.launcher {
-            Launcher::PerGpu => Some(free_ports(checked.gpus.len()).map_err(|e| {
-                RunError::store(&dir, format!("no free TCP port on 127.0.0.1: {e}"))
-            })?),
-            _ => None,
-        };
     let ranks = plan_ranks(&LaunchInput {
         run_id: &id,
         launcher: spec.launcher,
@@ -70,30 +70,12 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         workdir: &checked.workdir,
         ports: ports.as_ref(),
     });
+    let record = starting_record(id, name, spec.launcher, checked.workdir, ctx.gpus);
     let record = RunRecord {
-        schema: RUN_SCHEMA.into(),
-        id: id.clone(),
-        name,
-        launcher: spec.launcher,
-        image: None,
-        workdir: checked.workdir,
-        host: ctx.gpus.host.clone(),
-        driver_version: ctx
-            .gpus
-            .system
-            .as_ref()
-            .and_then(|s| s.driver_version.clone()),
         gpus: checked.gpus,
         ranks: ranks.into_iter().map(RankRecord::from).collect(),
-        state: RunState::Starting,
         created_ms: now,
-        started_ms: None,
-        ended_ms: None,
-        supervisor: None,
-        process_group: None,
-        exit_code: None,
-        first_failed_rank: None,
-        error: None,
+        ..record
     };
     let run = Run { dir, record };
     run.write_record(&run.record)?;
@@ -102,6 +84,37 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         run,
         warnings: checked.warnings,
     })
+}
+
+/// The record of a run about to start: nothing has run, nothing has ended.
+fn starting_record(
+    id: String,
+    name: String,
+    launcher: Launcher,
+    workdir: PathBuf,
+    gpus: &GpuReport,
+) -> RunRecord {
+    RunRecord {
+        schema: RUN_SCHEMA.into(),
+        id,
+        name,
+        launcher,
+        image: None,
+        workdir,
+        host: gpus.host.clone(),
+        driver_version: gpus.system.as_ref().and_then(|s| s.driver_version.clone()),
+        gpus: Vec::new(),
+        ranks: Vec::new(),
+        state: RunState::Starting,
+        created_ms: 0,
+        started_ms: None,
+        ended_ms: None,
+        supervisor: None,
+        process_group: None,
+        exit_code: None,
+        first_failed_rank: None,
+        error: None,
+    }
 }
 
 /// Starts the supervisor and waits until it has recorded the ranks as started.

@@ -27,6 +27,8 @@ pub enum RunError {
     CommandNotFound { program: String, why: String },
     #[error("the work directory {path} cannot be used: {why}")]
     BadWorkdir { path: PathBuf, why: String },
+    #[error("no free TCP port on 127.0.0.1 for the ranks to meet on: {why}")]
+    NoFreePort { why: String },
     #[error("the run store {path} cannot be used: {why}")]
     Store { path: PathBuf, why: String },
     #[error("no run matches `{query}`")]
@@ -69,6 +71,9 @@ impl RunError {
                 "Check the spelling, activate the environment that has it (conda/venv), or give its full path.".into()
             }
             RunError::BadWorkdir { .. } => "Pass an existing directory with --workdir (or cd into one).".into(),
+            RunError::NoFreePort { .. } => {
+                "Check that the loopback interface is up (`ip addr show lo`) and that ports are not exhausted.".into()
+            }
             RunError::Store { path, .. } => format!(
                 "Check that {} is yours and writable, or point GPUDECK_DATA_DIR elsewhere.",
                 path.display()
