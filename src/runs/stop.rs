@@ -45,10 +45,12 @@ pub fn stop_run(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
         }
         _ => "none",
     };
+    // The supervisor records the end; when it is gone (lost), nobody will, so no wait.
     let recorded = wait_for(RECORD_WAIT, || {
-        run.reload().is_ok_and(|r| r.record.state.is_finished())
+        run.reload()
+            .is_ok_and(|r| r.record.state.is_finished() || r.state() == RunState::Lost)
     });
-    if !recorded {
+    if !recorded || run.reload()?.state() == RunState::Lost {
         record_stopped_ourselves(run)?;
     }
     Ok(StopOutcome::Stopped {
