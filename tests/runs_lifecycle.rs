@@ -3,12 +3,28 @@
 
 mod support;
 
+use std::io::{BufRead, BufReader};
 use std::process::Stdio;
+use std::sync::mpsc;
 
 use support::runs::{
     gpudeck, group_alive, listed, log, output, record, session_of, start, wait_state, wait_until,
+    DEADLINE,
 };
 use support::{stderr, stdout, Dirs};
+
+/// Each line a child prints, as it prints it; the channel closes when its output ends.
+fn lines_of(out: std::process::ChildStdout) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
 
 /// Prints a line every 0.1 s until stopped.
 const FOREVER: &str = "while true; do echo tick; sleep 0.1; done";
@@ -137,15 +153,25 @@ fn logs_follow_returns_when_the_run_ends() {
     wait_until("the first line", || {
         log(&dirs, &id, 0, "stdout").contains("begin")
     });
-    let follower = gpudeck(&dirs, &["logs", &id, "-f"])
+    let mut follower = gpudeck(&dirs, &["logs", &id, "-f"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("gpudeck logs -f");
+    let lines = lines_of(follower.stdout.take().expect("piped"));
+    // Once it has printed the first line it is following: the run was still going.
+    assert_eq!(
+        lines.recv_timeout(DEADLINE).expect("the first line"),
+        "begin"
+    );
     std::fs::write(&gate, "").unwrap();
-    let out = follower.wait_with_output().expect("gpudeck logs -f ends");
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "begin\nend\n");
+    assert_eq!(lines.recv_timeout(DEADLINE).expect("the line after"), "end");
+    assert!(
+        lines.recv_timeout(DEADLINE).is_err(),
+        "the follower ends with the run"
+    );
+    let status = follower.wait().expect("gpudeck logs -f ends");
+    assert!(status.success());
     assert_eq!(record(&dirs, &id)["state"], "succeeded");
     let err = output(&dirs, &["logs", &id, "--stderr"]);
     assert_eq!(stdout(&err), "oops\n");
