@@ -12,6 +12,9 @@ use super::spec::Launcher;
 /// The JSON schema id of `run.json`; bump it when a field changes meaning or disappears.
 pub const RUN_SCHEMA: &str = "gpudeck.run/v1";
 
+/// A run still `starting` with no supervisor this long after it was created never will start.
+const STALE_START_MS: u64 = 120_000;
+
 /// Where a run is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -120,8 +123,11 @@ impl RunRecord {
             RunState::Running | RunState::Starting => match &self.supervisor {
                 Some(sup) if sup.is_alive() => self.state,
                 Some(_) => RunState::Lost,
-                // Not yet picked up: `gpudeck run` waits for this with a deadline and records
-                // a failure itself when it passes.
+                // Not yet picked up: `gpudeck run` waits for this with a deadline and records a
+                // failure itself when it passes; long past it, `gpudeck run` itself was killed.
+                None if super::clock::now_ms().saturating_sub(self.created_ms) > STALE_START_MS => {
+                    RunState::Lost
+                }
                 None => self.state,
             },
             state => state,

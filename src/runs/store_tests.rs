@@ -163,3 +163,13 @@ fn a_live_pid_that_is_not_our_supervisor_is_lost_and_ours_is_running() {
     rec.supervisor = None;
     assert_eq!(rec.effective_state(), RunState::Failed);
 }
+
+#[test]
+fn a_start_nobody_picked_up_is_lost_only_once_it_is_stale() {
+    let mut rec = record("x", "x");
+    rec.state = RunState::Starting;
+    rec.created_ms = crate::runs::clock::now_ms();
+    assert_eq!(rec.effective_state(), RunState::Starting);
+    rec.created_ms -= 10 * 60 * 1000;
+    assert_eq!(rec.effective_state(), RunState::Lost);
+}
