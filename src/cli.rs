@@ -89,6 +89,78 @@ pub enum Commands {
     ///
     /// Exit code: the shell's (or command's) own, or 125 when gpudeck could not run it.
     Shell(ShellArgs),
+    /// Start a training run on chosen GPUs, detached from this terminal; prints its id.
+    ///
+    /// Exit code 0 when it started, 1 when it could not, 2 for a mistake in the flags or spec.
+    Run(RunArgs),
+    /// List the training runs: state, GPUs, launcher, start, duration, exit code.
+    Runs {
+        /// A stable JSON document (schema gpudeck.runs/v1) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a run's log (rank 0's stdout unless told otherwise).
+    Logs(LogsArgs),
+    /// Stop a run: SIGINT to its processes, SIGTERM after the grace period, then SIGKILL.
+    Stop(StopArgs),
+    /// The supervisor of a run (started by `gpudeck run`, not by people).
+    #[command(name = "__supervise", hide = true)]
+    Supervise {
+        /// The run's directory.
+        dir: PathBuf,
+    },
+}
+
+/// `gpudeck run`: a spec file and/or flags; each flag given replaces the file's field.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A TOML run spec (see README.md, Training runs).
+    #[arg(value_name = "SPEC.toml")]
+    pub spec: Option<PathBuf>,
+    /// A short name for the run (default: the program's name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// GPUs: indices (0,1), UUIDs (GPU-...), count:N for N free ones, or all (default count:1).
+    #[arg(long, value_name = "0,1|UUIDS|count:N|all")]
+    pub gpus: Option<String>,
+    /// How the command is started on the GPUs (default single).
+    #[arg(long, value_enum)]
+    pub launcher: Option<crate::runs::Launcher>,
+    /// An environment variable for every rank, NAME=VALUE (repeatable).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    /// The directory the command runs in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// The command, after `--` (argv, never a shell string).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `gpudeck logs`.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// The run: its id, a unique prefix of it, or a name (the newest run of that name).
+    pub run: String,
+    /// Keep printing what is appended until the run ends.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// Which rank's log.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub rank: usize,
+    /// The rank's stderr instead of its stdout.
+    #[arg(long)]
+    pub stderr: bool,
+}
+
+/// `gpudeck stop`.
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    /// The run: its id, a unique prefix of it, or a name (the newest run of that name).
+    pub run: String,
+    /// Seconds the processes get after SIGINT, and again after SIGTERM, before SIGKILL.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    pub grace: u64,
 }
 
 /// `gpudeck shell`: the choices a shell container is made from; the rest comes from [shell] in

@@ -19,6 +19,7 @@ use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::{GpuError, GpuSource};
 use gpudeck::host::{self, ProcFs, ProcessTable};
 use gpudeck::pull::Catalog;
+use gpudeck::runs::{self, cli as runs_cli, RunStore};
 use gpudeck::shell::cli as shell_cli;
 
 /// Exit code for a bad command line or an explicitly given bad config file.
@@ -29,6 +30,10 @@ const EXIT_FAILURE: u8 = 1;
 fn main() -> ExitCode {
     let started = Instant::now();
     let cli = Cli::parse();
+    if let Some(Commands::Supervise { dir }) = &cli.command {
+        // Before the config: a run already started must not depend on the config still parsing.
+        return runs::supervise(dir);
+    }
     let dirs = Dirs::from_env();
     let log = gpudeck::logging::init(&dirs.state);
     tracing::debug!(log = ?log, "logging");
@@ -76,6 +81,13 @@ fn main() -> ExitCode {
         Some(Commands::Shell(ref args)) => {
             shell(args, sources, &dirs, &config, docker_host.as_deref())
         }
+        Some(Commands::Run(ref args)) => {
+            runs_cli::run(args, &RunStore::new(&dirs.data), || gpu_report(sources))
+        }
+        Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
+        Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
         None => tui(
             &cli,
             &dirs,

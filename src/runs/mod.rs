@@ -1,5 +1,34 @@
-//! Training runs: parsing their progress from logs, recording their GPU metrics and summarising them.
+//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor, the run
+//! store on disk, stopping, the `gpudeck run/runs/logs/stop` commands; and the pure parts of
+//! watching them: progress parsed from logs, per-second GPU metrics, summaries and alerts.
 
+pub mod cli;
+mod clock;
+mod detach;
+mod error;
+mod launch;
+mod logs;
 pub mod metrics;
+mod preflight;
+mod procs;
 pub mod progress;
+mod record;
+mod spec;
+mod stop;
+mod store;
 pub mod summary;
+mod supervisor;
+mod table;
+
+pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
+pub use error::RunError;
+pub use launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
+pub use logs::print_log;
+pub use preflight::{preflight, Checked, PreflightInput};
+pub use procs::{exit_code_of, ProcStat, ProcessRef};
+pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
+pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
+pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
+pub use store::{LogStream, Run, RunStore};
+pub use supervisor::supervise;
+pub use table::{listing_json, render_runs, RUNS_SCHEMA};

@@ -1,0 +1,184 @@
+//! `gpudeck run`, `runs`, `logs` and `stop`: the run commands on top of the store, the launcher
+//! and the supervisor.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::cli::{LogsArgs, RunArgs, StopArgs};
+use crate::gpu::report::GpuReport;
+
+use super::clock;
+use super::detach::{start_run, StartContext};
+use super::error::RunError;
+use super::logs::print_log;
+use super::record::RunState;
+use super::spec::{parse_env, RunSpec, SpecOverrides};
+use super::stop::{stop_run, StopOutcome};
+use super::store::{LogStream, Run, RunStore};
+use super::table::{listing_json, render_runs};
+
+/// Success.
+const EXIT_OK: u8 = 0;
+/// gpudeck could not do it (a refusal, an unknown run, a failed start or stop).
+const EXIT_FAILED: u8 = 1;
+/// A mistake in the command line or the spec file.
+const EXIT_USAGE: u8 = 2;
+
+/// `gpudeck run`: pre-flight, start detached, print the id and where the logs are.
+pub fn run(args: &RunArgs, store: &RunStore, gpus: impl FnOnce() -> GpuReport) -> ExitCode {
+    finish(start(args, store, gpus))
+}
+
+fn start(
+    args: &RunArgs,
+    store: &RunStore,
+    gpus: impl FnOnce() -> GpuReport,
+) -> Result<u8, RunError> {
+    let spec = spec_from(args)?;
+    let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
+        path: ".".into(),
+        why: format!("the current directory cannot be read: {e}"),
+    })?;
+    let exe = std::env::current_exe().map_err(|e| RunError::SupervisorFailed {
+        id: "(none yet)".into(),
+        why: format!("the gpudeck binary cannot be found: {e}"),
+    })?;
+    let report = gpus();
+    let ctx = StartContext {
+        gpus: &report,
+        store,
+        cwd,
+        path: std::env::var_os("PATH"),
+        exe,
+    };
+    let started = start_run(&spec, &ctx)?;
+    for warning in &started.warnings {
+        eprintln!("gpudeck: warning: {warning}");
+    }
+    let run = &started.run;
+    println!("{}", run.id());
+    eprintln!(
+        "gpudeck: {} {} on GPU {} ({}, {} rank{}); logs: {}",
+        run.id(),
+        run.state(),
+        run.record.gpu_indices(),
+        run.record.launcher.as_str(),
+        run.record.ranks.len(),
+        if run.record.ranks.len() == 1 { "" } else { "s" },
+        run.dir.display()
+    );
+    eprintln!(
+        "gpudeck: follow it with `gpudeck logs {} -f`, stop it with `gpudeck stop {}`",
+        run.id(),
+        run.id()
+    );
+    Ok(EXIT_OK)
+}
+
+/// The spec file (if any) with the flags laid over it.
+fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
+    let base = match &args.spec {
+        Some(path) => RunSpec::load(path)?,
+        None => RunSpec::default(),
+    };
+    let env = args
+        .env
+        .iter()
+        .map(|e| parse_env(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let overrides = SpecOverrides {
+        name: args.name.clone(),
+        gpus: args.gpus.as_deref().map(str::parse).transpose()?,
+        launcher: args.launcher,
+        env,
+        workdir: args.workdir.clone(),
+        command: args.command.clone(),
+    };
+    Ok(base.apply(overrides))
+}
+
+/// `gpudeck runs [--json]`.
+pub fn list(store: &RunStore, json: bool) -> ExitCode {
+    let (runs, warnings) = store.list();
+    for w in &warnings {
+        eprintln!("gpudeck: warning: {w}");
+    }
+    let now = clock::now_ms();
+    if json {
+        match serde_json::to_string_pretty(&listing_json(&runs)) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                eprintln!("gpudeck: could not encode the runs: {e}");
+                return ExitCode::from(EXIT_FAILED);
+            }
+        }
+    } else {
+        print!("{}", render_runs(&runs, now));
+    }
+    ExitCode::SUCCESS
+}
+
+/// `gpudeck logs RUN [-f] [--rank N] [--stderr]`.
+pub fn logs(args: &LogsArgs, store: &RunStore) -> ExitCode {
+    finish((|| {
+        let run = store.find(&args.run)?;
+        let stream = if args.stderr {
+            LogStream::Stderr
+        } else {
+            LogStream::Stdout
+        };
+        print_log(&run, args.rank, stream, args.follow)?;
+        Ok(EXIT_OK)
+    })())
+}
+
+/// `gpudeck stop RUN [--grace SECS]`.
+pub fn stop(args: &StopArgs, store: &RunStore) -> ExitCode {
+    finish((|| {
+        let run = store.find(&args.run)?;
+        match stop_run(&run, Duration::from_secs(args.grace))? {
+            StopOutcome::AlreadyFinished(state) => {
+                eprintln!(
+                    "gpudeck: {} has already finished: {state}{}",
+                    run.id(),
+                    exit_text(&run)
+                );
+            }
+            StopOutcome::Stopped { signal, run } => {
+                eprintln!(
+                    "gpudeck: {} {} (last signal needed: {signal}){}",
+                    run.id(),
+                    run.state(),
+                    exit_text(&run)
+                );
+            }
+        }
+        Ok(EXIT_OK)
+    })())
+}
+
+fn exit_text(run: &Run) -> String {
+    match (run.record.exit_code, run.state()) {
+        (Some(code), RunState::Succeeded | RunState::Failed | RunState::Stopped) => {
+            format!(", exit code {code}")
+        }
+        _ => String::new(),
+    }
+}
+
+fn finish(result: Result<u8, RunError>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("gpudeck: {e}\n{}", e.fix());
+            let code = match e {
+                RunError::BadSpec { .. }
+                | RunError::BadGpuList { .. }
+                | RunError::BadEnv { .. }
+                | RunError::NoCommand => EXIT_USAGE,
+                _ => EXIT_FAILED,
+            };
+            ExitCode::from(code)
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Starting a run: pre-flight, the run directory and its record, then the supervisor as a
+//! detached process (its own session, no terminal), waited for until it reports the ranks up.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::clock;
+use super::error::RunError;
+use super::launch::{free_ports, plan_ranks, LaunchInput};
+use super::preflight::{preflight, PreflightInput};
+use super::record::{RankRecord, RunRecord, RunState, RUN_SCHEMA};
+use super::spec::{Launcher, RunSpec};
+use super::stop::wait_for;
+use super::store::{open_log, Run, RunStore, SUPERVISOR_LOG};
+use crate::gpu::report::GpuReport;
+
+/// The hidden subcommand the supervisor runs as.
+pub const SUPERVISE_COMMAND: &str = "__supervise";
+/// How long the supervisor gets to start the ranks and say so.
+const START_WAIT: Duration = Duration::from_secs(15);
+
+/// A run that is under way (or, for a very short one, already over).
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub run: Run,
+    /// Pre-flight's warnings (busy GPUs), to show before the run id.
+    pub warnings: Vec<String>,
+}
+
+/// What starting a run needs from its caller.
+#[derive(Debug, Clone)]
+pub struct StartContext<'a> {
+    pub gpus: &'a GpuReport,
+    pub store: &'a RunStore,
+    pub cwd: PathBuf,
+    /// The PATH the ranks inherit.
+    pub path: Option<OsString>,
+    /// The gpudeck binary to run the supervisor from (the current executable).
+    pub exe: PathBuf,
+}
+
+/// Checks the spec, records the run, and starts its supervisor; returns once the supervisor
+/// has started the ranks (or failed to).
+pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunError> {
+    let checked = preflight(&PreflightInput {
+        spec,
+        gpus: ctx.gpus,
+        cwd: &ctx.cwd,
+        path: ctx.path.as_ref(),
+    })?;
+    let ports = match spec.launcher {
+        Launcher::PerGpu => Some(
+            free_ports(checked.gpus.len())
+                .map_err(|e| RunError::NoFreePort { why: e.to_string() })?,
+        ),
+        _ => None,
+    };
+    let now = clock::now_ms();
+    let name = spec.effective_name();
+    let (id, dir) = ctx.store.create(&name, &spec.to_toml(), now)?;
+    let ranks = plan_ranks(&LaunchInput {
+        run_id: &id,
+        launcher: spec.launcher,
+        command: &spec.command,
+        gpus: &checked.gpus,
+        env: &spec.env,
+        workdir: &checked.workdir,
+        ports: ports.as_ref(),
+    });
+    let record = starting_record(id, name, spec.launcher, checked.workdir, ctx.gpus);
+    let record = RunRecord {
+        gpus: checked.gpus,
+        ranks: ranks.into_iter().map(RankRecord::from).collect(),
+        created_ms: now,
+        ..record
+    };
+    let run = Run { dir, record };
+    run.write_record(&run.record)?;
+    let run = launch_supervisor(run, &ctx.exe)?;
+    Ok(Started {
+        run,
+        warnings: checked.warnings,
+    })
+}
+
+/// The record of a run about to start: nothing has run, nothing has ended.
+fn starting_record(
+    id: String,
+    name: String,
+    launcher: Launcher,
+    workdir: PathBuf,
+    gpus: &GpuReport,
+) -> RunRecord {
+    RunRecord {
+        schema: RUN_SCHEMA.into(),
+        id,
+        name,
+        launcher,
+        image: None,
+        workdir,
+        host: gpus.host.clone(),
+        driver_version: gpus.system.as_ref().and_then(|s| s.driver_version.clone()),
+        gpus: Vec::new(),
+        ranks: Vec::new(),
+        state: RunState::Starting,
+        created_ms: 0,
+        started_ms: None,
+        ended_ms: None,
+        supervisor: None,
+        process_group: None,
+        exit_code: None,
+        first_failed_rank: None,
+        error: None,
+    }
+}
+
+/// Starts the supervisor and waits until it has recorded the ranks as started.
+fn launch_supervisor(run: Run, exe: &Path) -> Result<Run, RunError> {
+    let fail = |why: String| RunError::SupervisorFailed {
+        id: run.id().to_string(),
+        why,
+    };
+    let mut child = spawn_detached(exe, &run.dir).map_err(|e| fail(e.to_string()))?;
+    let mut exited = None;
+    let started = wait_for(START_WAIT, || {
+        if run
+            .reload()
+            .is_ok_and(|r| r.record.state != RunState::Starting)
+        {
+            return true;
+        }
+        exited = child.try_wait().ok().flatten();
+        exited.is_some()
+    });
+    // Reaped on a thread: a long-lived caller (the TUI) must not collect zombies.
+    std::thread::spawn(move || child.wait());
+    let current = run.reload()?;
+    if started && current.record.state != RunState::Starting {
+        return Ok(current);
+    }
+    let why = match exited {
+        Some(status) => format!(
+            "it exited ({status}) before starting the ranks: {}",
+            log_tail(&run.dir)
+        ),
+        None => format!(
+            "it did not start the ranks within {}s",
+            START_WAIT.as_secs()
+        ),
+    };
+    let mut record = current.record;
+    record.state = RunState::Failed;
+    record.ended_ms = Some(clock::now_ms());
+    record.error = Some(why.clone());
+    run.write_record(&record)?;
+    Err(fail(why))
+}
+
+/// `gpudeck __supervise DIR` in a new session (so a terminal hang-up or the caller's exit does
+/// not reach it), stdin from /dev/null, stdout and stderr to the run's supervisor.log.
+fn spawn_detached(exe: &Path, dir: &Path) -> std::io::Result<Child> {
+    let log = open_log(&dir.join(SUPERVISOR_LOG)).map_err(std::io::Error::other)?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(SUPERVISE_COMMAND)
+        .arg(dir)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+/// The last lines of the supervisor's log, for an error message.
+fn log_tail(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join(SUPERVISOR_LOG)).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().rev().take(5).collect();
+    let tail: Vec<&str> = lines.into_iter().rev().collect();
+    if tail.is_empty() {
+        "its log is empty".into()
+    } else {
+        tail.join(" / ")
+    }
+}

@@ -1,0 +1,105 @@
+//! Why a run could not be specified, started, found or stopped, each with what to do about it.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// A failure of `gpudeck run`, `runs`, `logs` or `stop` (or the TUI's twins of them).
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("{location}: {reason}")]
+    BadSpec { location: String, reason: String },
+    #[error("`{value}` is not a GPU selection: {why}")]
+    BadGpuList { value: String, why: String },
+    #[error("`{value}` is not an environment variable assignment: {why}")]
+    BadEnv { value: String, why: String },
+    #[error("the run has no command")]
+    NoCommand,
+    #[error("container runs (image = {image:?}) are not supported yet")]
+    ContainerRun { image: String },
+    #[error("there is no GPU {missing}: this machine has {present}")]
+    NoSuchGpu { missing: String, present: String },
+    #[error("GPUs could not be read: {detail}")]
+    GpusUnreadable { detail: String },
+    #[error("{wanted} free GPU{} wanted, but {free}", if *wanted == 1 { "" } else { "s" })]
+    NotEnoughFreeGpus { wanted: usize, free: String },
+    #[error("the command `{program}` was not found: {why}")]
+    CommandNotFound { program: String, why: String },
+    #[error("the work directory {path} cannot be used: {why}")]
+    BadWorkdir { path: PathBuf, why: String },
+    #[error("no free TCP port on 127.0.0.1 for the ranks to meet on: {why}")]
+    NoFreePort { why: String },
+    #[error("the run store {path} cannot be used: {why}")]
+    Store { path: PathBuf, why: String },
+    #[error("no run matches `{query}`")]
+    UnknownRun { query: String, recent: Vec<String> },
+    #[error("`{query}` matches several runs: {matches}")]
+    AmbiguousRun { query: String, matches: String },
+    #[error("the supervisor of {id} could not be started: {why}")]
+    SupervisorFailed { id: String, why: String },
+    #[error("the run {id} could not be stopped: {why}")]
+    StopFailed { id: String, why: String },
+    #[error("rank {rank} has no {stream} log in {id}")]
+    NoSuchLog {
+        id: String,
+        rank: usize,
+        stream: &'static str,
+    },
+}
+
+impl RunError {
+    /// What to do about it, in concrete steps.
+    pub fn fix(&self) -> String {
+        match self {
+            RunError::BadSpec { .. } => "Correct the spec file; README.md (Training runs) lists every field.".into(),
+            RunError::BadGpuList { .. } => {
+                "Write GPU indices such as `0,1`, GPU UUIDs (`gpudeck gpus` shows them), `count:2` for two free GPUs, or `all`.".into()
+            }
+            RunError::BadEnv { .. } => "Write `--env NAME=VALUE`, one variable per flag.".into(),
+            RunError::NoCommand => {
+                "Give the command after `--` (gpudeck run --gpus 0,1 -- python train.py) or as `command = [...]` in the spec.".into()
+            }
+            RunError::ContainerRun { .. } => {
+                "Run it on the host (leave out `image`), or use `gpudeck shell IMAGE --gpus ... -- CMD` for a container.".into()
+            }
+            RunError::NoSuchGpu { .. } => "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into(),
+            RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read.".into(),
+            RunError::NotEnoughFreeGpus { .. } => {
+                "Ask for fewer, wait for the busy ones, or name GPUs by index (`--gpus 0,1`) to share them.".into()
+            }
+            RunError::CommandNotFound { .. } => {
+                "Check the spelling, activate the environment that has it (conda/venv), or give its full path.".into()
+            }
+            RunError::BadWorkdir { .. } => "Pass an existing directory with --workdir (or cd into one).".into(),
+            RunError::NoFreePort { .. } => {
+                "Check that the loopback interface is up (`ip addr show lo`) and that ports are not exhausted.".into()
+            }
+            RunError::Store { path, .. } => format!(
+                "Check that {} is yours and writable, or point GPUDECK_DATA_DIR elsewhere.",
+                path.display()
+            ),
+            RunError::UnknownRun { recent, .. } if recent.is_empty() => {
+                "There are no runs yet; start one with `gpudeck run`.".into()
+            }
+            RunError::UnknownRun { recent, .. } => format!(
+                "Recent runs (`gpudeck runs` lists all): {}",
+                recent.join(", ")
+            ),
+            RunError::AmbiguousRun { .. } => "Give more of the run id.".into(),
+            RunError::SupervisorFailed { .. } => {
+                "Its supervisor.log in the run directory says more; `gpudeck runs` shows the run's state.".into()
+            }
+            RunError::StopFailed { .. } => {
+                "Check `gpudeck runs` and the processes (`ps -o pid,pgid,cmd -g PGID`); kill them by hand if needed.".into()
+            }
+            RunError::NoSuchLog { .. } => "`gpudeck runs --json` shows how many ranks the run has.".into(),
+        }
+    }
+
+    pub(crate) fn store(path: &std::path::Path, why: impl std::fmt::Display) -> Self {
+        RunError::Store {
+            path: path.to_path_buf(),
+            why: why.to_string(),
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Pre-flight for a run: the GPUs exist (and which are busy), the command and work dir exist.
+//! Each refusal says why and what to do; busy GPUs only warn.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::error::RunError;
+use super::record::RunGpu;
+use super::spec::{GpuSelection, Launcher, RunSpec};
+use crate::gpu::report::{GpuEntry, GpuReport};
+use crate::units;
+
+/// Above this share of its memory in use a GPU counts as taken by someone else.
+const BUSY_MEMORY_SHARE: f64 = 0.5;
+
+/// What pre-flight needs to know about the machine, gathered by the caller.
+#[derive(Debug, Clone, Copy)]
+pub struct PreflightInput<'a> {
+    pub spec: &'a RunSpec,
+    pub gpus: &'a GpuReport,
+    /// The directory relative work dirs are taken from.
+    pub cwd: &'a Path,
+    /// The PATH the ranks will search (the launching environment's).
+    pub path: Option<&'a OsString>,
+}
+
+/// What pre-flight decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub gpus: Vec<RunGpu>,
+    pub workdir: PathBuf,
+    pub warnings: Vec<String>,
+}
+
+/// Checks a spec against the machine; refuses what cannot work, warns about what may not.
+pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
+    let spec = input.spec;
+    if let Some(image) = &spec.image {
+        return Err(RunError::ContainerRun {
+            image: image.clone(),
+        });
+    }
+    if spec.command.is_empty() {
+        return Err(RunError::NoCommand);
+    }
+    let workdir = check_workdir(spec.workdir.as_deref(), input.cwd)?;
+    let gpus = resolve_gpus(&spec.gpus, input.gpus)?;
+    let path = spec
+        .env
+        .get("PATH")
+        .map(OsString::from)
+        .or_else(|| input.path.cloned());
+    if spec.launcher == Launcher::Torchrun {
+        find_program("torchrun", &workdir, path.as_ref())?;
+    } else {
+        find_program(&spec.command[0], &workdir, path.as_ref())?;
+    }
+    let warnings = busy_warnings(&gpus, input.gpus);
+    Ok(Checked {
+        gpus,
+        workdir,
+        warnings,
+    })
+}
+
+fn check_workdir(workdir: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
+    let path = workdir.map_or_else(|| cwd.to_path_buf(), |w| cwd.join(w));
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_dir() => Ok(path),
+        Ok(_) => Err(RunError::BadWorkdir {
+            path,
+            why: "it is not a directory".into(),
+        }),
+        Err(e) => Err(RunError::BadWorkdir {
+            path,
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// The file `program` names: a path (relative to the work dir), or the first match on PATH.
+fn find_program(
+    program: &str,
+    workdir: &Path,
+    path: Option<&OsString>,
+) -> Result<PathBuf, RunError> {
+    let not_found = |why: String| RunError::CommandNotFound {
+        program: program.to_string(),
+        why,
+    };
+    if program.contains('/') {
+        let file = workdir.join(program);
+        return match std::fs::metadata(&file) {
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(file),
+            Ok(m) if m.is_file() => Err(not_found(format!(
+                "{} is not executable (chmod +x it, or run it through its interpreter)",
+                file.display()
+            ))),
+            Ok(_) => Err(not_found(format!("{} is not a file", file.display()))),
+            Err(e) => Err(not_found(format!("{}: {e}", file.display()))),
+        };
+    }
+    let Some(path) = path else {
+        return Err(not_found("PATH is not set".into()));
+    };
+    std::env::split_paths(path)
+        .map(|dir| dir.join(program))
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .ok_or_else(|| not_found("it is on no directory of PATH".into()))
+}
+
+/// The GPUs a selection means on this machine, in the order given.
+fn resolve_gpus(wanted: &GpuSelection, report: &GpuReport) -> Result<Vec<RunGpu>, RunError> {
+    if let Some(error) = &report.error {
+        return Err(RunError::GpusUnreadable {
+            detail: format!("{}: {}", error.title, error.message),
+        });
+    }
+    if report.gpus.is_empty() {
+        return Err(RunError::GpusUnreadable {
+            detail: "the driver reports no GPU".into(),
+        });
+    }
+    let chosen: Vec<&GpuEntry> = match wanted {
+        GpuSelection::All => report.gpus.iter().collect(),
+        GpuSelection::Count(n) => pick_free(report, *n)?,
+        GpuSelection::Indices(indices) => lookup(
+            indices,
+            report,
+            |g, i| g.info.index == *i,
+            |i| i.to_string(),
+        )?,
+        GpuSelection::Uuids(uuids) => lookup(
+            uuids,
+            report,
+            |g, u| g.info.uuid.eq_ignore_ascii_case(u),
+            Clone::clone,
+        )?,
+    };
+    Ok(chosen
+        .into_iter()
+        .map(|g| RunGpu {
+            index: g.info.index,
+            uuid: g.info.uuid.clone(),
+            name: g.info.name.clone(),
+        })
+        .collect())
+}
+
+fn lookup<'r, T>(
+    wanted: &[T],
+    report: &'r GpuReport,
+    matches: impl Fn(&GpuEntry, &T) -> bool,
+    show: impl Fn(&T) -> String,
+) -> Result<Vec<&'r GpuEntry>, RunError> {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for w in wanted {
+        match report.gpus.iter().find(|g| matches(g, w)) {
+            Some(g) => found.push(g),
+            None => missing.push(show(w)),
+        }
+    }
+    if missing.is_empty() {
+        Ok(found)
+    } else {
+        Err(RunError::NoSuchGpu {
+            missing: missing.join(", "),
+            present: present_gpus(report),
+        })
+    }
+}
+
+/// `n` GPUs nobody uses, lowest index first.
+fn pick_free(report: &GpuReport, n: usize) -> Result<Vec<&GpuEntry>, RunError> {
+    let free: Vec<&GpuEntry> = report.gpus.iter().filter(|g| !is_busy(g)).collect();
+    if free.len() >= n {
+        return Ok(free.into_iter().take(n).collect());
+    }
+    let busy: Vec<String> = report
+        .gpus
+        .iter()
+        .filter(|g| is_busy(g))
+        .map(|g| format!("GPU {} ({})", g.info.index, busy_reason(g)))
+        .collect();
+    Err(RunError::NotEnoughFreeGpus {
+        wanted: n,
+        free: format!(
+            "only {} of {} {} free; busy: {}",
+            free_len(report),
+            report.gpus.len(),
+            if free_len(report) == 1 { "is" } else { "are" },
+            busy.join("; ")
+        ),
+    })
+}
+
+fn free_len(report: &GpuReport) -> usize {
+    report.gpus.iter().filter(|g| !is_busy(g)).count()
+}
+
+fn is_busy(g: &GpuEntry) -> bool {
+    g.sample.lost || !g.sample.processes.is_empty() || memory_busy(g)
+}
+
+fn memory_busy(gpu: &GpuEntry) -> bool {
+    match (gpu.sample.memory_used_bytes, gpu.info.memory_total_bytes) {
+        (Some(used), Some(total)) if total > 0 => used as f64 / total as f64 > BUSY_MEMORY_SHARE,
+        _ => false,
+    }
+}
+
+/// Who holds a GPU: its processes, else how much memory is in use.
+fn busy_reason(g: &GpuEntry) -> String {
+    if g.sample.lost {
+        return "fallen off the bus".into();
+    }
+    if !g.sample.processes.is_empty() {
+        let procs: Vec<String> = g
+            .sample
+            .processes
+            .iter()
+            .map(|p| {
+                let user = p
+                    .user
+                    .as_deref()
+                    .map(|u| format!(", {u}"))
+                    .unwrap_or_default();
+                format!(
+                    "{} (pid {}{user})",
+                    p.command.as_deref().unwrap_or("?"),
+                    p.pid
+                )
+            })
+            .collect();
+        return format!("in use by {}", procs.join(", "));
+    }
+    format!(
+        "{} of memory in use",
+        units::memory_pair(g.sample.memory_used_bytes, g.info.memory_total_bytes)
+    )
+}
+
+fn busy_warnings(chosen: &[RunGpu], report: &GpuReport) -> Vec<String> {
+    chosen
+        .iter()
+        .filter_map(|c| report.gpus.iter().find(|g| g.info.uuid == c.uuid))
+        .filter(|g| is_busy(g))
+        .map(|g| format!("GPU {} is {}", g.info.index, busy_reason(g)))
+        .collect()
+}
+
+/// "GPUs 0 (NVIDIA A100), 1 (NVIDIA A100)".
+fn present_gpus(report: &GpuReport) -> String {
+    let list: Vec<String> = report
+        .gpus
+        .iter()
+        .map(|g| format!("{} ({}, {})", g.info.index, g.info.name, g.info.uuid))
+        .collect();
+    format!("GPUs {}", list.join(", "))
+}
+
+#[cfg(test)]
+#[path = "preflight_tests.rs"]
+mod tests;

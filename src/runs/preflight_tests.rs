@@ -1,0 +1,173 @@
+use std::os::unix::fs::PermissionsExt;
+
+use super::*;
+use crate::doctor::testkit::{gpu, healthy, GIB};
+use crate::gpu::{GpuProcess, ProcessKind};
+
+/// Four GPUs; GPU 0 runs alice's training, GPU 3 has most of its memory taken.
+fn report() -> GpuReport {
+    let mut report = healthy().gpu;
+    report.gpus = (0..4).map(gpu).collect();
+    report.gpu_count = 4;
+    report.gpus[0].sample.processes.push(GpuProcess {
+        gpu_index: 0,
+        pid: 4242,
+        kind: ProcessKind::Compute,
+        used_memory_bytes: Some(10 * GIB),
+        user: Some("alice".into()),
+        command: Some("python train.py".into()),
+        container: None,
+    });
+    report.gpus[3].sample.memory_used_bytes = Some(70 * GIB);
+    report
+}
+
+/// A directory with an executable `tool` and a plain `notes.txt`, used as PATH and work dir.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = dir.path().join("tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        Scratch { dir }
+    }
+
+    fn check(&self, spec: &RunSpec) -> Result<Checked, RunError> {
+        let path = OsString::from(self.dir.path());
+        preflight(&PreflightInput {
+            spec,
+            gpus: &report(),
+            cwd: self.dir.path(),
+            path: Some(&path),
+        })
+    }
+}
+
+fn spec(gpus: &str, command: &[&str]) -> RunSpec {
+    RunSpec {
+        gpus: gpus.parse().unwrap(),
+        command: command.iter().map(|s| s.to_string()).collect(),
+        ..RunSpec::default()
+    }
+}
+
+#[test]
+fn indices_and_uuids_resolve_in_the_order_given() {
+    let s = Scratch::new();
+    let checked = s.check(&spec("2,1", &["tool"])).unwrap();
+    let indices: Vec<u32> = checked.gpus.iter().map(|g| g.index).collect();
+    assert_eq!(indices, [2, 1]);
+    assert_eq!(checked.gpus[0].uuid, gpu(2).info.uuid);
+    assert!(checked.warnings.is_empty(), "{:?}", checked.warnings);
+    assert_eq!(checked.workdir, s.dir.path());
+
+    let by_uuid = s
+        .check(&spec(&gpu(1).info.uuid.to_lowercase(), &["tool"]))
+        .unwrap();
+    assert_eq!(by_uuid.gpus[0].index, 1);
+}
+
+#[test]
+fn a_missing_gpu_names_the_gpus_there_are() {
+    let s = Scratch::new();
+    let err = s.check(&spec("1,7", &["tool"])).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("there is no GPU 7: this machine has GPUs 0 (NVIDIA H100"),
+        "{text}"
+    );
+    assert!(text.contains(&gpu(3).info.uuid), "{text}");
+    let err = s.check(&spec("GPU-nope", &["tool"])).unwrap_err();
+    assert!(
+        err.to_string().starts_with("there is no GPU GPU-nope"),
+        "{err}"
+    );
+}
+
+#[test]
+fn busy_gpus_are_warnings_naming_their_processes() {
+    let s = Scratch::new();
+    let checked = s.check(&spec("0,3", &["tool"])).unwrap();
+    assert_eq!(checked.warnings.len(), 2, "{:?}", checked.warnings);
+    assert!(
+        checked.warnings[0].contains("GPU 0 is in use by python train.py (pid 4242, alice)"),
+        "{:?}",
+        checked.warnings
+    );
+    assert!(
+        checked.warnings[1].contains("GPU 3"),
+        "{:?}",
+        checked.warnings
+    );
+}
+
+#[test]
+fn a_count_picks_free_gpus_or_says_which_are_busy() {
+    let s = Scratch::new();
+    let checked = s.check(&spec("count:2", &["tool"])).unwrap();
+    let indices: Vec<u32> = checked.gpus.iter().map(|g| g.index).collect();
+    assert_eq!(indices, [1, 2]);
+    let err = s.check(&spec("count:3", &["tool"])).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("3 free GPUs wanted, but only 2 of 4 are free"),
+        "{text}"
+    );
+    assert!(text.contains("GPU 0 (in use by python train.py"), "{text}");
+}
+
+#[test]
+fn a_missing_or_unusable_command_is_refused() {
+    let s = Scratch::new();
+    let err = s.check(&spec("1", &["no-such-tool"])).unwrap_err();
+    assert!(matches!(err, RunError::CommandNotFound { .. }), "{err}");
+    assert!(err.to_string().contains("on no directory of PATH"), "{err}");
+    let err = s.check(&spec("1", &["./notes.txt"])).unwrap_err();
+    assert!(err.to_string().contains("is not executable"), "{err}");
+    assert!(s.check(&spec("1", &["./tool"])).is_ok());
+    let mut torch = spec("1", &["train.py"]);
+    torch.launcher = Launcher::Torchrun;
+    let err = s.check(&torch).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("the command `torchrun` was not found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_workdir_no_command_and_images_are_refused() {
+    let s = Scratch::new();
+    let mut missing = spec("1", &["tool"]);
+    missing.workdir = Some("nowhere".into());
+    assert!(matches!(
+        s.check(&missing),
+        Err(RunError::BadWorkdir { .. })
+    ));
+    assert!(matches!(s.check(&spec("1", &[])), Err(RunError::NoCommand)));
+    let mut image = spec("1", &["tool"]);
+    image.image = Some("nvcr.io/nvidia/pytorch:24.05-py3".into());
+    let err = s.check(&image).unwrap_err();
+    assert!(err.to_string().contains("not supported yet"), "{err}");
+}
+
+#[test]
+fn unreadable_gpus_are_refused_with_the_reason() {
+    let s = Scratch::new();
+    let failed = crate::gpu::report::failed("h".into(), &crate::gpu::GpuError::DriverNotLoaded);
+    let path = OsString::from(s.dir.path());
+    let err = preflight(&PreflightInput {
+        spec: &spec("0", &["tool"]),
+        gpus: &failed,
+        cwd: s.dir.path(),
+        path: Some(&path),
+    })
+    .unwrap_err();
+    assert!(matches!(err, RunError::GpusUnreadable { .. }), "{err}");
+    assert!(err.fix().contains("gpudeck doctor"));
+}

@@ -1,0 +1,177 @@
+//! Processes as the run store sees them: identity by pid plus start time (so a reused pid is not
+//! mistaken for ours), process groups, and exit statuses as shells number them.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+
+use serde::{Deserialize, Serialize};
+
+/// A process as recorded in `run.json`: its pid and its start time in clock ticks after boot
+/// (field 22 of `/proc/PID/stat`), which together name one process for the life of the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessRef {
+    pub pid: u32,
+    pub start_ticks: u64,
+}
+
+/// What `/proc/PID/stat` says about a live process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    /// R, S, D, Z (exited, not yet reaped), X (dead), ...
+    pub state: char,
+    pub pgid: u32,
+    pub session: u32,
+    pub start_ticks: u64,
+}
+
+impl ProcStat {
+    /// The process's stat, or `None` when there is no such process.
+    pub fn read(pid: u32) -> Option<ProcStat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        ProcStat::parse(&text)
+    }
+
+    /// Parses a stat line; the command name is in parentheses and may hold spaces or `)`.
+    pub fn parse(text: &str) -> Option<ProcStat> {
+        let after_name = &text[text.rfind(')')? + 1..];
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        // Fields after the name start at field 3 (state); starttime is field 22.
+        let field = |n: usize| fields.get(n - 3).copied();
+        Some(ProcStat {
+            state: field(3)?.chars().next()?,
+            pgid: field(5)?.parse().ok()?,
+            session: field(6)?.parse().ok()?,
+            start_ticks: field(22)?.parse().ok()?,
+        })
+    }
+
+    /// Running or sleeping, not a zombie waiting to be reaped.
+    pub fn is_alive(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+impl ProcessRef {
+    /// This process.
+    pub fn current() -> Option<ProcessRef> {
+        Self::of(std::process::id())
+    }
+
+    /// The live process with this pid, as it is now.
+    pub fn of(pid: u32) -> Option<ProcessRef> {
+        let stat = ProcStat::read(pid)?;
+        Some(ProcessRef {
+            pid,
+            start_ticks: stat.start_ticks,
+        })
+    }
+
+    /// Whether this very process still runs (not a zombie, not a newer process with its pid).
+    pub fn is_alive(&self) -> bool {
+        ProcStat::read(self.pid).is_some_and(|s| s.is_alive() && s.start_ticks == self.start_ticks)
+    }
+}
+
+/// The exit code as a shell reports it: the code, or 128 + the signal that ended the process.
+pub fn exit_code_of(status: ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 255,
+    }
+}
+
+/// Whether any process is still in the group (zombies count until their parent reaps them).
+pub(crate) fn group_exists(pgid: u32) -> bool {
+    let Ok(pgid) = i32::try_from(pgid) else {
+        return false;
+    };
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission; -pgid names a group.
+    let rc = unsafe { libc::kill(-pgid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Sends `signal` to every process in the group; `false` when the group is gone.
+pub(crate) fn signal_group(pgid: u32, signal: i32) -> bool {
+    let Ok(pgid) = i32::try_from(pgid) else {
+        return false;
+    };
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: kill(2) has no memory preconditions; a pgid above 1 never names init or everyone.
+    unsafe { libc::kill(-pgid, signal) == 0 }
+}
+
+/// Whether the group still holds processes other than zombies (a group of only zombies has
+/// nothing left to stop; their parent reaps them). Scans /proc, so call it at a modest rate.
+pub(crate) fn group_has_live_members(pgid: u32) -> bool {
+    if !group_exists(pgid) {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(ProcStat::read)
+        .any(|s| s.pgid == pgid && s.is_alive())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_lines_with_awkward_names() {
+        let line = "4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100";
+        let stat = ProcStat::parse(line).unwrap();
+        assert_eq!(stat.state, 'S');
+        assert_eq!((stat.pgid, stat.session), (4242, 4242));
+        assert_eq!(stat.start_ticks, 987_654);
+        assert!(stat.is_alive());
+        let zombie = line.replace(") S ", ") Z ");
+        assert!(!ProcStat::parse(&zombie).unwrap().is_alive());
+        assert_eq!(ProcStat::parse("garbage"), None);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_wrong_start_time_is_not_it() {
+        let me = ProcessRef::current().unwrap();
+        assert!(me.is_alive());
+        let impostor = ProcessRef {
+            start_ticks: me.start_ticks + 1,
+            ..me
+        };
+        assert!(!impostor.is_alive());
+    }
+
+    #[test]
+    fn a_reaped_child_is_dead() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let seen = ProcessRef::of(child.id());
+        child.wait().unwrap();
+        if let Some(seen) = seen {
+            assert!(!seen.is_alive());
+        }
+    }
+
+    #[test]
+    fn exit_codes_map_signals_like_a_shell() {
+        let code = |script: &str| {
+            let status = std::process::Command::new("sh")
+                .args(["-c", script])
+                .status()
+                .unwrap();
+            exit_code_of(status)
+        };
+        assert_eq!(code("exit 0"), 0);
+        assert_eq!(code("exit 3"), 3);
+        assert_eq!(code("kill -TERM $$"), 143);
+        assert_eq!(code("kill -KILL $$"), 137);
+    }
+}

@@ -1,0 +1,148 @@
+//! `run.json`: what a run resolved to and how it went, and the state a reader derives from it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::procs::ProcessRef;
+use super::spec::Launcher;
+
+/// The JSON schema id of `run.json`; bump it when a field changes meaning or disappears.
+pub const RUN_SCHEMA: &str = "gpudeck.run/v1";
+
+/// A run still `starting` with no supervisor this long after it was created never will start.
+const STALE_START_MS: u64 = 120_000;
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Recorded by `gpudeck run`; the supervisor has not started the ranks yet.
+    Starting,
+    Running,
+    Succeeded,
+    Failed,
+    Stopped,
+    /// The supervisor died without recording an end (never written, only derived by readers).
+    Lost,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Starting => "starting",
+            RunState::Running => "running",
+            RunState::Succeeded => "succeeded",
+            RunState::Failed => "failed",
+            RunState::Stopped => "stopped",
+            RunState::Lost => "lost",
+        }
+    }
+
+    /// Whether the run has ended for good (a lost run may still have live ranks).
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            RunState::Succeeded | RunState::Failed | RunState::Stopped
+        )
+    }
+}
+
+impl fmt::Display for RunState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One GPU a run was given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunGpu {
+    pub index: u32,
+    pub uuid: String,
+    pub name: String,
+}
+
+/// One process the supervisor starts, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankRecord {
+    pub rank: usize,
+    pub argv: Vec<String>,
+    /// The variables gpudeck and the spec set for it (on top of the launching environment).
+    pub env: BTreeMap<String, String>,
+    /// The GPUs (indices) this rank sees.
+    pub gpus: Vec<u32>,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+}
+
+/// Everything `run.json` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub schema: String,
+    pub id: String,
+    pub name: String,
+    pub launcher: Launcher,
+    #[serde(default)]
+    pub image: Option<String>,
+    pub workdir: PathBuf,
+    pub host: String,
+    #[serde(default)]
+    pub driver_version: Option<String>,
+    pub gpus: Vec<RunGpu>,
+    pub ranks: Vec<RankRecord>,
+    pub state: RunState,
+    pub created_ms: u64,
+    #[serde(default)]
+    pub started_ms: Option<u64>,
+    #[serde(default)]
+    pub ended_ms: Option<u64>,
+    #[serde(default)]
+    pub supervisor: Option<ProcessRef>,
+    /// The ranks' process group (rank 0's pid) and its leader's identity.
+    #[serde(default)]
+    pub process_group: Option<ProcessRef>,
+    /// 0 when every rank succeeded, the first failed rank's code, or a stopped run's.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub first_failed_rank: Option<usize>,
+    /// Why the supervisor could not start or finish the run, in words.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl RunRecord {
+    /// The state as a reader should show it: a running run whose supervisor is gone (dead, a
+    /// zombie, or its pid now someone else's) is `lost`.
+    pub fn effective_state(&self) -> RunState {
+        match self.state {
+            RunState::Running | RunState::Starting => match &self.supervisor {
+                Some(sup) if sup.is_alive() => self.state,
+                Some(_) => RunState::Lost,
+                // Not yet picked up: `gpudeck run` waits for this with a deadline and records a
+                // failure itself when it passes; long past it, `gpudeck run` itself was killed.
+                None if super::clock::now_ms().saturating_sub(self.created_ms) > STALE_START_MS => {
+                    RunState::Lost
+                }
+                None => self.state,
+            },
+            state => state,
+        }
+    }
+
+    /// GPU indices as "1,2".
+    pub fn gpu_indices(&self) -> String {
+        let list: Vec<String> = self.gpus.iter().map(|g| g.index.to_string()).collect();
+        list.join(",")
+    }
+
+    /// How long it ran (so far, for a live run), given the time now.
+    pub fn duration_ms(&self, now_ms: u64) -> Option<u64> {
+        let start = self.started_ms?;
+        Some(self.ended_ms.unwrap_or(now_ms).saturating_sub(start))
+    }
+}

@@ -1,0 +1,127 @@
+use super::*;
+
+const GOOD: &str = r#"
+name = "resnet"
+command = ["python", "train.py", "--epochs", "3"]
+gpus = "0,1"
+launcher = "per-gpu"
+workdir = "project"
+
+[env]
+NCCL_DEBUG = "INFO"
+"#;
+
+#[test]
+fn a_full_spec_parses() {
+    let spec = RunSpec::parse("run.toml", GOOD).unwrap();
+    assert_eq!(spec.name.as_deref(), Some("resnet"));
+    assert_eq!(spec.command, ["python", "train.py", "--epochs", "3"]);
+    assert_eq!(spec.gpus, GpuSelection::Indices(vec![0, 1]));
+    assert_eq!(spec.launcher, Launcher::PerGpu);
+    assert_eq!(spec.workdir.as_deref(), Some(Path::new("project")));
+    assert_eq!(spec.env.get("NCCL_DEBUG").map(String::as_str), Some("INFO"));
+    assert_eq!(spec.image, None);
+}
+
+#[test]
+fn defaults_are_one_free_gpu_and_a_single_process() {
+    let spec = RunSpec::parse("run.toml", "command = [\"true\"]\n").unwrap();
+    assert_eq!(spec.gpus, GpuSelection::Count(1));
+    assert_eq!(spec.launcher, Launcher::Single);
+    assert_eq!(spec.effective_name(), "true");
+}
+
+#[test]
+fn an_unknown_field_is_located() {
+    let text = "command = [\"true\"]\ngpu = \"0\"\n";
+    let err = RunSpec::parse("run.toml", text).unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        shown.starts_with("run.toml:2:1: unknown field `gpu`"),
+        "{shown}"
+    );
+    assert!(matches!(err, RunError::BadSpec { .. }));
+}
+
+#[test]
+fn a_bad_gpu_list_is_located_and_explained() {
+    let text = "command = [\"true\"]\ngpus = \"0,x\"\n";
+    let shown = RunSpec::parse("run.toml", text).unwrap_err().to_string();
+    assert!(shown.starts_with("run.toml:2:8:"), "{shown}");
+    assert!(
+        shown.contains("`x` is neither a GPU index nor a GPU UUID"),
+        "{shown}"
+    );
+    let launcher = "command = [\"true\"]\nlauncher = \"mpirun\"\n";
+    let shown = RunSpec::parse("run.toml", launcher)
+        .unwrap_err()
+        .to_string();
+    assert!(shown.starts_with("run.toml:2:12:"), "{shown}");
+    assert!(shown.contains("per-gpu"), "{shown}");
+}
+
+#[test]
+fn gpu_selections_parse() {
+    let parse = |t: &str| t.parse::<GpuSelection>();
+    assert_eq!(parse("all").unwrap(), GpuSelection::All);
+    assert_eq!(parse("count:2").unwrap(), GpuSelection::Count(2));
+    assert_eq!(parse("3, 1,3").unwrap(), GpuSelection::Indices(vec![3, 1]));
+    assert_eq!(
+        parse("GPU-aaa,gpu-bbb").unwrap(),
+        GpuSelection::Uuids(vec!["GPU-aaa".into(), "gpu-bbb".into()])
+    );
+    for bad in ["", "count:0", "count:x", "0,GPU-a", "-1", "none"] {
+        assert!(parse(bad).is_err(), "{bad:?} should be refused");
+    }
+    assert_eq!(parse("count:2").unwrap().to_string(), "count:2");
+}
+
+#[test]
+fn flags_override_the_file_and_env_adds() {
+    let spec = RunSpec::parse("run.toml", GOOD)
+        .unwrap()
+        .apply(SpecOverrides {
+            gpus: Some(GpuSelection::All),
+            env: vec![("SEED".into(), "1".into())],
+            command: vec!["./other".into()],
+            ..SpecOverrides::default()
+        });
+    assert_eq!(spec.gpus, GpuSelection::All);
+    assert_eq!(spec.launcher, Launcher::PerGpu);
+    assert_eq!(spec.command, ["./other"]);
+    assert_eq!(spec.env.len(), 2);
+    assert_eq!(spec.effective_name(), "resnet");
+}
+
+#[test]
+fn the_stored_spec_reads_back_the_same() {
+    let spec = RunSpec::parse("run.toml", GOOD).unwrap();
+    let again = RunSpec::parse("spec.toml", &spec.to_toml()).unwrap();
+    assert_eq!(again, spec);
+}
+
+#[test]
+fn a_workdir_in_a_file_is_relative_to_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.toml");
+    std::fs::write(&path, GOOD).unwrap();
+    let spec = RunSpec::load(&path).unwrap();
+    assert_eq!(spec.workdir, Some(dir.path().join("project")));
+    let missing = RunSpec::load(&dir.path().join("nope.toml")).unwrap_err();
+    assert!(
+        missing.to_string().contains("cannot read the file"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn env_assignments_parse() {
+    assert_eq!(parse_env("A_1=x=y").unwrap(), ("A_1".into(), "x=y".into()));
+    assert_eq!(
+        parse_env("EMPTY=").unwrap(),
+        ("EMPTY".into(), String::new())
+    );
+    for bad in ["NOEQUALS", "=x", "1A=x", "A-B=x"] {
+        assert!(parse_env(bad).is_err(), "{bad}");
+    }
+}

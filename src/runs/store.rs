@@ -1,0 +1,282 @@
+//! The run store: one private directory per run under `<data dir>/runs/`, with `spec.toml`,
+//! `run.json` (replaced atomically) and per-rank logs; listing and finding runs needs no process.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use super::clock;
+use super::error::RunError;
+use super::record::{RunRecord, RunState};
+
+/// The file holding a run's record.
+pub const RECORD_FILE: &str = "run.json";
+/// The spec the run was started from.
+pub const SPEC_FILE: &str = "spec.toml";
+/// The supervisor's own stdout and stderr.
+pub const SUPERVISOR_LOG: &str = "supervisor.log";
+/// Present once a stop was asked for, so the supervisor records `stopped` rather than `failed`.
+pub const STOP_MARKER: &str = "stop-requested";
+
+/// Which of a rank's outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogStream {
+    Stdout,
+    Stderr,
+}
+
+impl LogStream {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogStream::Stdout => "stdout",
+            LogStream::Stderr => "stderr",
+        }
+    }
+}
+
+/// Every run's directory lives here.
+#[derive(Debug, Clone)]
+pub struct RunStore {
+    root: PathBuf,
+}
+
+/// One run as read from disk.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub dir: PathBuf,
+    pub record: RunRecord,
+}
+
+impl Run {
+    /// Reads the run in `dir`.
+    pub fn open(dir: &Path) -> Result<Run, RunError> {
+        let path = dir.join(RECORD_FILE);
+        let text = fs::read_to_string(&path).map_err(|e| RunError::store(&path, e))?;
+        let record = serde_json::from_str(&text).map_err(|e| RunError::store(&path, e))?;
+        Ok(Run {
+            dir: dir.to_path_buf(),
+            record,
+        })
+    }
+
+    /// Reads the record again (it changes while the run lives).
+    pub fn reload(&self) -> Result<Run, RunError> {
+        Run::open(&self.dir)
+    }
+
+    pub fn id(&self) -> &str {
+        &self.record.id
+    }
+
+    pub fn state(&self) -> RunState {
+        self.record.effective_state()
+    }
+
+    /// `rank-N.stdout.log` or `rank-N.stderr.log`.
+    pub fn log_path(&self, rank: usize, stream: LogStream) -> PathBuf {
+        log_path(&self.dir, rank, stream)
+    }
+
+    /// Replaces `run.json`: written to a temporary file, synced, renamed over the old one and the
+    /// directory synced, so a reader sees the old record or the new one, never half of one.
+    pub fn write_record(&self, record: &RunRecord) -> Result<(), RunError> {
+        let text = serde_json::to_vec_pretty(record)
+            .map_err(|e| RunError::store(&self.dir.join(RECORD_FILE), e))?;
+        write_atomic(&self.dir, RECORD_FILE, &text)
+    }
+
+    /// Whether a stop was asked for.
+    pub fn stop_requested(&self) -> bool {
+        self.dir.join(STOP_MARKER).exists()
+    }
+
+    /// Records that a stop was asked for (before any signal is sent).
+    pub fn request_stop(&self) -> Result<(), RunError> {
+        write_atomic(&self.dir, STOP_MARKER, b"")
+    }
+}
+
+pub(crate) fn log_path(dir: &Path, rank: usize, stream: LogStream) -> PathBuf {
+    dir.join(format!("rank-{rank}.{}.log", stream.as_str()))
+}
+
+impl RunStore {
+    /// The store under a data directory (`Dirs::data`).
+    pub fn new(data_dir: &Path) -> RunStore {
+        // Absolute, because the supervisor is handed this path and runs in another directory.
+        let root = data_dir.join("runs");
+        RunStore {
+            root: std::path::absolute(&root).unwrap_or(root),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A fresh private directory for a run named `name`, holding `spec_text`; its id.
+    pub fn create(
+        &self,
+        name: &str,
+        spec_text: &str,
+        now_ms: u64,
+    ) -> Result<(String, PathBuf), RunError> {
+        private_dir_all(&self.root)?;
+        // A clash (same second, same name, same 16 random bits) just draws again.
+        for _ in 0..16 {
+            let id = format!(
+                "{}-{}-{:04x}",
+                clock::compact_utc(now_ms),
+                slug(name),
+                random_u16()
+            );
+            let dir = self.root.join(&id);
+            match DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => {
+                    write_atomic(&dir, SPEC_FILE, spec_text.as_bytes())?;
+                    return Ok((id, dir));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(RunError::store(&dir, e)),
+            }
+        }
+        Err(RunError::store(&self.root, "no free run id after 16 tries"))
+    }
+
+    /// Every readable run, oldest first, and a warning for each directory that could not be read.
+    pub fn list(&self) -> (Vec<Run>, Vec<String>) {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+            Err(e) => return (Vec::new(), vec![format!("{}: {e}", self.root.display())]),
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        let (mut runs, mut warnings) = (Vec::new(), Vec::new());
+        for dir in dirs {
+            match Run::open(&dir) {
+                Ok(run) => runs.push(run),
+                Err(e) => warnings.push(e.to_string()),
+            }
+        }
+        (runs, warnings)
+    }
+
+    /// The run a user means: its id, a unique prefix of one, or the newest run of that name.
+    pub fn find(&self, query: &str) -> Result<Run, RunError> {
+        let (runs, _) = self.list();
+        if let Some(run) = runs.iter().find(|r| r.id() == query) {
+            return Ok(run.clone());
+        }
+        let prefixed: Vec<&Run> = runs.iter().filter(|r| r.id().starts_with(query)).collect();
+        match prefixed.as_slice() {
+            [one] => return Ok((*one).clone()),
+            [] => {}
+            many => {
+                let ids: Vec<&str> = many.iter().map(|r| r.id()).collect();
+                return Err(RunError::AmbiguousRun {
+                    query: query.to_string(),
+                    matches: ids.join(", "),
+                });
+            }
+        }
+        if let Some(run) = runs.iter().rev().find(|r| r.record.name == query) {
+            return Ok(run.clone());
+        }
+        Err(RunError::UnknownRun {
+            query: query.to_string(),
+            recent: runs
+                .iter()
+                .rev()
+                .take(5)
+                .map(|r| r.id().to_string())
+                .collect(),
+        })
+    }
+}
+
+/// A name as it may appear in an id and a path: letters, digits, `.`, `_` and `-`, at most 32.
+fn slug(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(32)
+        .collect();
+    let trimmed = cleaned.trim_matches(|c| c == '-' || c == '.');
+    if trimmed.is_empty() {
+        "run".into()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+fn random_u16() -> u16 {
+    let mut bytes = [0u8; 2];
+    let read =
+        File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    if read.is_ok() {
+        return u16::from_le_bytes(bytes);
+    }
+    // Without /dev/urandom the clock's nanoseconds and the pid still differ between two runs.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    (nanos ^ std::process::id().rotate_left(16)) as u16
+}
+
+/// Creates `dir` and missing parents; the store's own directories are private (0700).
+fn private_dir_all(dir: &Path) -> Result<(), RunError> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| RunError::store(dir, e))
+}
+
+/// Writes `dir/name` so that it is complete or absent: a private temporary file, fsync, rename,
+/// then fsync of the directory so the rename itself survives a crash.
+pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), RunError> {
+    let target = dir.join(name);
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp, &target)?;
+        File::open(dir)?.sync_all()
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        RunError::store(&target, e)
+    })
+}
+
+/// Opens a log file for appending, private (0600), created if missing.
+pub(crate) fn open_log(path: &Path) -> Result<File, RunError> {
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| RunError::store(path, e))
+}
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

@@ -1,0 +1,262 @@
+//! The supervisor: a detached process (`gpudeck __supervise DIR`) that starts a run's ranks in one
+//! process group, records each exit, stops the rest when one fails or when it is told to stop,
+//! and writes the run's end to `run.json` whether or not anyone is watching.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitCode, Stdio};
+
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+
+use super::clock;
+use super::procs::{exit_code_of, ProcessRef};
+use super::record::{RankRecord, RunRecord, RunState};
+use super::stop::{escalate, DEFAULT_GRACE};
+use super::store::{log_path, open_log, LogStream, Run};
+
+/// Exit code of a rank that could not be started: 127 when the program is missing, as shells do.
+const EXIT_NOT_FOUND: i32 = 127;
+/// ... and 126 when it exists but cannot be executed.
+const EXIT_CANNOT_EXECUTE: i32 = 126;
+
+/// Runs the supervisor for the run in `dir` to the run's end. Its stdout and stderr are the
+/// run's `supervisor.log`.
+pub fn supervise(dir: &Path) -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let result = match runtime {
+        Ok(rt) => rt.block_on(supervise_run(dir)),
+        Err(e) => Err(format!("could not start the async runtime: {e}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gpudeck supervisor: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What the supervisor tracks while the ranks run.
+struct Watch {
+    record: RunRecord,
+    running: usize,
+    stopping: bool,
+    stopper: Option<std::thread::JoinHandle<Result<&'static str, String>>>,
+}
+
+async fn supervise_run(dir: &Path) -> Result<(), String> {
+    let run = Run::open(dir).map_err(|e| e.to_string())?;
+    if run.record.state != RunState::Starting {
+        return Err(format!(
+            "{} is {}, not waiting to start",
+            run.id(),
+            run.record.state
+        ));
+    }
+    // Handlers first: a stop that arrives while the ranks start must not kill the supervisor
+    // (and installing them means ranks start with the default action even if gpudeck was
+    // started with SIGINT ignored, as `cmd &` in a script does).
+    let mut sigterm = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut sigint = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let mut sighup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+    let mut record = run.record.clone();
+    record.supervisor = ProcessRef::current();
+    let children = match spawn_ranks(&run, &mut record) {
+        Ok(children) => children,
+        Err(e) => return finish_unstarted(&run, record, e),
+    };
+    record.state = RunState::Running;
+    record.started_ms = Some(clock::now_ms());
+    run.write_record(&record).map_err(|e| e.to_string())?;
+    eprintln!(
+        "gpudeck supervisor: started {} rank(s) of {}",
+        children.len(),
+        record.id
+    );
+    let (tx, mut exits) = mpsc::unbounded_channel();
+    for (rank, mut child) in children.into_iter().enumerate() {
+        let tx = tx.clone();
+        // A blocking wait per rank: it reaps the rank the moment it exits.
+        std::thread::spawn(move || {
+            let code = child.wait().map_or(255, exit_code_of);
+            let _ = tx.send((rank, code));
+        });
+    }
+    let mut watch = Watch {
+        running: record.ranks.len(),
+        record,
+        stopping: false,
+        stopper: None,
+    };
+    if run.stop_requested() {
+        watch.begin_stop("a stop was requested while the ranks started");
+    }
+    while watch.running > 0 {
+        tokio::select! {
+            Some((rank, code)) = exits.recv() => watch.rank_exited(&run, rank, code),
+            _ = sigterm.recv() => watch.begin_stop("the supervisor got SIGTERM"),
+            _ = sigint.recv() => watch.begin_stop("the supervisor got SIGINT"),
+            // Its own session has no terminal to lose; a stray SIGHUP must not end the run.
+            _ = sighup.recv() => {}
+        }
+    }
+    watch.finish(&run)
+}
+
+impl Watch {
+    fn rank_exited(&mut self, run: &Run, rank: usize, code: i32) {
+        self.running -= 1;
+        eprintln!("gpudeck supervisor: rank {rank} exited with {code}");
+        if let Some(r) = self.record.ranks.get_mut(rank) {
+            r.exit_code = Some(code);
+        }
+        let stop_asked = self.stopping || run.stop_requested();
+        if code != 0 && !stop_asked && self.record.first_failed_rank.is_none() {
+            self.record.first_failed_rank = Some(rank);
+            if self.running > 0 {
+                self.begin_stop(&format!("rank {rank} failed with exit code {code}"));
+            }
+        }
+        if let Err(e) = run.write_record(&self.record) {
+            eprintln!("gpudeck supervisor: {e}");
+        }
+    }
+
+    /// Starts stopping the group once, on a thread, so exits keep being recorded meanwhile.
+    fn begin_stop(&mut self, why: &str) {
+        if self.stopping {
+            return;
+        }
+        self.stopping = true;
+        eprintln!("gpudeck supervisor: stopping the ranks: {why}");
+        if let Some(group) = self.record.process_group {
+            self.stopper = Some(std::thread::spawn(move || {
+                escalate(group.pid, DEFAULT_GRACE)
+            }));
+        }
+    }
+
+    /// Writes the end: which state, which exit code, when.
+    fn finish(mut self, run: &Run) -> Result<(), String> {
+        if let Some(stopper) = self.stopper.take() {
+            match stopper.join() {
+                Ok(Ok(signal)) => eprintln!("gpudeck supervisor: ranks gone after {signal}"),
+                Ok(Err(e)) => self.record.error = Some(e),
+                Err(_) => self.record.error = Some("the stopping thread panicked".into()),
+            }
+        }
+        let record = &mut self.record;
+        let codes: Vec<i32> = record
+            .ranks
+            .iter()
+            .map(|r| r.exit_code.unwrap_or(255))
+            .collect();
+        let first_nonzero = codes.iter().copied().find(|c| *c != 0);
+        let (state, code) = match record.first_failed_rank {
+            Some(rank) => (RunState::Failed, codes.get(rank).copied()),
+            None if self.stopping || run.stop_requested() => {
+                (RunState::Stopped, Some(first_nonzero.unwrap_or(0)))
+            }
+            None => (RunState::Succeeded, Some(0)),
+        };
+        record.state = state;
+        record.exit_code = code;
+        record.ended_ms = Some(clock::now_ms());
+        eprintln!(
+            "gpudeck supervisor: {} {state}, exit code {}",
+            record.id,
+            code.map_or_else(|| "unknown".into(), |c| c.to_string())
+        );
+        run.write_record(record).map_err(|e| e.to_string())
+    }
+}
+
+/// Starts every rank in one new process group led by rank 0, its output going straight to its
+/// log files: the ranks write to the files themselves, so no line waits in gpudeck's memory and
+/// none is lost if the supervisor dies (a pipe would also hand the ranks SIGPIPE then).
+fn spawn_ranks(run: &Run, record: &mut RunRecord) -> Result<Vec<Child>, (usize, std::io::Error)> {
+    let mut children: Vec<Child> = Vec::new();
+    let mut group: Option<u32> = None;
+    for rank in 0..record.ranks.len() {
+        let spawned =
+            rank_command(run, &record.ranks[rank], record, group).and_then(|mut cmd| cmd.spawn());
+        match spawned {
+            Ok(child) => {
+                let pid = child.id();
+                record.ranks[rank].pid = Some(pid);
+                if group.is_none() {
+                    group = Some(pid);
+                    // Rank 0 leads the group; not yet reaped, so its stat is readable even if
+                    // it has already exited.
+                    record.process_group = ProcessRef::of(pid).or(Some(ProcessRef {
+                        pid,
+                        start_ticks: 0,
+                    }));
+                }
+                children.push(child);
+            }
+            Err(e) => {
+                if let Some(pgid) = group {
+                    let _ = escalate(pgid, std::time::Duration::ZERO);
+                }
+                for mut child in children {
+                    let _ = child.wait();
+                }
+                return Err((rank, e));
+            }
+        }
+    }
+    Ok(children)
+}
+
+fn rank_command(
+    run: &Run,
+    rank: &RankRecord,
+    record: &RunRecord,
+    group: Option<u32>,
+) -> std::io::Result<Command> {
+    let log =
+        |stream| open_log(&log_path(&run.dir, rank.rank, stream)).map_err(std::io::Error::other);
+    let program = rank
+        .argv
+        .first()
+        .ok_or_else(|| std::io::Error::other("empty argv"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(&rank.argv[1..])
+        .envs(&rank.env)
+        .current_dir(&record.workdir)
+        .stdin(Stdio::null())
+        .stdout(log(LogStream::Stdout)?)
+        .stderr(log(LogStream::Stderr)?)
+        .process_group(group.map_or(0, |g| g as i32));
+    Ok(cmd)
+}
+
+/// A rank could not be started: the run failed before it ran, with the shell's code for why.
+fn finish_unstarted(
+    run: &Run,
+    mut record: RunRecord,
+    (rank, e): (usize, std::io::Error),
+) -> Result<(), String> {
+    let code = match e.kind() {
+        std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
+        _ => EXIT_CANNOT_EXECUTE,
+    };
+    let program = record.ranks[rank].argv.first().cloned().unwrap_or_default();
+    record.ranks[rank].exit_code = Some(code);
+    record.first_failed_rank = Some(rank);
+    record.state = RunState::Failed;
+    record.exit_code = Some(code);
+    record.error = Some(format!("rank {rank} could not be started: {program}: {e}"));
+    let now = clock::now_ms();
+    record.started_ms = Some(now);
+    record.ended_ms = Some(now);
+    eprintln!(
+        "gpudeck supervisor: {}",
+        record.error.as_deref().unwrap_or_default()
+    );
+    run.write_record(&record).map_err(|e| e.to_string())
+}

@@ -1,0 +1,320 @@
+//! `gpudeck run/runs/logs` end to end on four simulated GPUs: each launcher's processes and
+//! environment, exit codes, a failing rank, no log line lost, private files, spec files, and the
+//! refusals. The life of a run (stop, detachment, lost supervisor, follow) is in runs_lifecycle.rs.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::Value;
+
+use support::runs::{
+    gpudeck, group_alive, listed, log, output, run_dir, start, start_with, wait_state,
+};
+use support::{stderr, stdout, Dirs};
+
+/// Prints what a rank was given, one `KEY=value` per line.
+const SHOW_ENV: &str = "for v in RANK LOCAL_RANK WORLD_SIZE CUDA_VISIBLE_DEVICES MASTER_ADDR \
+                        MASTER_PORT TF_CONFIG; do eval \"echo $v=\\${$v-unset}\"; done";
+
+/// Prints a line every 0.1 s until stopped.
+const FOREVER: &str = "while true; do echo tick; sleep 0.1; done";
+
+fn uuids(dirs: &Dirs) -> Vec<String> {
+    let out = output(dirs, &["gpus", "--json"]);
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("gpus --json");
+    doc["gpus"]
+        .as_array()
+        .expect("gpus[]")
+        .iter()
+        .map(|g| g["uuid"].as_str().expect("uuid").to_string())
+        .collect()
+}
+
+/// `KEY=value` lines of a log as pairs.
+fn env_of(text: &str) -> std::collections::HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn per_gpu_ranks_each_get_their_gpu_and_their_place() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start(
+        &dirs,
+        &[
+            "--gpus",
+            "1,2",
+            "--launcher",
+            "per-gpu",
+            "--",
+            "sh",
+            "-c",
+            SHOW_ENV,
+        ],
+    );
+    let rec = wait_state(&dirs, &id, "succeeded");
+    assert_eq!(rec["exit_code"], 0);
+    let uuids = uuids(&dirs);
+    let ranks: Vec<_> = (0..2)
+        .map(|r| env_of(&log(&dirs, &id, r, "stdout")))
+        .collect();
+    for (rank, env) in ranks.iter().enumerate() {
+        assert_eq!(env["RANK"], rank.to_string(), "{env:?}");
+        assert_eq!(env["LOCAL_RANK"], rank.to_string());
+        assert_eq!(env["WORLD_SIZE"], "2");
+        assert_eq!(env["MASTER_ADDR"], "127.0.0.1");
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], uuids[rank + 1]);
+        let tf: Value = serde_json::from_str(&env["TF_CONFIG"]).expect("TF_CONFIG is JSON");
+        assert_eq!(tf["task"]["type"], "worker");
+        assert_eq!(tf["task"]["index"], rank);
+        assert_eq!(tf["cluster"]["worker"].as_array().map(Vec::len), Some(2));
+    }
+    assert_eq!(ranks[0]["MASTER_PORT"], ranks[1]["MASTER_PORT"]);
+    assert!(ranks[0]["MASTER_PORT"].parse::<u16>().is_ok_and(|p| p > 0));
+    assert_eq!(rec["gpus"][0]["uuid"], uuids[1].as_str());
+    assert_eq!(rec["ranks"][1]["exit_code"], 0);
+
+    let shown = output(&dirs, &["logs", &id, "--rank", "1"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert_eq!(stdout(&shown), log(&dirs, &id, 1, "stdout"));
+    let table = stdout(&output(&dirs, &["runs"]));
+    let row = table.lines().find(|l| l.starts_with(&id)).expect("listed");
+    assert!(
+        row.contains("succeeded") && row.contains("1,2") && row.contains("per-gpu"),
+        "{row}"
+    );
+}
+
+#[test]
+fn a_failing_rank_fails_the_run_and_stops_the_others() {
+    let dirs = Dirs::new();
+    let script = format!("if [ \"$RANK\" = 1 ]; then exit 3; fi; {FOREVER}");
+    let (id, _guard) = start(
+        &dirs,
+        &[
+            "--name",
+            "breaks",
+            "--gpus",
+            "1,2",
+            "--launcher",
+            "per-gpu",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let rec = wait_state(&dirs, &id, "failed");
+    assert_eq!(rec["exit_code"], 3);
+    assert_eq!(rec["first_failed_rank"], 1);
+    assert_eq!(rec["ranks"][1]["exit_code"], 3);
+    let rank0 = rec["ranks"][0]["exit_code"]
+        .as_i64()
+        .expect("rank 0 recorded");
+    assert!(
+        [130, 143, 137].contains(&rank0),
+        "rank 0 ended with {rank0}"
+    );
+    assert!(!group_alive(
+        rec["process_group"]["pid"].as_i64().expect("pgid")
+    ));
+    assert_eq!(listed(&dirs, &id)["state"], "failed");
+}
+
+#[test]
+fn single_is_one_process_seeing_both_gpus() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start(&dirs, &["--gpus", "1,2", "--", "sh", "-c", SHOW_ENV]);
+    let rec = wait_state(&dirs, &id, "succeeded");
+    let uuids = uuids(&dirs);
+    let env = env_of(&log(&dirs, &id, 0, "stdout"));
+    assert_eq!(
+        env["CUDA_VISIBLE_DEVICES"],
+        format!("{},{}", uuids[1], uuids[2])
+    );
+    assert_eq!(env["RANK"], "unset");
+    assert_eq!(rec["ranks"].as_array().map(Vec::len), Some(1));
+    assert!(!run_dir(&dirs, &id).join("rank-1.stdout.log").exists());
+}
+
+#[test]
+fn torchrun_gets_standalone_and_one_process_per_gpu() {
+    let dirs = Dirs::new();
+    let bin = dirs.root.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake = bin.join("torchrun");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho \"torchrun $*\"\necho \"cvd=$CUDA_VISIBLE_DEVICES\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = gpudeck(
+        &dirs,
+        &[
+            "run",
+            "--gpus",
+            "2,3",
+            "--launcher",
+            "torchrun",
+            "--",
+            "train.py",
+            "--lr",
+            "0.1",
+        ],
+    );
+    cmd.env("PATH", path);
+    let (id, _guard) = start_with(&dirs, cmd);
+    wait_state(&dirs, &id, "succeeded");
+    let text = log(&dirs, &id, 0, "stdout");
+    let uuids = uuids(&dirs);
+    assert!(
+        text.starts_with("torchrun --standalone --nproc-per-node=2 train.py --lr 0.1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("cvd={},{}", uuids[2], uuids[3])),
+        "{text}"
+    );
+
+    let refused = output(
+        &dirs,
+        &["run", "--gpus", "1", "--launcher", "torchrun", "--", "x.py"],
+    );
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("the command `torchrun` was not found"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn no_log_line_is_lost_when_a_rank_exits_right_after_printing() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start(
+        &dirs,
+        &[
+            "--gpus",
+            "1,2",
+            "--launcher",
+            "per-gpu",
+            "--",
+            "seq",
+            "1",
+            "20000",
+        ],
+    );
+    wait_state(&dirs, &id, "succeeded");
+    for rank in 0..2 {
+        let text = log(&dirs, &id, rank, "stdout");
+        let numbers: Vec<u32> = text.lines().map(|l| l.parse().expect("a number")).collect();
+        assert_eq!(numbers.len(), 20_000, "rank {rank}");
+        assert!(
+            numbers.iter().zip(1..).all(|(n, want)| *n == want),
+            "rank {rank} out of order"
+        );
+    }
+}
+
+#[test]
+fn run_files_are_private() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "true"]);
+    wait_state(&dirs, &id, "succeeded");
+    let dir = run_dir(&dirs, &id);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(dir.parent().unwrap()), 0o700);
+    assert_eq!(mode(&dir), 0o700);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    for name in [
+        "spec.toml",
+        "run.json",
+        "supervisor.log",
+        "rank-0.stdout.log",
+        "rank-0.stderr.log",
+    ] {
+        assert!(dir.join(name).exists(), "{name} missing");
+    }
+}
+
+#[test]
+fn a_spec_file_is_used_and_flags_override_it() {
+    let dirs = Dirs::new();
+    let spec = dirs.root.path().join("run.toml");
+    std::fs::write(
+        &spec,
+        "name = \"fromfile\"\ncommand = [\"sh\", \"-c\", \"echo $GREETING\"]\ngpus = \"0\"\n[env]\nGREETING = \"hello\"\n",
+    )
+    .unwrap();
+    let spec_arg = spec.to_str().unwrap();
+    let (id, _guard) = start(&dirs, &[spec_arg, "--gpus", "3"]);
+    let rec = wait_state(&dirs, &id, "succeeded");
+    assert!(id.contains("-fromfile-"), "{id}");
+    assert_eq!(rec["gpus"][0]["index"], 3);
+    assert_eq!(log(&dirs, &id, 0, "stdout"), "hello\n");
+    let stored = std::fs::read_to_string(run_dir(&dirs, &id).join("spec.toml")).unwrap();
+    assert!(stored.contains("gpus = \"3\""), "{stored}");
+
+    std::fs::write(
+        &spec,
+        "command = [\"true\"]\ngpus = \"0\"\nimage_tag = \"x\"\n",
+    )
+    .unwrap();
+    let bad = output(&dirs, &["run", spec_arg]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains(&format!("{spec_arg}:3:1: unknown field `image_tag`")),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn refusals_say_why_and_what_to_do() {
+    let dirs = Dirs::new();
+    let unknown = output(&dirs, &["logs", "nope"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("no run matches `nope`"),
+        "{}",
+        stderr(&unknown)
+    );
+    let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "true"]);
+    let unknown = output(&dirs, &["stop", "nope"]);
+    assert!(stderr(&unknown).contains(&format!("Recent runs (`gpudeck runs` lists all): {id}")));
+
+    let missing = output(&dirs, &["run", "--gpus", "1,9", "--", "true"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("there is no GPU 9: this machine has GPUs 0 ("),
+        "{}",
+        stderr(&missing)
+    );
+    let bad = output(&dirs, &["run", "--gpus", "one", "--", "true"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let nothing = output(&dirs, &["run", "--gpus", "1"]);
+    assert_eq!(nothing.status.code(), Some(2));
+    assert!(stderr(&nothing).contains("the run has no command"));
+    let no_such = output(
+        &dirs,
+        &["run", "--gpus", "1", "--", "definitely-not-a-command"],
+    );
+    assert_eq!(no_such.status.code(), Some(1));
+    assert!(
+        stderr(&no_such).contains("was not found"),
+        "{}",
+        stderr(&no_such)
+    );
+}
