@@ -170,20 +170,42 @@ pub enum MetricsError {
 /// more columns still read. A last line without its newline is the torn write of a crash: dropped.
 pub fn read_csv(text: &str) -> Result<Vec<MetricsRow>, MetricsError> {
     let complete = &text[..complete_len(text.as_bytes())];
-    let mut lines = complete.lines().enumerate();
-    let (_, header) = lines.next().ok_or(MetricsError::MissingHeader)?;
-    let names = split_fields(header.trim_end_matches('\r'));
-    let mut at = [0usize; COLUMNS.len()];
-    for (slot, column) in at.iter_mut().zip(COLUMNS) {
-        *slot = names
-            .iter()
-            .position(|n| n == column)
-            .ok_or(MetricsError::MissingColumn(column))?;
+    let mut lines = complete.lines();
+    let header = lines.next().ok_or(MetricsError::MissingHeader)?;
+    let mut reader = RowReader::from_header(header)?;
+    lines.filter_map(|line| reader.row(line)).collect()
+}
+
+/// Reads rows one line at a time, as a file that is still being written is followed: the header
+/// says where each column is, then each line is a row.
+#[derive(Clone, Debug)]
+pub struct RowReader {
+    at: [usize; COLUMNS.len()],
+    line: usize,
+}
+
+impl RowReader {
+    pub fn from_header(header: &str) -> Result<Self, MetricsError> {
+        let names = split_fields(header.trim_end_matches('\r'));
+        let mut at = [0usize; COLUMNS.len()];
+        for (slot, column) in at.iter_mut().zip(COLUMNS) {
+            *slot = names
+                .iter()
+                .position(|n| n == column)
+                .ok_or(MetricsError::MissingColumn(column))?;
+        }
+        Ok(Self { at, line: 1 })
     }
-    lines
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| parse_row(i + 1, &split_fields(line.trim_end_matches('\r')), &at))
-        .collect()
+
+    /// The row on the next line; None for a blank line.
+    pub fn row(&mut self, line: &str) -> Option<Result<MetricsRow, MetricsError>> {
+        self.line += 1;
+        if line.trim().is_empty() {
+            return None;
+        }
+        let fields = split_fields(line.trim_end_matches('\r'));
+        Some(parse_row(self.line, &fields, &self.at))
+    }
 }
 
 fn parse_row(line: usize, fields: &[String], at: &[usize; 9]) -> Result<MetricsRow, MetricsError> {

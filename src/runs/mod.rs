@@ -13,12 +13,15 @@ mod preflight;
 mod procs;
 pub mod progress;
 mod record;
+pub mod series;
 mod spec;
 mod stop;
 mod store;
 pub mod summary;
 mod supervisor;
 mod table;
+pub mod tail;
+pub mod watch;
 
 pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use error::RunError;

@@ -2,6 +2,7 @@
 //! energy per GPU) and the alerts they raise: a straggler, an idle run, memory held after the end.
 
 mod alerts;
+mod running;
 
 use serde::Serialize;
 
@@ -11,6 +12,7 @@ pub use alerts::{
     all_idle, memory_held_after_end, straggler, Alert, AlertKind, ALL_IDLE_AFTER_MS,
     HELD_AFTER_END_MS, HELD_MEMORY_BYTES, STRAGGLER_AFTER_MS,
 };
+pub use running::SummaryBuilder;
 
 /// Sampling period assumed when a GPU has too few samples to measure it.
 const DEFAULT_PERIOD_MS: i64 = 1_000;
@@ -52,12 +54,22 @@ pub struct GpuSummary {
 /// the time since the previous one, or one sampling period after a gap: seconds with no sample
 /// count neither as busy nor toward energy.
 pub fn summarize(rows: &[MetricsRow], started_ms: i64, ended_ms: i64, gpus: &[u32]) -> RunSummary {
-    let wall_s = (ended_ms - started_ms).max(0) as f64 / 1000.0;
     let per_gpu: Vec<GpuSummary> = gpus
         .iter()
         .map(|&gpu| summarize_gpu(&rows_of(rows, gpu), gpu, started_ms, ended_ms))
         .collect();
-    let allocated = wall_s * gpus.len() as f64;
+    assemble(started_ms, ended_ms, gpus.len(), per_gpu)
+}
+
+/// The run's totals from its GPUs' shares.
+fn assemble(
+    started_ms: i64,
+    ended_ms: i64,
+    gpu_count: usize,
+    per_gpu: Vec<GpuSummary>,
+) -> RunSummary {
+    let wall_s = (ended_ms - started_ms).max(0) as f64 / 1000.0;
+    let allocated = wall_s * gpu_count as f64;
     let busy = per_gpu.iter().map(|g| g.seconds_busy).sum();
     let energies: Vec<f64> = per_gpu.iter().filter_map(|g| g.energy_j).collect();
     RunSummary {

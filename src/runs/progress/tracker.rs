@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::{parse_line, ProgressEvent};
+use crate::runs::series::Series;
 
 /// Points kept per scalar: more than a wide terminal's braille chart can show.
 pub const DEFAULT_POINTS_PER_SCALAR: usize = 1024;
@@ -100,7 +101,7 @@ impl ProgressTracker {
     pub fn series(&self, name: &str) -> &[(f64, f64)] {
         self.index
             .get(name)
-            .map_or(&[], |&i| self.series[i].points.as_slice())
+            .map_or(&[], |&i| self.series[i].points())
     }
 
     /// Scalar names in the order they first appeared.
@@ -205,54 +206,5 @@ impl StepAxis {
     /// `469/469`) a new epoch ended at the same full count.
     fn restarts(&self, step: u64, last: u64, epoch: Option<u32>) -> bool {
         step < last || (step == last && Some(step) == self.main_total && epoch != self.last_epoch)
-    }
-}
-
-/// One scalar's points. When full it halves (keeping every second point) and doubles `stride`,
-/// the number of values each new point stands for; the newest point is overwritten until its
-/// stride is complete, so the last point is always the latest value.
-#[derive(Debug)]
-struct Series {
-    points: Vec<(f64, f64)>,
-    stride: u64,
-    filled: u64,
-}
-
-impl Default for Series {
-    fn default() -> Self {
-        Self {
-            points: Vec::new(),
-            stride: 1,
-            filled: 0,
-        }
-    }
-}
-
-impl Series {
-    fn push(&mut self, cap: usize, point: (f64, f64)) {
-        if self.filled > 0 {
-            if let Some(last) = self.points.last_mut() {
-                *last = point;
-            }
-            self.filled += 1;
-        } else {
-            if self.points.len() >= cap {
-                self.halve();
-            }
-            self.points.push(point);
-            self.filled = 1;
-        }
-        if self.filled >= self.stride {
-            self.filled = 0;
-        }
-    }
-
-    fn halve(&mut self) {
-        let kept = self.points.len() / 2;
-        for i in 0..kept {
-            self.points[i] = self.points[2 * i + 1];
-        }
-        self.points.truncate(kept);
-        self.stride = self.stride.saturating_mul(2);
     }
 }

@@ -1,0 +1,289 @@
+//! The runs collector: a thread that follows the run store for the dashboard. It lists the runs
+//! with their GPU use, and for the run in focus follows its metrics, its training progress and
+//! one rank's logs, reading only what was appended since it last looked.
+
+mod feeds;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::Sender;
+
+use super::clock;
+use super::progress::ProgressEvent;
+use super::record::RunState;
+use super::spec::Launcher;
+use super::store::{Run, RunStore};
+use super::summary::{Alert, RunSummary};
+use feeds::{FocusFeed, LogFeed, SummaryFeed};
+
+/// How often the store is looked at.
+const TICK: Duration = Duration::from_millis(500);
+
+/// One run as the runs list shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    pub id: String,
+    pub name: String,
+    pub state: RunState,
+    pub launcher: Launcher,
+    pub image: Option<String>,
+    pub gpus: Vec<u32>,
+    pub ranks: usize,
+    pub created_ms: u64,
+    pub started_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub first_failed_rank: Option<usize>,
+    pub error: Option<String>,
+    pub dir: PathBuf,
+    /// GPU use so far, from its metrics (None before the first sample).
+    pub summary: Option<RunSummary>,
+}
+
+/// One GPU's history over a run: x is seconds since the run started.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GpuTrace {
+    pub index: u32,
+    pub util_pct: Vec<(f64, f64)>,
+    pub mem_pct: Vec<(f64, f64)>,
+    pub power_w: Vec<(f64, f64)>,
+}
+
+/// Training progress parsed from rank 0's output.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProgressView {
+    pub latest: Option<ProgressEvent>,
+    /// The scalar drawn as the curve (the loss when there is one), and its points.
+    pub curve: Option<(String, Vec<(f64, f64)>)>,
+    /// Every scalar's latest value, in the order they first appeared.
+    pub last_values: Vec<(String, f64)>,
+    pub non_finite: u64,
+}
+
+/// What the run in focus looks like now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunDetail {
+    pub id: String,
+    pub gpus: Vec<GpuTrace>,
+    pub progress: ProgressView,
+    /// Stragglers and idle runs, from the last minutes of metrics of a live run.
+    pub alerts: Vec<Alert>,
+    /// Metrics bytes not read because the file could not be parsed (the reason).
+    pub metrics_error: Option<String>,
+}
+
+/// New lines of the rank whose logs are shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogChunk {
+    pub id: String,
+    pub rank: usize,
+    /// The lines, oldest first, each marked stderr or not.
+    pub lines: Vec<(bool, String)>,
+    /// Start over: these lines replace what was shown (another run or rank, or the first read).
+    pub reset: bool,
+    /// Bytes passed over because they came faster than a screen can show.
+    pub skipped: u64,
+}
+
+/// What the collector tells the app.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunsUpdate {
+    Listed {
+        runs: Vec<RunRow>,
+        warnings: Vec<String>,
+    },
+    Detail(Box<RunDetail>),
+    Log(LogChunk),
+}
+
+/// What the app asks of the collector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunsCommand {
+    /// Follow this run's metrics and progress (None: none).
+    Focus(Option<String>),
+    /// Follow this rank's logs of this run.
+    FollowLogs {
+        id: String,
+        rank: usize,
+    },
+    /// Look at the store now (a run was just started or stopped).
+    Refresh,
+    Shutdown,
+}
+
+/// The running collector; dropping it stops the thread.
+pub struct RunsHandle {
+    commands: mpsc::Sender<RunsCommand>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunsHandle {
+    pub fn send(&self, command: RunsCommand) {
+        // The thread lives as long as the handle, so a failed send has no one to tell.
+        let _ = self.commands.send(command);
+    }
+}
+
+impl Drop for RunsHandle {
+    fn drop(&mut self) {
+        let _ = self.commands.send(RunsCommand::Shutdown);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Starts following `store`.
+pub fn spawn(store: RunStore, updates: Sender<RunsUpdate>) -> RunsHandle {
+    let (tx, rx) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("runs-collector".into())
+        .spawn(move || Watcher::new(store, updates).run(&rx))
+        .ok();
+    if thread.is_none() {
+        tracing::error!("could not start the runs collector thread");
+    }
+    RunsHandle {
+        commands: tx,
+        thread,
+    }
+}
+
+/// The collector's own state: what it follows and how far it has read.
+pub struct Watcher {
+    store: RunStore,
+    updates: Sender<RunsUpdate>,
+    summaries: HashMap<String, SummaryFeed>,
+    focus: Option<FocusFeed>,
+    logs: Option<LogFeed>,
+}
+
+impl Watcher {
+    pub fn new(store: RunStore, updates: Sender<RunsUpdate>) -> Self {
+        Self {
+            store,
+            updates,
+            summaries: HashMap::new(),
+            focus: None,
+            logs: None,
+        }
+    }
+
+    fn run(mut self, commands: &mpsc::Receiver<RunsCommand>) {
+        loop {
+            let started = Instant::now();
+            if !self.tick() {
+                return;
+            }
+            let deadline = started + TICK;
+            loop {
+                let wait = deadline.saturating_duration_since(Instant::now());
+                match commands.recv_timeout(wait) {
+                    Ok(RunsCommand::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+                    Ok(command) => {
+                        if !self.apply(command) {
+                            return;
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => break,
+                }
+            }
+        }
+    }
+
+    /// Takes a command in; false once the app is gone.
+    pub fn apply(&mut self, command: RunsCommand) -> bool {
+        match command {
+            RunsCommand::Focus(id) => {
+                if self.focus.as_ref().map(FocusFeed::id) != id.as_deref() {
+                    self.focus = id.and_then(|id| self.open_run(&id)).map(FocusFeed::new);
+                }
+                self.send_detail()
+            }
+            RunsCommand::FollowLogs { id, rank } => {
+                self.logs = self.open_run(&id).map(|run| LogFeed::new(&run, rank));
+                self.send_logs()
+            }
+            RunsCommand::Refresh => self.tick(),
+            RunsCommand::Shutdown => false,
+        }
+    }
+
+    /// One look at everything followed; false once the app is gone.
+    pub fn tick(&mut self) -> bool {
+        self.send_list() && self.send_detail() && self.send_logs()
+    }
+
+    fn open_run(&self, id: &str) -> Option<Run> {
+        Run::open(&self.store.root().join(id)).ok()
+    }
+
+    fn send_list(&mut self) -> bool {
+        let (runs, warnings) = self.store.list();
+        let now = clock::now_ms();
+        self.summaries
+            .retain(|id, _| runs.iter().any(|r| r.id() == id));
+        let rows = runs
+            .iter()
+            .map(|run| {
+                let feed = self
+                    .summaries
+                    .entry(run.id().to_string())
+                    .or_insert_with(|| SummaryFeed::new(run));
+                let summary = feed.update(run, now);
+                row_of(run, summary)
+            })
+            .collect();
+        self.send(RunsUpdate::Listed {
+            runs: rows,
+            warnings,
+        })
+    }
+
+    fn send_detail(&mut self) -> bool {
+        let Some(focus) = self.focus.as_mut() else {
+            return true;
+        };
+        let detail = focus.update();
+        self.send(RunsUpdate::Detail(Box::new(detail)))
+    }
+
+    fn send_logs(&mut self) -> bool {
+        let Some(logs) = self.logs.as_mut() else {
+            return true;
+        };
+        match logs.read() {
+            Some(chunk) => self.send(RunsUpdate::Log(chunk)),
+            None => true,
+        }
+    }
+
+    fn send(&self, update: RunsUpdate) -> bool {
+        self.updates.blocking_send(update).is_ok()
+    }
+}
+
+fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
+    let r = &run.record;
+    RunRow {
+        id: r.id.clone(),
+        name: r.name.clone(),
+        state: run.state(),
+        launcher: r.launcher,
+        image: r.image.clone(),
+        gpus: r.gpus.iter().map(|g| g.index).collect(),
+        ranks: r.ranks.len(),
+        created_ms: r.created_ms,
+        started_ms: r.started_ms,
+        ended_ms: r.ended_ms,
+        exit_code: r.exit_code,
+        first_failed_rank: r.first_failed_rank,
+        error: r.error.clone(),
+        dir: run.dir.clone(),
+        summary,
+    }
+}

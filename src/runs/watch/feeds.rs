@@ -1,0 +1,334 @@
+//! What the runs collector follows in a run's files: its metrics for the summary, its metrics and
+//! progress for the run in focus, and one rank's logs; each reads a bounded amount per look.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::{GpuTrace, LogChunk, ProgressView, RunDetail};
+use crate::runs::metrics::{MetricsRow, RowReader};
+use crate::runs::progress::ProgressTracker;
+use crate::runs::record::RunState;
+use crate::runs::series::Series;
+use crate::runs::store::{LogStream, Run};
+use crate::runs::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
+use crate::runs::tail::Follower;
+
+/// The metrics file's name in a run's directory.
+pub const METRICS_FILE: &str = "metrics.csv";
+/// Metrics read per look: a day of 8 GPUs is caught up with in a few seconds.
+const METRICS_CHUNK: u64 = 4 << 20;
+/// Log bytes parsed for progress per look, per stream.
+const PROGRESS_CHUNK: u64 = 8 << 20;
+/// A rank's log shown from its last this many bytes, and at most this much of what is new.
+const LOG_TAIL: u64 = 256 << 10;
+const LOG_CHUNK: u64 = 1 << 20;
+/// Points per GPU metric in the run's graphs (a wide terminal's braille chart shows fewer).
+const TRACE_POINTS: usize = 512;
+/// Recent metrics kept for the alerts: longer than the longest alert's window.
+const RECENT_MS: i64 = 180_000;
+
+/// A run's metrics file read as rows, a bounded chunk at a time.
+#[derive(Debug)]
+struct MetricsFeed {
+    follower: Follower,
+    reader: Option<RowReader>,
+    error: Option<String>,
+}
+
+impl MetricsFeed {
+    fn new(run: &Run) -> Self {
+        Self {
+            follower: Follower::from_start(&run.dir.join(METRICS_FILE)),
+            reader: None,
+            error: None,
+        }
+    }
+
+    /// The rows appended since the last look, and whether the file was read to its end.
+    fn read(&mut self) -> (Vec<MetricsRow>, bool) {
+        let appended = match self.follower.read_next(METRICS_CHUNK) {
+            Ok(a) => a,
+            Err(e) => {
+                self.error = Some(format!("{}: {e}", self.follower.path().display()));
+                return (Vec::new(), true);
+            }
+        };
+        let caught_up = appended
+            .lines
+            .iter()
+            .map(|l| l.len() as u64 + 1)
+            .sum::<u64>()
+            < METRICS_CHUNK / 2;
+        if appended.restarted {
+            self.reader = None;
+        }
+        let mut rows = Vec::with_capacity(appended.lines.len());
+        for line in &appended.lines {
+            let line = String::from_utf8_lossy(line);
+            let Some(reader) = self.reader.as_mut() else {
+                match RowReader::from_header(&line) {
+                    Ok(r) => self.reader = Some(r),
+                    Err(e) => self.error = Some(e.to_string()),
+                }
+                continue;
+            };
+            match reader.row(&line) {
+                Some(Ok(row)) => rows.push(row),
+                Some(Err(e)) => self.error = Some(e.to_string()),
+                None => {}
+            }
+        }
+        (rows, caught_up)
+    }
+}
+
+/// A run's summary for the list, kept current; frozen once the run has ended and been read.
+#[derive(Debug)]
+pub struct SummaryFeed {
+    metrics: MetricsFeed,
+    builder: Option<SummaryBuilder>,
+    seen_rows: bool,
+    done: Option<Option<RunSummary>>,
+}
+
+impl SummaryFeed {
+    pub fn new(run: &Run) -> Self {
+        Self {
+            metrics: MetricsFeed::new(run),
+            builder: None,
+            seen_rows: false,
+            done: None,
+        }
+    }
+
+    /// The summary as of `now_ms`; None while the run has no metrics.
+    pub fn update(&mut self, run: &Run, now_ms: u64) -> Option<RunSummary> {
+        if let Some(done) = &self.done {
+            return done.clone();
+        }
+        let started = run.record.started_ms?;
+        let builder = self
+            .builder
+            .get_or_insert_with(|| SummaryBuilder::new(started as i64));
+        let (rows, caught_up) = self.metrics.read();
+        self.seen_rows |= !rows.is_empty();
+        for row in rows {
+            builder.push(row);
+        }
+        let state = run.state();
+        let ended = run.record.ended_ms.unwrap_or(now_ms) as i64;
+        let gpus: Vec<u32> = run.record.gpus.iter().map(|g| g.index).collect();
+        let summary = self.seen_rows.then(|| builder.summary(ended, &gpus));
+        if state.is_finished() && caught_up {
+            self.done = Some(summary.clone());
+        }
+        summary
+    }
+}
+
+/// One GPU's downsampled history.
+#[derive(Debug, Default)]
+struct TraceSeries {
+    util: Series,
+    mem: Series,
+    power: Series,
+}
+
+/// The run in focus: its metrics as graphs and alerts, its progress from rank 0's output.
+#[derive(Debug)]
+pub struct FocusFeed {
+    run: Run,
+    metrics: MetricsFeed,
+    traces: BTreeMap<u32, TraceSeries>,
+    recent: VecDeque<MetricsRow>,
+    progress: ProgressTracker,
+    outputs: [Follower; 2],
+}
+
+impl FocusFeed {
+    pub fn new(run: Run) -> Self {
+        let outputs = [
+            Follower::from_start(&run.log_path(0, LogStream::Stdout)),
+            Follower::from_start(&run.log_path(0, LogStream::Stderr)),
+        ];
+        Self {
+            metrics: MetricsFeed::new(&run),
+            traces: BTreeMap::new(),
+            recent: VecDeque::new(),
+            progress: ProgressTracker::new(),
+            outputs,
+            run,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        self.run.id()
+    }
+
+    /// Reads what is new and describes the run.
+    pub fn update(&mut self) -> RunDetail {
+        if let Ok(run) = self.run.reload() {
+            self.run = run;
+        }
+        self.read_metrics();
+        self.read_progress();
+        let gpus: Vec<u32> = self.run.record.gpus.iter().map(|g| g.index).collect();
+        let alerts = if self.run.state() == RunState::Running {
+            let recent: Vec<MetricsRow> = self.recent.iter().cloned().collect();
+            [straggler(&recent, &gpus), all_idle(&recent, &gpus)]
+                .into_iter()
+                .flatten()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        RunDetail {
+            id: self.run.id().to_string(),
+            gpus: self.traces(),
+            progress: self.progress_view(),
+            alerts,
+            metrics_error: self.metrics.error.clone(),
+        }
+    }
+
+    fn read_metrics(&mut self) {
+        let started = self
+            .run
+            .record
+            .started_ms
+            .unwrap_or(self.run.record.created_ms) as i64;
+        let (rows, _) = self.metrics.read();
+        for row in rows {
+            let x = (row.t_unix_ms - started) as f64 / 1000.0;
+            let trace = self.traces.entry(row.gpu_index).or_default();
+            if let Some(u) = row.util_pct {
+                trace.util.push(TRACE_POINTS, (x, f64::from(u)));
+            }
+            if let (Some(used), Some(total)) = (row.mem_used_bytes, row.mem_total_bytes) {
+                if total > 0 {
+                    trace
+                        .mem
+                        .push(TRACE_POINTS, (x, used as f64 * 100.0 / total as f64));
+                }
+            }
+            if let Some(p) = row.power_w {
+                trace.power.push(TRACE_POINTS, (x, p));
+            }
+            self.recent.push_back(row);
+        }
+        let newest = self.recent.back().map_or(0, |r| r.t_unix_ms);
+        while self
+            .recent
+            .front()
+            .is_some_and(|r| newest - r.t_unix_ms > RECENT_MS)
+        {
+            self.recent.pop_front();
+        }
+    }
+
+    fn read_progress(&mut self) {
+        for output in &mut self.outputs {
+            let Ok(appended) = output.read_next(PROGRESS_CHUNK) else {
+                continue;
+            };
+            for line in &appended.lines {
+                self.progress.feed_bytes(line);
+            }
+        }
+    }
+
+    fn traces(&self) -> Vec<GpuTrace> {
+        self.traces
+            .iter()
+            .map(|(&index, t)| GpuTrace {
+                index,
+                util_pct: t.util.points().to_vec(),
+                mem_pct: t.mem.points().to_vec(),
+                power_w: t.power.points().to_vec(),
+            })
+            .collect()
+    }
+
+    fn progress_view(&self) -> ProgressView {
+        let names: Vec<&str> = self.progress.scalar_names().collect();
+        let curve =
+            curve_name(&names).map(|name| (name.to_string(), self.progress.series(name).to_vec()));
+        ProgressView {
+            latest: self.progress.latest().cloned(),
+            curve,
+            last_values: names
+                .iter()
+                .filter_map(|n| self.progress.last_value(n).map(|v| (n.to_string(), v)))
+                .collect(),
+            non_finite: self.progress.non_finite_count(),
+        }
+    }
+}
+
+/// The scalar worth a curve: the training loss when there is one.
+fn curve_name<'a>(names: &[&'a str]) -> Option<&'a str> {
+    let exact = ["loss", "train_loss", "training_loss", "train/loss"];
+    exact
+        .iter()
+        .find_map(|want| names.iter().find(|n| n.eq_ignore_ascii_case(want)))
+        .or_else(|| {
+            names
+                .iter()
+                .find(|n| n.to_lowercase().contains("loss") && !n.starts_with("val"))
+        })
+        .or_else(|| names.first())
+        .copied()
+}
+
+/// One rank's stdout and stderr, from their tails, as they grow.
+#[derive(Debug)]
+pub struct LogFeed {
+    id: String,
+    rank: usize,
+    outputs: [Follower; 2],
+    first: bool,
+}
+
+impl LogFeed {
+    pub fn new(run: &Run, rank: usize) -> Self {
+        Self {
+            id: run.id().to_string(),
+            rank,
+            outputs: [
+                Follower::from_tail(&run.log_path(rank, LogStream::Stdout), LOG_TAIL),
+                Follower::from_tail(&run.log_path(rank, LogStream::Stderr), LOG_TAIL),
+            ],
+            first: true,
+        }
+    }
+
+    /// What is new since the last look; None when nothing is (after the first look).
+    pub fn read(&mut self) -> Option<LogChunk> {
+        let mut chunk = LogChunk {
+            id: self.id.clone(),
+            rank: self.rank,
+            lines: Vec::new(),
+            reset: std::mem::take(&mut self.first),
+            skipped: 0,
+        };
+        for (is_err, output) in [false, true].into_iter().zip(&mut self.outputs) {
+            let Ok(appended) = output.read_new(LOG_CHUNK) else {
+                continue;
+            };
+            chunk.reset |= appended.restarted;
+            chunk.skipped += appended.skipped;
+            chunk
+                .lines
+                .extend(appended.lines.iter().map(|l| (is_err, display_line(l))));
+        }
+        (chunk.reset || !chunk.lines.is_empty()).then_some(chunk)
+    }
+}
+
+/// A log line as a screen shows it: a progress bar redrawn with `\r` shows its last state.
+fn display_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.rsplit('\r')
+        .find(|part| !part.trim().is_empty())
+        .unwrap_or("")
+        .to_string()
+}
