@@ -146,7 +146,7 @@ fn checks_are_listed_and_the_selected_one_shown_in_full() {
 }
 
 #[test]
-fn seven_tabs_fit_an_80_column_terminal_and_answer_clicks() {
+fn eight_tabs_fit_an_80_column_terminal_and_answer_clicks() {
     let s = demo_state(SPEC, 1);
     let area = Rect::new(0, 0, 80, 24);
     let mut buf = Buffer::empty(area);
@@ -155,12 +155,17 @@ fn seven_tabs_fit_an_80_column_terminal_and_answer_clicks() {
     let screen = text(&buf);
     let tabs = screen.lines().nth(1).unwrap();
     assert!(
-        tabs.contains("6 Compat") && tabs.contains("7 Doctor │"),
+        tabs.contains("6 Compat") && tabs.contains("7 Doctor │") && tabs.contains("8 Runs │"),
         "{tabs}"
     );
     let (x, y) = find(&buf, "7 Doctor");
     assert_eq!(
         ui::click(area, &s, x + 2, y),
         Some(Action::SelectTab(Tab::Doctor))
+    );
+    let (x, y) = find(&buf, "8 Runs");
+    assert_eq!(
+        ui::click(area, &s, x + 2, y),
+        Some(Action::SelectTab(Tab::Runs))
     );
 }

@@ -22,11 +22,11 @@ fn tabs_cycle_both_ways_and_jump() {
     s.update(Action::PrevTab);
     assert_eq!(
         s.tab,
-        Tab::Doctor,
+        Tab::Runs,
         "the last tab, going backwards from the first"
     );
     s.update(Action::PrevTab);
-    assert_eq!(s.tab, Tab::Compat);
+    assert_eq!(s.tab, Tab::Doctor);
     s.update(Action::SelectTab(Tab::Gpus));
     assert_eq!(s.tab, Tab::Gpus);
 }

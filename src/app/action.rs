@@ -1,6 +1,7 @@
 //! What the user can ask for (actions) and what the app asks of the outside world in return (commands).
 
 use crate::host::KillSignal;
+use crate::runs::watch::RunsCommand;
 
 /// The tabs, in tab-bar order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,10 +13,11 @@ pub enum Tab {
     Images,
     Compat,
     Doctor,
+    Runs,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Gpus,
         Tab::Processes,
         Tab::Topology,
@@ -23,6 +25,7 @@ impl Tab {
         Tab::Images,
         Tab::Compat,
         Tab::Doctor,
+        Tab::Runs,
     ];
 
     pub fn title(self) -> &'static str {
@@ -34,10 +37,11 @@ impl Tab {
             Tab::Images => "Images",
             Tab::Compat => "Compat",
             Tab::Doctor => "Doctor",
+            Tab::Runs => "Runs",
         }
     }
 
-    /// The title in a narrow terminal (80 columns hold all seven).
+    /// The title in a narrow terminal (80 columns hold all eight).
     pub fn short_title(self) -> &'static str {
         match self {
             Tab::Processes => "Procs",
@@ -102,6 +106,15 @@ pub enum Action {
     /// Back into the selected kept shell container.
     ReenterShell,
     CancelPull,
+    /// Stop the selected training run (asks first).
+    StopRun,
+    /// Start the selected run again with its spec (asks first).
+    RerunRun,
+    /// Kill the processes still holding the GPUs of a run that ended (asks first).
+    KillLeftovers,
+    /// Show the previous or next rank's logs of the selected run.
+    PrevRank,
+    NextRank,
 }
 
 /// Work the app hands to the outside world; the result comes back as an event.
@@ -119,6 +132,21 @@ pub enum Command {
     },
     /// Diagnose the host (the doctor's checks) in the background.
     RunDoctor,
+    /// Work for the runs collector.
+    Runs(RunsCommand),
+    /// Stop a run (its supervisor and ranks) in the background.
+    StopRun {
+        id: String,
+    },
+    /// Start a run again from its spec.
+    RerunRun {
+        id: String,
+    },
+    /// Signal several processes at once (what a run left on its GPUs).
+    SignalProcesses {
+        pids: Vec<u32>,
+        signal: KillSignal,
+    },
 }
 
 /// Work for the Docker collector.

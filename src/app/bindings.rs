@@ -5,9 +5,9 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use super::action::Action;
 use super::keymap::{Binding, Context};
 
-const NONE: KeyModifiers = KeyModifiers::NONE;
+pub(super) const NONE: KeyModifiers = KeyModifiers::NONE;
 
-fn bind(
+pub(super) fn bind(
     code: KeyCode,
     action: Action,
     context: Context,
@@ -63,7 +63,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('1'),
             Action::SelectTab(super::action::Tab::Gpus),
             G,
-            "1-7",
+            "1-8",
             "go to a tab by number",
             None,
         ),
@@ -71,7 +71,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('2'),
             Action::SelectTab(super::action::Tab::Processes),
             G,
-            "1-7",
+            "1-8",
             "go to a tab by number",
             None,
         ),
@@ -79,7 +79,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('3'),
             Action::SelectTab(super::action::Tab::Topology),
             G,
-            "1-7",
+            "1-8",
             "go to a tab by number",
             None,
         ),
@@ -87,7 +87,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('4'),
             Action::SelectTab(super::action::Tab::Containers),
             G,
-            "1-7",
+            "1-8",
             "go to a tab by number",
             None,
         ),
@@ -95,7 +95,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('5'),
             Action::SelectTab(super::action::Tab::Images),
             G,
-            "1-7",
+            "1-8",
             "go to a tab by number",
             None,
         ),
@@ -103,7 +103,7 @@ pub fn bindings() -> Vec<Binding> {
             Char('6'),
             Action::SelectTab(super::action::Tab::Compat),
             G,
-            "1-7",
+            "1-8",
             "go to a tab by number",
             None,
         ),
@@ -111,7 +111,15 @@ pub fn bindings() -> Vec<Binding> {
             Char('7'),
             Action::SelectTab(super::action::Tab::Doctor),
             G,
-            "1-7",
+            "1-8",
+            "go to a tab by number",
+            None,
+        ),
+        bind(
+            Char('8'),
+            Action::SelectTab(super::action::Tab::Runs),
+            G,
+            "1-8",
             "go to a tab by number",
             None,
         ),
@@ -358,4 +366,7 @@ pub fn bindings() -> Vec<Binding> {
             Some("close"),
         ),
     ]
+    .into_iter()
+    .chain(super::bindings_runs::bindings())
+    .collect()
 }

@@ -1,7 +1,8 @@
 //! How actions on the Containers and Images tabs change the state and what they ask of Docker.
 
 use super::action::{Action, Command, DockerCommand, Tab};
-use super::docker::{EngineStatus, LogsView};
+use super::docker::EngineStatus;
+use super::logs_view::LogsOutcome;
 use super::state::{AppState, Confirmation, Overlay};
 use crate::docker::update::DockerUpdate;
 use crate::docker::ContainerState;
@@ -65,72 +66,14 @@ impl AppState {
         let Some(logs) = self.docker.logs.as_mut() else {
             return Vec::new();
         };
-        if logs.editing_search {
-            match action {
-                Action::FilterInput(c) => logs.search.push(c),
-                Action::FilterBackspace => {
-                    logs.search.pop();
-                }
-                Action::FilterDone => {
-                    logs.editing_search = false;
-                    logs.next_match();
-                }
-                Action::FilterClear => {
-                    logs.search.clear();
-                    logs.editing_search = false;
-                }
-                _ => {}
-            }
-            return Vec::new();
-        }
-        let scroll_by = |logs: &mut LogsView, delta: isize| {
-            let max = logs.lines.len().saturating_sub(1) as isize;
-            logs.scroll = (logs.scroll as isize + delta).clamp(0, max.max(0)) as usize;
-            logs.follow = logs.scroll == 0;
-        };
-        match action {
-            Action::Up => scroll_by(logs, 1),
-            Action::Down => scroll_by(logs, -1),
-            Action::PageUp => scroll_by(logs, page as isize),
-            Action::PageDown => scroll_by(logs, -(page as isize)),
-            Action::Top => scroll_by(logs, isize::MAX / 2),
-            Action::Bottom => scroll_by(logs, isize::MIN / 2),
-            Action::ToggleFollow => {
-                logs.follow = !logs.follow;
-                if logs.follow {
-                    logs.scroll = 0;
-                }
-            }
-            Action::StartFilter => logs.editing_search = true,
-            Action::NextMatch => logs.next_match(),
-            Action::SaveLogs => {
-                let text: String = logs
-                    .lines
-                    .iter()
-                    .map(|l| {
-                        format!(
-                            "{}{}\n",
-                            if l.stream == crate::docker::LogStream::Stderr {
-                                "[stderr] "
-                            } else {
-                                ""
-                            },
-                            l.text
-                        )
-                    })
-                    .collect();
-                return vec![Command::SaveLogs {
-                    name: logs.name.clone(),
-                    text,
-                }];
-            }
-            Action::CloseView | Action::Cancel | Action::FilterClear => {
+        match logs.apply(action, page) {
+            LogsOutcome::Stay => Vec::new(),
+            LogsOutcome::Save(command) => vec![command],
+            LogsOutcome::Close => {
                 self.docker.logs = None;
-                return vec![Command::Docker(DockerCommand::CloseLogs)];
+                vec![Command::Docker(DockerCommand::CloseLogs)]
             }
-            _ => {}
         }
-        Vec::new()
     }
 
     fn move_docker_selection(&mut self, delta: isize) -> Vec<Command> {
@@ -238,7 +181,7 @@ impl AppState {
             return Vec::new();
         };
         let (id, name) = (c.id.clone(), c.name.clone());
-        self.docker.logs = Some(LogsView::new(id.clone(), name));
+        self.docker.logs = Some(super::docker::LogsView::new(id.clone(), name));
         vec![Command::Docker(DockerCommand::OpenLogs(id))]
     }
 

@@ -12,8 +12,10 @@ pub use super::bindings::bindings;
 pub enum Context {
     Global,
     Tab(Tab),
-    /// A container's logs view (on the Containers tab).
+    /// A logs view: a container's (Containers tab) or a run's (Runs tab).
     Logs,
+    /// Only in a run's logs view: its ranks.
+    RunLogs,
 }
 
 /// One key binding.
@@ -66,9 +68,8 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         }
         Overlay::None => {}
     }
-    let logs = state.tab == Tab::Containers && state.docker.logs.is_some();
     let typing = (state.processes.editing_filter && state.tab == Tab::Processes)
-        || (logs && state.docker.logs.as_ref().is_some_and(|l| l.editing_search));
+        || open_logs(state).is_some_and(|l| l.editing_search);
     if typing {
         return match key.code {
             KeyCode::Enter => Some(Action::FilterDone),
@@ -81,7 +82,7 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
     let modifiers = key.modifiers - KeyModifiers::SHIFT;
     keymap
         .iter()
-        .filter(|b| b.context == Context::Global || b.context == context(state))
+        .filter(|b| active(state, b.context))
         .find(|b| b.code == key.code && b.modifiers == modifiers)
         .map(|b| b.action.clone())
 }
@@ -99,7 +100,28 @@ fn changes_things(action: &Action) -> bool {
             | Action::PullSelected
             | Action::OpenShell
             | Action::ReenterShell
+            | Action::StopRun
+            | Action::RerunRun
+            | Action::KillLeftovers
     )
+}
+
+/// The logs view that fills the current tab, if one does.
+fn open_logs(state: &AppState) -> Option<&super::logs_view::LogsView> {
+    match state.tab {
+        Tab::Containers => state.docker.logs.as_ref(),
+        Tab::Runs if state.runs.log_open => state.runs.logs.as_ref(),
+        _ => None,
+    }
+}
+
+/// Whether bindings of `context` apply right now.
+fn active(state: &AppState, context: Context) -> bool {
+    context == Context::Global
+        || context == self::context(state)
+        || (context == Context::RunLogs
+            && self::context(state) == Context::Logs
+            && state.tab == Tab::Runs)
 }
 
 /// The key sections the help shows on the current tab (the logs view's keys belong to Containers).
@@ -108,12 +130,15 @@ pub fn help_contexts(state: &AppState) -> Vec<Context> {
     if state.tab == Tab::Containers {
         out.push(Context::Logs);
     }
+    if state.tab == Tab::Runs {
+        out.extend([Context::Logs, Context::RunLogs]);
+    }
     out
 }
 
 /// The context the keys apply in right now.
 fn context(state: &AppState) -> Context {
-    if state.tab == Tab::Containers && state.docker.logs.is_some() {
+    if open_logs(state).is_some() {
         Context::Logs
     } else {
         Context::Tab(state.tab)
@@ -131,6 +156,7 @@ pub fn help_lines(
             Context::Global => "Everywhere",
             Context::Tab(t) => t.title(),
             Context::Logs => "Logs",
+            Context::RunLogs => "Run logs",
         };
         if !out.iter().any(|(s, l, _)| *s == section && *l == b.label) {
             out.push((section, b.label, b.description));
@@ -143,7 +169,7 @@ pub fn help_lines(
 pub fn footer_hints(state: &AppState, keymap: &[Binding]) -> Vec<(&'static str, &'static str)> {
     let mut out: Vec<(&'static str, &'static str)> = keymap
         .iter()
-        .filter(|b| b.context == context(state) || b.context == Context::Global)
+        .filter(|b| active(state, b.context))
         .filter(|b| !(state.read_only && changes_things(&b.action)))
         .filter_map(|b| b.footer.map(|short| (b.label, short)))
         .collect();

@@ -2,21 +2,26 @@
 
 pub mod action;
 mod bindings;
+mod bindings_runs;
 pub mod compat;
 mod cursor;
 pub mod docker;
 mod docker_actions;
 pub mod doctor;
+mod effects;
 pub mod keymap;
+pub mod logs_view;
 pub mod processes;
 mod pull_actions;
 pub mod pulls;
+pub mod runs;
+mod runs_actions;
 pub mod shell_dialog;
 mod shell_run;
 pub mod state;
 pub mod terminal;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,7 +38,10 @@ use crate::docker::update::DockerUpdate;
 use crate::doctor::DoctorReport;
 use crate::gpu::collector::{self, GpuUpdate, Opener};
 use crate::host::{KillSignal, ProcessTable};
-use action::{Action, Command, DockerCommand};
+use crate::runs::watch::{RunsCommand, RunsUpdate};
+use crate::runs::RunStore;
+use action::{Action, Command};
+use effects::Effects;
 use keymap::Binding;
 use state::AppState;
 
@@ -98,94 +106,6 @@ pub struct Sources {
     pub docker_host: Option<String>,
     /// Where saved logs go.
     pub data_dir: PathBuf,
-}
-
-/// Carries out the app's commands: signals, Docker actions, files, diagnoses.
-struct Effects {
-    processes: Arc<dyn ProcessTable>,
-    signal_done: mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
-    docker: tokio::sync::mpsc::UnboundedSender<DockerCommand>,
-    docker_host: Option<String>,
-    doctor_done: mpsc::Sender<DoctorReport>,
-    data_dir: PathBuf,
-}
-
-impl Effects {
-    fn execute(&self, command: Command, state: &mut AppState) {
-        match command {
-            Command::SignalProcess { pid, signal } => {
-                let table = Arc::clone(&self.processes);
-                let done = self.signal_done.clone();
-                tokio::task::spawn_blocking(move || {
-                    let result = table.signal(pid, signal).map_err(|e| e.to_string());
-                    let _ = done.blocking_send((pid, signal, result));
-                });
-            }
-            Command::Docker(cmd) => {
-                // The collector only goes away with the app, so a failed send has no one to tell.
-                let _ = self.docker.send(cmd);
-            }
-            Command::SaveLogs { name, text } => match save_logs(&self.data_dir, &name, &text) {
-                Ok(path) => state.set_status(format!("logs saved to {}", path.display()), false),
-                Err(e) => state.set_status(format!("could not save the logs: {e}"), true),
-            },
-            Command::RunDoctor => self.run_doctor(state),
-        }
-    }
-
-    /// The diagnosis runs `nvcc --version`, reads /proc and /sys and asks Docker: on a thread
-    /// of its own, so none of it ever holds up a frame.
-    fn run_doctor(&self, state: &mut AppState) {
-        let Some(gpu) = state.gpu_report() else {
-            state.doctor.running = false;
-            return;
-        };
-        let frameworks =
-            crate::compat::doctor::framework_check(&gpu, &state.compat.data, &state.docker.catalog);
-        let host = self.docker_host.clone();
-        let done = self.doctor_done.clone();
-        let spawned = std::thread::Builder::new()
-            .name("doctor".into())
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
-                let facts = runtime.block_on(crate::doctor::gather(
-                    gpu,
-                    host.as_deref(),
-                    &crate::doctor::SystemEnv,
-                ));
-                let mut report = crate::doctor::run_checks(&facts);
-                report.push(frameworks);
-                let _ = done.blocking_send(report);
-            });
-        if let Err(e) = spawned {
-            state.doctor.running = false;
-            state.set_status(format!("could not start the diagnosis: {e}"), true);
-        }
-    }
-}
-
-fn save_logs(data_dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
-    let dir = data_dir.join("logs");
-    std::fs::create_dir_all(&dir)?;
-    let stamp = unix_now();
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = dir.join(format!("{safe}-{stamp}.log"));
-    std::fs::write(&path, text)?;
-    Ok(path)
 }
 
 /// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
@@ -271,6 +191,9 @@ pub async fn run(
     );
     let (done_tx, mut done_rx) = mpsc::channel::<(u32, KillSignal, Result<(), String>)>(8);
     let (doctor_tx, mut doctor_rx) = mpsc::channel::<DoctorReport>(1);
+    let (runs_tx, mut runs_rx) = mpsc::channel::<RunsUpdate>(16);
+    let (run_done_tx, mut run_done_rx) = mpsc::channel::<(String, bool)>(8);
+    let store = RunStore::new(&sources.data_dir);
     let effects = Effects {
         processes: Arc::clone(&sources.processes),
         signal_done: done_tx,
@@ -278,6 +201,9 @@ pub async fn run(
         docker_host: sources.docker_host.clone(),
         doctor_done: doctor_tx,
         data_dir: sources.data_dir.clone(),
+        runs: crate::runs::watch::spawn(store.clone(), runs_tx),
+        store,
+        run_done: run_done_tx,
     };
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
@@ -314,6 +240,17 @@ pub async fn run(
                         effects.execute(c, &mut app.state);
                     }
                     pacer.data = true;
+                }
+                Some(update) = runs_rx.recv() => {
+                    for c in app.state.apply_runs(update) {
+                        effects.execute(c, &mut app.state);
+                    }
+                    pacer.data = true;
+                }
+                Some((line, is_error)) = run_done_rx.recv() => {
+                    app.state.set_status(line, is_error);
+                    effects.execute(Command::Runs(RunsCommand::Refresh), &mut app.state);
+                    pacer.input = true;
                 }
                 Some(report) = doctor_rx.recv() => {
                     app.state.apply_doctor(report);

@@ -8,6 +8,7 @@ use super::docker::DockerView;
 use super::doctor::DoctorView;
 use super::processes::ProcessListState;
 use super::pulls::PullPicker;
+use super::runs::RunsView;
 use super::shell_dialog::{ShellDialog, ShellLaunch};
 use crate::config::{Config, GraphMetric};
 use crate::gpu::collector::GpuUpdate;
@@ -84,6 +85,7 @@ pub struct AppState {
     pub docker: DockerView,
     pub compat: CompatView,
     pub doctor: DoctorView,
+    pub runs: RunsView,
     /// A shell to start once the TUI has stepped aside (the run loop takes it).
     pub pending_shell: Option<ShellLaunch>,
     /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
@@ -115,6 +117,7 @@ impl AppState {
             docker: DockerView::new(String::new()),
             compat: CompatView::default(),
             doctor: DoctorView::default(),
+            runs: RunsView::default(),
             pending_shell: None,
             now: 0,
         }
@@ -189,6 +192,14 @@ impl AppState {
                     {
                         history.record(gpu, sample);
                     }
+                    let totals: Vec<Option<u64>> = data
+                        .inventory
+                        .gpus
+                        .iter()
+                        .map(|g| g.memory_total_bytes)
+                        .collect();
+                    self.runs
+                        .watch_after_end(self.now * 1000, &samples, &totals);
                     data.samples = samples;
                 }
                 self.keep_process_selection();
@@ -245,6 +256,9 @@ impl AppState {
         if self.tab == Tab::Doctor && !global {
             return self.update_doctor(action);
         }
+        if self.tab == Tab::Runs && !global {
+            return self.update_runs(action);
+        }
         match action {
             Action::Quit => self.quit = true,
             Action::NextTab => {
@@ -292,11 +306,15 @@ impl AppState {
     }
 
     fn show_tab(&mut self, tab: Tab) -> Vec<Command> {
+        let left_runs = self.tab == Tab::Runs && tab != Tab::Runs;
+        let entered_runs = self.tab != Tab::Runs && tab == Tab::Runs;
         self.tab = tab;
-        if tab == Tab::Doctor {
-            return self.doctor_on_show();
+        match tab {
+            Tab::Doctor => self.doctor_on_show(),
+            Tab::Runs if entered_runs => self.runs_on_show(),
+            _ if left_runs => self.runs_on_hide(),
+            _ => Vec::new(),
         }
-        Vec::new()
     }
 
     fn update_overlay(&mut self, action: Action) -> Vec<Command> {
@@ -361,7 +379,8 @@ impl AppState {
             | Tab::Containers
             | Tab::Images
             | Tab::Compat
-            | Tab::Doctor => {
+            | Tab::Doctor
+            | Tab::Runs => {
                 let n = self.gpu_count();
                 self.selected_gpu = offset(self.selected_gpu, delta, n);
             }
@@ -385,7 +404,8 @@ impl AppState {
             | Tab::Containers
             | Tab::Images
             | Tab::Compat
-            | Tab::Doctor => {
+            | Tab::Doctor
+            | Tab::Runs => {
                 if row < self.gpu_count() {
                     self.selected_gpu = row;
                 }

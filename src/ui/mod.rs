@@ -14,6 +14,8 @@ mod logs;
 mod overlays;
 mod processes;
 mod pulls;
+mod run_detail;
+mod runs;
 mod shell_dialog;
 pub mod style;
 mod topology;
@@ -60,6 +62,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
         (_, Tab::Images) => images::render(screen.body, buf, state, &styles),
         (_, Tab::Compat) => compat::render(screen.body, buf, state, &styles),
         (_, Tab::Doctor) => doctor::render(screen.body, buf, state, &styles),
+        (_, Tab::Runs) => runs::render(screen.body, buf, state, &styles),
         (GpuStatus::Loading, _) => gpu_error::loading(screen.body, buf, &styles),
         (GpuStatus::Failed(e), _) => gpu_error::render(screen.body, buf, e, &styles),
         (GpuStatus::Ready(data), Tab::Gpus) => {
@@ -99,12 +102,15 @@ pub fn click(area: Rect, state: &AppState, column: u16, row: u16) -> Option<Acti
     if state.tab == Tab::Doctor {
         return doctor::row_at(screen.body, state, row).map(Action::SelectRow);
     }
+    if state.tab == Tab::Runs {
+        return runs::row_at(screen.body, state, row).map(Action::SelectRow);
+    }
     let data = match &state.gpu {
         GpuStatus::Ready(d) => d,
         _ => return None,
     };
     match state.tab {
-        Tab::Containers | Tab::Images | Tab::Compat | Tab::Doctor => None,
+        Tab::Containers | Tab::Images | Tab::Compat | Tab::Doctor | Tab::Runs => None,
         Tab::Gpus => gpu_list::row_at(screen.body, state, data, row).map(Action::SelectRow),
         Tab::Processes => processes::row_at(screen.body, state, row).map(Action::SelectRow),
         Tab::Topology => None,

@@ -1,0 +1,152 @@
+//! Carrying out the app's commands: signals, Docker actions, saved logs, diagnoses, and the
+//! runs collector's work and run stops and restarts; results come back as events.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::action::{Command, DockerCommand};
+use super::state::AppState;
+use super::unix_now;
+use crate::doctor::DoctorReport;
+use crate::host::{KillSignal, ProcessTable};
+use crate::runs::watch::{RunsCommand, RunsHandle};
+use crate::runs::RunStore;
+
+/// Carries out the app's commands: signals, Docker actions, files, diagnoses, runs.
+pub(super) struct Effects {
+    pub processes: Arc<dyn ProcessTable>,
+    pub signal_done: mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
+    pub docker: tokio::sync::mpsc::UnboundedSender<DockerCommand>,
+    pub docker_host: Option<String>,
+    pub doctor_done: mpsc::Sender<DoctorReport>,
+    pub data_dir: PathBuf,
+    pub runs: RunsHandle,
+    pub store: RunStore,
+    /// A stop or restart of a run finished: the status line to show, and whether it failed.
+    pub run_done: mpsc::Sender<(String, bool)>,
+}
+
+impl Effects {
+    pub(super) fn execute(&self, command: Command, state: &mut AppState) {
+        match command {
+            Command::SignalProcess { pid, signal } => {
+                let table = Arc::clone(&self.processes);
+                let done = self.signal_done.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = table.signal(pid, signal).map_err(|e| e.to_string());
+                    let _ = done.blocking_send((pid, signal, result));
+                });
+            }
+            Command::Docker(cmd) => {
+                // The collector only goes away with the app, so a failed send has no one to tell.
+                let _ = self.docker.send(cmd);
+            }
+            Command::SaveLogs { name, text } => match save_logs(&self.data_dir, &name, &text) {
+                Ok(path) => state.set_status(format!("logs saved to {}", path.display()), false),
+                Err(e) => state.set_status(format!("could not save the logs: {e}"), true),
+            },
+            Command::RunDoctor => self.run_doctor(state),
+            Command::Runs(cmd) => self.runs.send(cmd),
+            Command::StopRun { id } => self.stop_run(id, state),
+            Command::RerunRun { id } => {
+                state.set_status(format!("PENDING-MERGE rerun {id}"), true);
+            }
+            Command::SignalProcesses { pids, signal } => {
+                for pid in pids {
+                    self.execute(Command::SignalProcess { pid, signal }, state);
+                }
+            }
+        }
+    }
+
+    /// A stop waits for the ranks to go (seconds, up to the grace periods): on a thread.
+    fn stop_run(&self, id: String, state: &mut AppState) {
+        let store = self.store.clone();
+        let done = self.run_done.clone();
+        state.set_status(
+            format!("stopping {id}: SIGINT, then SIGTERM, then SIGKILL…"),
+            false,
+        );
+        self.background("stop-run", move || {
+            let result = store
+                .find(&id)
+                .and_then(|run| crate::runs::stop_run(&run, crate::runs::DEFAULT_GRACE));
+            let line = match result {
+                Ok(crate::runs::StopOutcome::AlreadyFinished(s)) => {
+                    (format!("{id} had already ended ({s})"), false)
+                }
+                Ok(crate::runs::StopOutcome::Stopped { signal, run }) => (
+                    format!("{id} {} (ranks gone after {signal})", run.state()),
+                    false,
+                ),
+                Err(e) => (e.to_string(), true),
+            };
+            let _ = done.blocking_send(line);
+        });
+        self.runs.send(RunsCommand::Refresh);
+    }
+
+    fn background(&self, name: &str, work: impl FnOnce() + Send + 'static) {
+        if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(work) {
+            let _ = self
+                .run_done
+                .try_send((format!("could not start a thread: {e}"), true));
+        }
+    }
+
+    /// The diagnosis runs `nvcc --version`, reads /proc and /sys and asks Docker: on a thread
+    /// of its own, so none of it ever holds up a frame.
+    fn run_doctor(&self, state: &mut AppState) {
+        let Some(gpu) = state.gpu_report() else {
+            state.doctor.running = false;
+            return;
+        };
+        let frameworks =
+            crate::compat::doctor::framework_check(&gpu, &state.compat.data, &state.docker.catalog);
+        let host = self.docker_host.clone();
+        let done = self.doctor_done.clone();
+        let spawned = std::thread::Builder::new()
+            .name("doctor".into())
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                let facts = runtime.block_on(crate::doctor::gather(
+                    gpu,
+                    host.as_deref(),
+                    &crate::doctor::SystemEnv,
+                ));
+                let mut report = crate::doctor::run_checks(&facts);
+                report.push(frameworks);
+                let _ = done.blocking_send(report);
+            });
+        if let Err(e) = spawned {
+            state.doctor.running = false;
+            state.set_status(format!("could not start the diagnosis: {e}"), true);
+        }
+    }
+}
+
+fn save_logs(data_dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
+    let dir = data_dir.join("logs");
+    std::fs::create_dir_all(&dir)?;
+    let stamp = unix_now();
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{safe}-{stamp}.log"));
+    std::fs::write(&path, text)?;
+    Ok(path)
+}

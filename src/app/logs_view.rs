@@ -1,0 +1,153 @@
+//! A logs view's state, shared by the Containers and Runs tabs: the newest lines, follow or
+//! scroll, search, and what a key does to it.
+
+use std::collections::VecDeque;
+
+use super::action::{Action, Command};
+use crate::docker::{LogLine, LogStream};
+
+/// Lines a logs view keeps; older lines fall off (the full log stays in Docker or the run's files).
+pub const LOG_LINES: usize = 10_000;
+
+/// What a key did to a logs view.
+#[derive(Debug, PartialEq)]
+pub enum LogsOutcome {
+    Stay,
+    /// Write the lines to a file.
+    Save(Command),
+    Close,
+}
+
+/// An open logs view: a container's, or a run rank's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogsView {
+    pub container: String,
+    pub name: String,
+    pub lines: VecDeque<LogLine>,
+    /// Keep the newest line in view as lines arrive.
+    pub follow: bool,
+    /// Lines scrolled up from the bottom when not following.
+    pub scroll: usize,
+    pub search: String,
+    pub editing_search: bool,
+    /// Why the stream ended, if it did (container stopped, engine gone).
+    pub ended: Option<String>,
+}
+
+impl LogsView {
+    pub fn new(container: String, name: String) -> Self {
+        Self {
+            container,
+            name,
+            lines: VecDeque::new(),
+            follow: true,
+            scroll: 0,
+            search: String::new(),
+            editing_search: false,
+            ended: None,
+        }
+    }
+
+    pub fn push(&mut self, lines: Vec<LogLine>) {
+        for line in lines {
+            if self.lines.len() == LOG_LINES {
+                self.lines.pop_front();
+            }
+            self.lines.push_back(line);
+            if !self.follow {
+                // Keep the same lines on screen while new ones arrive below.
+                self.scroll += 1;
+            }
+        }
+        self.scroll = self.scroll.min(self.lines.len());
+    }
+
+    /// Scrolls up to the next older line containing the search text, making it the bottom line.
+    pub fn next_match(&mut self) {
+        if self.search.is_empty() || self.lines.is_empty() {
+            return;
+        }
+        let needle = self.search.to_lowercase();
+        let current = self.lines.len() - 1 - self.scroll.min(self.lines.len() - 1);
+        let hit = (0..current)
+            .rev()
+            .find(|&i| self.lines[i].text.to_lowercase().contains(&needle));
+        if let Some(i) = hit {
+            self.follow = false;
+            self.scroll = self.lines.len() - 1 - i;
+        }
+    }
+}
+
+impl LogsView {
+    /// Applies a key's action: scrolling, follow, search, save or close.
+    pub fn apply(&mut self, action: Action, page: usize) -> LogsOutcome {
+        if self.editing_search {
+            self.edit_search(action);
+            return LogsOutcome::Stay;
+        }
+        match action {
+            Action::Up => self.scroll_by(1),
+            Action::Down => self.scroll_by(-1),
+            Action::PageUp => self.scroll_by(page as isize),
+            Action::PageDown => self.scroll_by(-(page as isize)),
+            Action::Top => self.scroll_by(isize::MAX / 2),
+            Action::Bottom => self.scroll_by(isize::MIN / 2),
+            Action::ToggleFollow => {
+                self.follow = !self.follow;
+                if self.follow {
+                    self.scroll = 0;
+                }
+            }
+            Action::StartFilter => self.editing_search = true,
+            Action::NextMatch => self.next_match(),
+            Action::SaveLogs => return LogsOutcome::Save(self.save_command()),
+            Action::CloseView | Action::Cancel | Action::FilterClear => return LogsOutcome::Close,
+            _ => {}
+        }
+        LogsOutcome::Stay
+    }
+
+    fn edit_search(&mut self, action: Action) {
+        match action {
+            Action::FilterInput(c) => self.search.push(c),
+            Action::FilterBackspace => {
+                self.search.pop();
+            }
+            Action::FilterDone => {
+                self.editing_search = false;
+                self.next_match();
+            }
+            Action::FilterClear => {
+                self.search.clear();
+                self.editing_search = false;
+            }
+            _ => {}
+        }
+    }
+
+    fn scroll_by(&mut self, delta: isize) {
+        let max = self.lines.len().saturating_sub(1) as isize;
+        self.scroll = (self.scroll as isize + delta).clamp(0, max.max(0)) as usize;
+        self.follow = self.scroll == 0;
+    }
+
+    fn save_command(&self) -> Command {
+        let text: String = self
+            .lines
+            .iter()
+            .map(|l| {
+                let marker = if l.stream == LogStream::Stderr {
+                    "[stderr] "
+                } else {
+                    ""
+                };
+                format!("{marker}{}\n", l.text)
+            })
+            .collect();
+        Command::SaveLogs {
+            name: self.name.clone(),
+            text,
+        }
+    }
+}

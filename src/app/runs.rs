@@ -1,0 +1,160 @@
+//! The Runs tab's state: every run, the selected one's detail and logs, and the GPU memory its
+//! processes may still hold after it ended; folded in from the runs collector and the GPU data.
+
+use std::collections::VecDeque;
+
+use super::logs_view::LogsView;
+use crate::docker::{LogLine, LogStream};
+use crate::gpu::GpuSample;
+use crate::runs::metrics::MetricsRow;
+use crate::runs::summary::{memory_held_after_end, Alert};
+use crate::runs::watch::{LogChunk, RunDetail, RunRow, RunsUpdate};
+use crate::runs::RunState;
+
+/// How long after a run's end its GPUs are watched for memory its processes still hold.
+const WATCH_AFTER_END_MS: i64 = 600_000;
+/// Live samples kept for that watch (one a second covers more than the alert needs).
+const AFTER_END_SAMPLES: usize = 256;
+
+/// Everything the Runs tab shows.
+#[derive(Clone, Debug, Default)]
+pub struct RunsView {
+    /// Newest first.
+    pub runs: Vec<RunRow>,
+    /// Whether the store has been read once (until then "no runs" would be a lie).
+    pub listed: bool,
+    pub warnings: Vec<String>,
+    pub selected: Option<String>,
+    pub detail: Option<RunDetail>,
+    /// The selected run's logs of `log_rank`, stdout and stderr together.
+    pub logs: Option<LogsView>,
+    pub log_rank: usize,
+    /// The logs fill the tab (Enter); otherwise their tail sits under the detail.
+    pub log_open: bool,
+    /// Log bytes skipped because they came faster than they can be shown.
+    pub skipped_bytes: u64,
+    /// Live rows of the selected ended run's GPUs, for the memory-held alert.
+    after_end: VecDeque<MetricsRow>,
+    pub held: Option<Alert>,
+}
+
+impl RunsView {
+    pub fn selected_row(&self) -> Option<usize> {
+        let id = self.selected.as_deref()?;
+        self.runs.iter().position(|r| r.id == id)
+    }
+
+    pub fn selected_run(&self) -> Option<&RunRow> {
+        self.runs.get(self.selected_row()?)
+    }
+
+    /// The detail, when it belongs to the selected run.
+    pub fn selected_detail(&self) -> Option<&RunDetail> {
+        self.detail
+            .as_ref()
+            .filter(|d| Some(d.id.as_str()) == self.selected.as_deref())
+    }
+
+    /// Folds a collector update in; true when the selection changed and must be followed.
+    pub fn apply(&mut self, update: RunsUpdate) -> bool {
+        match update {
+            RunsUpdate::Listed { mut runs, warnings } => {
+                runs.reverse();
+                self.runs = runs;
+                self.warnings = warnings;
+                self.listed = true;
+                let kept = self.selected_row().is_some();
+                if !kept {
+                    self.selected = self.runs.first().map(|r| r.id.clone());
+                }
+                !kept && self.selected.is_some()
+            }
+            RunsUpdate::Detail(detail) => {
+                self.detail = Some(*detail);
+                false
+            }
+            RunsUpdate::Log(chunk) => {
+                self.push_log(chunk);
+                false
+            }
+        }
+    }
+
+    fn push_log(&mut self, chunk: LogChunk) {
+        if Some(chunk.id.as_str()) != self.selected.as_deref() || chunk.rank != self.log_rank {
+            return;
+        }
+        if chunk.reset || self.logs.is_none() {
+            let name = format!("{} · rank {}", chunk.id, chunk.rank);
+            self.logs = Some(LogsView::new(chunk.id.clone(), name));
+            self.skipped_bytes = 0;
+        }
+        self.skipped_bytes += chunk.skipped;
+        if let Some(logs) = self.logs.as_mut() {
+            logs.push(
+                chunk
+                    .lines
+                    .into_iter()
+                    .map(|(is_err, text)| LogLine {
+                        stream: if is_err {
+                            LogStream::Stderr
+                        } else {
+                            LogStream::Stdout
+                        },
+                        timestamp: None,
+                        text,
+                    })
+                    .collect(),
+            );
+        }
+    }
+
+    /// A new selection: nothing of the old run's detail or logs is shown for it.
+    pub fn select(&mut self, id: Option<String>) {
+        if id != self.selected {
+            self.selected = id;
+            self.detail = None;
+            self.logs = None;
+            self.log_rank = 0;
+            self.after_end.clear();
+            self.held = None;
+        }
+    }
+
+    /// Records the selected run's GPUs from a fresh sample when the run ended recently, and
+    /// whether they still hold memory its processes left behind.
+    pub fn watch_after_end(&mut self, now_ms: i64, samples: &[GpuSample], totals: &[Option<u64>]) {
+        let Some(run) = self.selected_run() else {
+            return;
+        };
+        let ended = match (run.state, run.ended_ms) {
+            (s, Some(ended)) if s.is_finished() || s == RunState::Lost => ended as i64,
+            _ => return,
+        };
+        if now_ms < ended || now_ms - ended > WATCH_AFTER_END_MS {
+            return;
+        }
+        let gpus = run.gpus.clone();
+        for &gpu in &gpus {
+            let Some(sample) = samples.get(gpu as usize) else {
+                continue;
+            };
+            if self.after_end.len() == AFTER_END_SAMPLES {
+                self.after_end.pop_front();
+            }
+            self.after_end.push_back(MetricsRow {
+                t_unix_ms: now_ms,
+                gpu_index: gpu,
+                gpu_uuid: String::new(),
+                util_pct: sample.util_gpu_pct,
+                mem_used_bytes: sample.memory_used_bytes,
+                mem_total_bytes: totals.get(gpu as usize).copied().flatten(),
+                power_w: sample.power_w,
+                temp_c: sample.temp_c,
+                sm_clock_mhz: sample.sm_clock_mhz,
+            });
+        }
+        let rows: Vec<MetricsRow> = self.after_end.iter().cloned().collect();
+        self.held = memory_held_after_end(&rows, &gpus);
+    }
+}

@@ -1,0 +1,348 @@
+//! The selected run in the Runs tab: what it is and how it went, its GPU use, its training
+//! progress as a curve beside its GPUs' utilisation, alerts, and the tail of a rank's logs.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget};
+
+use super::runs::{gpus, state_style};
+use super::style::Styles;
+use crate::app::runs::RunsView;
+use crate::app::state::AppState;
+use crate::docker::LogStream;
+use crate::runs::watch::{ProgressView, RunDetail, RunRow};
+use crate::units;
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let view = &state.runs;
+    let Some(run) = view.selected_run() else {
+        return;
+    };
+    let block = Block::bordered()
+        .title(Line::from(vec![
+            Span::styled(format!(" {} · ", run.id), s.title()),
+            Span::styled(run.state.to_string(), state_style(run.state, s)),
+            Span::raw(" "),
+        ]))
+        .border_style(s.border());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let detail = view.selected_detail();
+    let mut lines = vec![facts_line(run, state.now, s), use_line(run, s)];
+    if let Some(d) = detail {
+        lines.push(progress_line(&d.progress, s));
+    }
+    lines.extend(alert_lines(view, detail, s));
+    let text_h = (lines.len() as u16).min(inner.height);
+    Paragraph::new(lines).render(
+        Rect {
+            height: text_h,
+            ..inner
+        },
+        buf,
+    );
+    let rest = Rect {
+        y: inner.y + text_h,
+        height: inner.height - text_h,
+        ..inner
+    };
+    if rest.height < 3 {
+        return;
+    }
+    let tail_h = (rest.height / 3).clamp(1, 8);
+    let [charts_area, tail_area] =
+        Layout::vertical([Constraint::Min(4), Constraint::Length(tail_h)]).areas(rest);
+    if let Some(d) = detail {
+        charts(charts_area, buf, d, s);
+    }
+    log_tail(tail_area, buf, view, s);
+}
+
+fn facts_line<'a>(run: &RunRow, now: i64, s: &Styles) -> Line<'a> {
+    let mut spans = vec![
+        Span::styled("GPU ", s.muted()),
+        Span::styled(gpus(&run.gpus), s.text()),
+        Span::styled(
+            format!(" · {} · {} rank(s)", run.launcher.as_str(), run.ranks),
+            s.text(),
+        ),
+    ];
+    if let Some(image) = &run.image {
+        spans.push(Span::styled(format!(" · {image}"), s.text()));
+    }
+    if let Some(start) = run.started_ms {
+        let end = run
+            .ended_ms
+            .unwrap_or((now.max(0) as u64 * 1000).max(start));
+        spans.push(Span::styled(
+            format!(
+                " · ran {}",
+                units::age(end.saturating_sub(start) as i64 / 1000)
+            ),
+            s.text(),
+        ));
+    }
+    if let Some(code) = run.exit_code {
+        let style = if code == 0 { s.ok() } else { s.error() };
+        spans.push(Span::styled(format!(" · exit {code}"), style));
+        if let Some(rank) = run.first_failed_rank {
+            spans.push(Span::styled(
+                format!(" (rank {rank} failed first)"),
+                s.error(),
+            ));
+        }
+    }
+    if let Some(error) = &run.error {
+        spans.push(Span::styled(format!(" · {error}"), s.error()));
+    }
+    Line::from(spans)
+}
+
+fn use_line<'a>(run: &RunRow, s: &Styles) -> Line<'a> {
+    let Some(sum) = &run.summary else {
+        return Line::styled("GPU use: no metrics recorded yet", s.muted());
+    };
+    let mut parts = vec![format!(
+        "{:.0}% busy ({:.1} of {:.1} GPU-hours)",
+        sum.busy_ratio.unwrap_or(0.0) * 100.0,
+        sum.gpu_seconds_busy / 3600.0,
+        sum.gpu_seconds_allocated / 3600.0
+    )];
+    if let Some(peak) = sum.gpus.iter().filter_map(|g| g.peak_mem_bytes).max() {
+        parts.push(format!("peak memory {}", units::human_bytes(peak)));
+    }
+    let powers: Vec<f64> = sum.gpus.iter().filter_map(|g| g.mean_power_w).collect();
+    if !powers.is_empty() {
+        parts.push(format!(
+            "{:.0} W mean",
+            powers.iter().sum::<f64>() / powers.len() as f64
+        ));
+    }
+    if let Some(energy) = sum.energy_j {
+        parts.push(format!("{:.2} kWh", energy / 3.6e6));
+    }
+    Line::from(vec![
+        Span::styled("GPU use: ", s.muted()),
+        Span::styled(parts.join(" · "), s.text()),
+    ])
+}
+
+fn progress_line<'a>(p: &ProgressView, s: &Styles) -> Line<'a> {
+    let mut parts = Vec::new();
+    if let Some(latest) = &p.latest {
+        if let Some(epoch) = latest.epoch {
+            parts.push(match latest.total_epochs {
+                Some(t) => format!("epoch {epoch}/{t}"),
+                None => format!("epoch {epoch}"),
+            });
+        }
+        if let Some(step) = latest.step {
+            parts.push(match latest.total_steps {
+                Some(t) => format!("step {step}/{t}"),
+                None => format!("step {step}"),
+            });
+        }
+    }
+    parts.extend(
+        p.last_values
+            .iter()
+            .take(6)
+            .map(|(name, v)| format!("{name} {}", number(*v))),
+    );
+    if parts.is_empty() {
+        return Line::styled("Progress: none printed yet", s.muted());
+    }
+    let mut spans = vec![
+        Span::styled("Progress: ", s.muted()),
+        Span::styled(parts.join(" · "), s.text()),
+    ];
+    if p.non_finite > 0 {
+        spans.push(Span::styled(
+            format!(" · {} NaN/inf values (diverging?)", p.non_finite),
+            s.error(),
+        ));
+    }
+    Line::from(spans)
+}
+
+fn alert_lines<'a>(view: &RunsView, detail: Option<&RunDetail>, s: &Styles) -> Vec<Line<'a>> {
+    let mut lines: Vec<Line> = detail
+        .into_iter()
+        .flat_map(|d| d.alerts.iter())
+        .map(|a| Line::styled(format!("⚠ {} {}", a.message, a.fix), s.warn()))
+        .collect();
+    if let Some(held) = &view.held {
+        lines.push(Line::styled(
+            format!("⚠ {} K kills them (asks first).", held.message),
+            s.error(),
+        ));
+    }
+    if let Some(e) = detail.and_then(|d| d.metrics_error.as_ref()) {
+        lines.push(Line::styled(format!("metrics: {e}"), s.warn()));
+    }
+    lines
+}
+
+fn number(v: f64) -> String {
+    if v.abs() >= 1000.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// GPU utilisation of each of the run's GPUs over its time, beside the training curve.
+fn charts(area: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+    let palette = [
+        s.util(),
+        s.memory(),
+        s.power(),
+        s.accent(),
+        s.ok(),
+        s.warn(),
+    ];
+    let max_x = d
+        .gpus
+        .iter()
+        .filter_map(|g| g.util_pct.last().map(|p| p.0))
+        .fold(1.0_f64, f64::max);
+    let datasets: Vec<Dataset> = d
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| line(&g.util_pct, palette[i % palette.len()]))
+        .collect();
+    let mut title = vec![Span::styled(" GPU util ", s.title())];
+    for (i, g) in d.gpus.iter().enumerate().take(8) {
+        title.push(Span::styled(
+            format!("■{} ", g.index),
+            palette[i % palette.len()],
+        ));
+    }
+    chart(
+        left,
+        buf,
+        datasets,
+        Line::from(title),
+        [0.0, max_x],
+        [0.0, 100.0],
+        s,
+    );
+    let Some((name, points)) = &d.progress.curve else {
+        Paragraph::new(Line::styled("no training curve yet", s.muted()))
+            .block(
+                Block::bordered()
+                    .title(Span::styled(" progress ", s.title()))
+                    .border_style(s.border()),
+            )
+            .render(right, buf);
+        return;
+    };
+    let (lo, hi) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
+        (lo.min(p.1), hi.max(p.1))
+    });
+    let (lo, hi) = if lo < hi {
+        (lo, hi)
+    } else {
+        (lo - 1.0, lo + 1.0)
+    };
+    let x_max = points.last().map_or(1.0, |p| p.0.max(1.0));
+    let x_min = points.first().map_or(0.0, |p| p.0.min(x_max - 1.0));
+    let title = Line::from(vec![
+        Span::styled(format!(" {name} "), s.accent()),
+        Span::styled("by step ", s.muted()),
+    ]);
+    chart(
+        right,
+        buf,
+        vec![line(points, s.accent())],
+        title,
+        [x_min, x_max],
+        [lo, hi],
+        s,
+    );
+}
+
+fn line(points: &[(f64, f64)], style: Style) -> Dataset<'_> {
+    Dataset::default()
+        .marker(Marker::Braille)
+        .graph_type(GraphType::Line)
+        .style(style)
+        .data(points)
+}
+
+fn chart(
+    area: Rect,
+    buf: &mut Buffer,
+    datasets: Vec<Dataset>,
+    title: Line,
+    x: [f64; 2],
+    y: [f64; 2],
+    s: &Styles,
+) {
+    Chart::new(datasets)
+        .block(Block::bordered().title(title).border_style(s.border()))
+        .x_axis(
+            Axis::default()
+                .bounds(x)
+                .labels([number(x[0]), number(x[1])])
+                .style(s.muted()),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds(y)
+                .labels([number(y[0]), number(y[1])])
+                .style(s.muted()),
+        )
+        .render(area, buf);
+}
+
+/// The newest lines of the rank whose logs are followed.
+fn log_tail(area: Rect, buf: &mut Buffer, view: &RunsView, s: &Styles) {
+    let Some(logs) = &view.logs else {
+        Paragraph::new(Line::styled("no output yet", s.muted())).render(area, buf);
+        return;
+    };
+    let label = format!(
+        "── rank {} output · Enter all of it{} ",
+        view.log_rank,
+        if view.skipped_bytes > 0 {
+            format!(
+                " · {} skipped (too fast to show; all in the log file)",
+                units::human_bytes(view.skipped_bytes)
+            )
+        } else {
+            String::new()
+        }
+    );
+    Line::styled(label, s.muted()).render(Rect { height: 1, ..area }, buf);
+    let area = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    let n = area.height as usize;
+    let start = logs.lines.len().saturating_sub(n);
+    let lines: Vec<Line> = logs
+        .lines
+        .range(start..)
+        .map(|l| match l.stream {
+            LogStream::Stderr => Line::from(vec![
+                Span::styled("E ", s.error()),
+                Span::styled(l.text.clone(), s.text()),
+            ]),
+            LogStream::Stdout => Line::from(vec![
+                Span::styled("  ", s.muted()),
+                Span::styled(l.text.clone(), s.text()),
+            ]),
+        })
+        .collect();
+    Paragraph::new(lines).render(area, buf);
+}

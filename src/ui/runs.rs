@@ -1,0 +1,210 @@
+//! The Runs tab: every training run with its state, GPUs, duration, exit code and GPU use, the
+//! selected run in detail below it, or its logs filling the tab.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
+
+use super::style::Styles;
+use super::{logs, run_detail, table_offset};
+use crate::app::state::AppState;
+use crate::runs::watch::RunRow;
+use crate::runs::RunState;
+use crate::units;
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let view = &state.runs;
+    if view.log_open {
+        if let Some(logs_view) = &view.logs {
+            logs::render(area, buf, logs_view, state.page_size, s);
+            return;
+        }
+    }
+    if view.runs.is_empty() {
+        empty(area, buf, state, s);
+        return;
+    }
+    let (list, detail) = layout(area, view.runs.len());
+    table(list, buf, state, s);
+    if let Some(detail) = detail {
+        run_detail::render(detail, buf, state, s);
+    }
+}
+
+fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let mut lines = vec![if state.runs.listed {
+        Line::styled("No training runs yet.", s.text())
+    } else {
+        Line::styled("reading the runs…", s.muted())
+    }];
+    if state.runs.listed {
+        lines.extend([
+            Line::raw(""),
+            Line::styled(
+                "Start one from a shell; it keeps running when gpudeck or the SSH session goes:",
+                s.muted(),
+            ),
+            Line::styled(
+                "  gpudeck run --gpus 0,1 --launcher per-gpu -- python train.py",
+                s.accent(),
+            ),
+            Line::styled(
+                "It appears here with its GPUs, logs and training progress.",
+                s.muted(),
+            ),
+        ]);
+    }
+    for w in &state.runs.warnings {
+        lines.push(Line::styled(w.clone(), s.warn()));
+    }
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::bordered()
+                .title(Span::styled(" Runs ", s.title()))
+                .border_style(s.border()),
+        )
+        .render(area, buf);
+}
+
+/// The list on top (a third of the tab, at most its rows), the detail below.
+fn layout(area: Rect, runs: usize) -> (Rect, Option<Rect>) {
+    if area.height < 14 {
+        return (area, None);
+    }
+    let list_h = ((runs + 3) as u16).min(area.height / 3).max(4);
+    let list = Rect {
+        height: list_h,
+        ..area
+    };
+    let detail = Rect {
+        y: area.y + list_h,
+        height: area.height - list_h,
+        ..area
+    };
+    (list, Some(detail))
+}
+
+/// The run row under a click, on the layout `render` draws.
+pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
+    let view = &state.runs;
+    if view.log_open || view.runs.is_empty() {
+        return None;
+    }
+    let (list, _) = layout(area, view.runs.len());
+    super::table_row_at(list, view.selected_row(), view.runs.len(), row)
+}
+
+fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let view = &state.runs;
+    let running = view
+        .runs
+        .iter()
+        .filter(|r| r.state == RunState::Running)
+        .count();
+    let block = Block::bordered()
+        .title(Span::styled(
+            format!(" Runs · {} · {running} running ", view.runs.len()),
+            s.title(),
+        ))
+        .border_style(s.border());
+    let selected = view.selected_row();
+    let visible = area.height.saturating_sub(3) as usize;
+    let first = table_offset(selected, visible);
+    let now_ms = state.now.max(0) as u64 * 1000;
+    let rows = view
+        .runs
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(visible)
+        .map(|(i, r)| {
+            let row = run_row(r, now_ms, s);
+            if Some(i) == selected {
+                row.style(s.selected())
+            } else {
+                row
+            }
+        });
+    let header = Row::new([
+        "RUN", "STATE", "GPUS", "LAUNCHER", "STARTED", "TIME", "EXIT", "GPU UTIL",
+    ])
+    .style(s.header());
+    let widths = [
+        Constraint::Min(16),
+        Constraint::Length(9),
+        Constraint::Length(7),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(7),
+        Constraint::Length(4),
+        Constraint::Length(8),
+    ];
+    Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .block(block)
+        .render(area, buf);
+}
+
+fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
+    let started = r.started_ms.unwrap_or(r.created_ms);
+    let ago = if now_ms > 0 {
+        format!(
+            "{} ago",
+            units::age(now_ms.saturating_sub(started) as i64 / 1000)
+        )
+    } else {
+        "-".into()
+    };
+    let duration = r.started_ms.map_or_else(
+        || "-".into(),
+        |start| {
+            let end = r.ended_ms.unwrap_or(now_ms.max(start));
+            units::age(end.saturating_sub(start) as i64 / 1000)
+        },
+    );
+    let util = r
+        .summary
+        .as_ref()
+        .and_then(|s| s.busy_ratio)
+        .map_or_else(|| "-".into(), |b| format!("{:.0}%", b * 100.0));
+    Row::new(vec![
+        Cell::from(r.id.clone()),
+        Cell::from(Span::styled(r.state.to_string(), state_style(r.state, s))),
+        Cell::from(gpus(&r.gpus)),
+        Cell::from(launcher(r)),
+        Cell::from(ago),
+        Cell::from(duration),
+        Cell::from(r.exit_code.map_or_else(|| "-".into(), |c| c.to_string())),
+        Cell::from(util),
+    ])
+    .style(s.text())
+}
+
+pub(super) fn state_style(state: RunState, s: &Styles) -> Style {
+    match state {
+        RunState::Running | RunState::Succeeded => s.ok(),
+        RunState::Starting | RunState::Stopped => s.warn(),
+        RunState::Failed | RunState::Lost => s.error(),
+    }
+}
+
+pub(super) fn gpus(list: &[u32]) -> String {
+    if list.is_empty() {
+        return "none".into();
+    }
+    let names: Vec<String> = list.iter().map(u32::to_string).collect();
+    names.join(",")
+}
+
+fn launcher(r: &RunRow) -> String {
+    let name = r.launcher.as_str();
+    if r.image.is_some() {
+        format!("{name}·ctr")
+    } else {
+        name.to_string()
+    }
+}
