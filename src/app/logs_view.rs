@@ -151,3 +151,68 @@ impl LogsView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> LogLine {
+        LogLine {
+            stream: LogStream::Stdout,
+            timestamp: None,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn logs_are_bounded_and_keep_their_place_when_not_following() {
+        let mut logs = LogsView::new("id".into(), "name".into());
+        logs.push((0..LOG_LINES + 5).map(|i| line(&i.to_string())).collect());
+        assert_eq!(logs.lines.len(), LOG_LINES);
+        assert_eq!(logs.lines.front().map(|l| l.text.as_str()), Some("5"));
+        logs.follow = false;
+        logs.scroll = 3;
+        logs.push(vec![line("new")]);
+        assert_eq!(logs.scroll, 4);
+    }
+
+    #[test]
+    fn keys_scroll_search_save_and_close() {
+        let mut logs = LogsView::new("id".into(), "name".into());
+        logs.push((0..20).map(|i| line(&format!("line {i}"))).collect());
+        assert_eq!(logs.apply(Action::PageUp, 5), LogsOutcome::Stay);
+        assert_eq!((logs.scroll, logs.follow), (5, false));
+        logs.apply(Action::StartFilter, 5);
+        for c in "line 3".chars() {
+            logs.apply(Action::FilterInput(c), 5);
+        }
+        logs.apply(Action::FilterDone, 5);
+        assert_eq!(logs.scroll, 16, "line 3 at the bottom");
+        logs.apply(Action::ToggleFollow, 5);
+        assert_eq!((logs.scroll, logs.follow), (0, true));
+        let LogsOutcome::Save(Command::SaveLogs { text, .. }) = logs.apply(Action::SaveLogs, 5)
+        else {
+            panic!("save");
+        };
+        assert_eq!(text.lines().count(), 20);
+        assert_eq!(logs.apply(Action::CloseView, 5), LogsOutcome::Close);
+    }
+
+    #[test]
+    fn search_jumps_to_older_matches() {
+        let mut logs = LogsView::new("id".into(), "name".into());
+        logs.push(vec![
+            line("epoch 1 loss 0.9"),
+            line("x"),
+            line("epoch 2 loss 0.5"),
+            line("y"),
+            line("z"),
+        ]);
+        logs.search = "epoch".into();
+        logs.next_match();
+        assert!(!logs.follow);
+        assert_eq!(logs.scroll, 2, "epoch 2 is two lines above the bottom");
+        logs.next_match();
+        assert_eq!(logs.scroll, 4);
+    }
+}

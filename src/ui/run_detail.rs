@@ -105,11 +105,21 @@ fn use_line<'a>(run: &RunRow, s: &Styles) -> Line<'a> {
     let Some(sum) = &run.summary else {
         return Line::styled("GPU use: no metrics recorded yet", s.muted());
     };
+    let gpu_time = if sum.gpu_seconds_allocated >= 3600.0 {
+        format!(
+            "{:.1} of {:.1} GPU-hours",
+            sum.gpu_seconds_busy / 3600.0,
+            sum.gpu_seconds_allocated / 3600.0
+        )
+    } else {
+        format!(
+            "{:.0} of {:.0} GPU-seconds",
+            sum.gpu_seconds_busy, sum.gpu_seconds_allocated
+        )
+    };
     let mut parts = vec![format!(
-        "{:.0}% busy ({:.1} of {:.1} GPU-hours)",
+        "{:.0}% busy ({gpu_time})",
         sum.busy_ratio.unwrap_or(0.0) * 100.0,
-        sum.gpu_seconds_busy / 3600.0,
-        sum.gpu_seconds_allocated / 3600.0
     )];
     if let Some(peak) = sum.gpus.iter().filter_map(|g| g.peak_mem_bytes).max() {
         parts.push(format!("peak memory {}", units::human_bytes(peak)));
@@ -122,7 +132,11 @@ fn use_line<'a>(run: &RunRow, s: &Styles) -> Line<'a> {
         ));
     }
     if let Some(energy) = sum.energy_j {
-        parts.push(format!("{:.2} kWh", energy / 3.6e6));
+        parts.push(if energy >= 3.6e6 {
+            format!("{:.2} kWh", energy / 3.6e6)
+        } else {
+            format!("{:.1} Wh", energy / 3600.0)
+        });
     }
     Line::from(vec![
         Span::styled("GPU use: ", s.muted()),
@@ -231,7 +245,7 @@ fn charts(area: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
         buf,
         datasets,
         Line::from(title),
-        [0.0, max_x],
+        ([0.0, max_x], ["0s".to_string(), units::age(max_x as i64)]),
         [0.0, 100.0],
         s,
     );
@@ -264,7 +278,7 @@ fn charts(area: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
         buf,
         vec![line(points, s.accent())],
         title,
-        [x_min, x_max],
+        ([x_min, x_max], [number(x_min), number(x_max)]),
         [lo, hi],
         s,
     );
@@ -283,18 +297,13 @@ fn chart(
     buf: &mut Buffer,
     datasets: Vec<Dataset>,
     title: Line,
-    x: [f64; 2],
+    (x, x_labels): ([f64; 2], [String; 2]),
     y: [f64; 2],
     s: &Styles,
 ) {
     Chart::new(datasets)
         .block(Block::bordered().title(title).border_style(s.border()))
-        .x_axis(
-            Axis::default()
-                .bounds(x)
-                .labels([number(x[0]), number(x[1])])
-                .style(s.muted()),
-        )
+        .x_axis(Axis::default().bounds(x).labels(x_labels).style(s.muted()))
         .y_axis(
             Axis::default()
                 .bounds(y)

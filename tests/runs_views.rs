@@ -1,0 +1,409 @@
+//! The Runs tab: the runs collector on run directories as the supervisor leaves them (summaries,
+//! the focused run's GPU traces, progress and alerts, log tails that only bring what is new), the
+//! tab's state and commands, and what it draws.
+
+mod support;
+
+use gpudeck::app::action::{Action, Command, Tab};
+use gpudeck::app::state::Overlay;
+use gpudeck::host::KillSignal;
+use gpudeck::runs::summary::AlertKind;
+use gpudeck::runs::watch::{RunsCommand, RunsUpdate, Watcher};
+use gpudeck::runs::{RunState, RunStore};
+use support::demo::demo_state;
+use support::run_fixture::{FakeRun, RunFacts};
+use support::screen::{find, render, text};
+use tokio::sync::mpsc;
+
+const T0: u64 = 1_800_000_000_000;
+
+fn finished(data: &std::path::Path, id: &str, gpus: &[u32]) -> FakeRun {
+    FakeRun::write(
+        data,
+        &RunFacts {
+            id,
+            state: "succeeded",
+            gpus,
+            ranks: gpus.len(),
+            started_ms: T0,
+            ended_ms: Some(T0 + 60_000),
+            exit_code: Some(0),
+            supervised: false,
+        },
+    )
+}
+
+/// Everything the collector has sent so far.
+fn drain(rx: &mut mpsc::Receiver<RunsUpdate>) -> Vec<RunsUpdate> {
+    let mut out = Vec::new();
+    while let Ok(u) = rx.try_recv() {
+        out.push(u);
+    }
+    out
+}
+
+#[test]
+fn the_collector_lists_runs_with_their_gpu_use_and_follows_the_focused_one() {
+    let data = tempfile::tempdir().unwrap();
+    let run = finished(data.path(), "20270115-080000-train-0001", &[0, 1]);
+    // GPU 0 busy every other second, GPU 1 always: 75% of the GPU-seconds busy.
+    let rows: Vec<_> = (1..=60u64)
+        .flat_map(|s| {
+            let t = T0 + s * 1000;
+            [(t, 0, (s % 2 * 80) as u32, s, 300.0), (t, 1, 95, 40, 650.0)]
+        })
+        .collect();
+    run.metrics(&rows);
+    let progress: String = (1..=50)
+        .map(|s| format!("step={s} loss={:.4} acc=0.{s:02}\n", 3.0 / f64::from(s)))
+        .collect();
+    run.log(0, "stdout", &progress);
+    run.log(0, "stderr", "warning: slow data loader\n");
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+
+    assert!(watcher.tick());
+    let updates = drain(&mut rx);
+    let Some(RunsUpdate::Listed { runs, warnings }) = updates.first() else {
+        panic!("no listing: {updates:?}");
+    };
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].state, RunState::Succeeded);
+    let summary = runs[0]
+        .summary
+        .as_ref()
+        .expect("a summary from metrics.csv");
+    assert!(
+        (summary.busy_ratio.unwrap() - 0.75).abs() < 0.02,
+        "{summary:?}"
+    );
+    assert_eq!(summary.gpus[0].peak_mem_bytes, Some(60 << 30));
+
+    assert!(watcher.apply(RunsCommand::Focus(Some(run.id.clone()))));
+    let detail = drain(&mut rx)
+        .into_iter()
+        .find_map(|u| match u {
+            RunsUpdate::Detail(d) => Some(d),
+            _ => None,
+        })
+        .expect("the focused run's detail");
+    assert_eq!(detail.gpus.len(), 2);
+    assert_eq!(detail.gpus[1].util_pct.len(), 60);
+    assert_eq!(detail.gpus[1].util_pct[0], (1.0, 95.0));
+    assert!((detail.gpus[0].mem_pct[59].1 - 75.0).abs() < 1e-9);
+    let (name, curve) = detail.progress.curve.as_ref().expect("a loss curve");
+    assert_eq!(name, "loss");
+    assert_eq!(curve.len(), 50);
+    assert_eq!(curve.last().unwrap().0, 50.0);
+    assert!(
+        detail.alerts.is_empty(),
+        "a finished run raises no live alerts"
+    );
+
+    assert!(watcher.apply(RunsCommand::FollowLogs {
+        id: run.id.clone(),
+        rank: 0
+    }));
+    let chunk = drain(&mut rx)
+        .into_iter()
+        .find_map(|u| match u {
+            RunsUpdate::Log(c) => Some(c),
+            _ => None,
+        })
+        .expect("the rank's log tail");
+    assert!(chunk.reset);
+    assert_eq!(chunk.lines.len(), 51);
+    assert_eq!(
+        chunk.lines[0],
+        (false, "step=1 loss=3.0000 acc=0.01".into())
+    );
+    assert_eq!(chunk.lines[50], (true, "warning: slow data loader".into()));
+
+    // Only what is appended comes next; a progress bar's redraws show their last state.
+    run.log(0, "stdout", "epoch 1\r 10/100\r 20/100\n");
+    assert!(watcher.tick());
+    let chunks: Vec<_> = drain(&mut rx)
+        .into_iter()
+        .filter_map(|u| match u {
+            RunsUpdate::Log(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chunks.len(), 1, "{chunks:?}");
+    assert!(!chunks[0].reset);
+    assert_eq!(chunks[0].lines, vec![(false, " 20/100".to_string())]);
+}
+
+#[test]
+fn a_live_run_with_one_idle_gpu_raises_the_straggler_alert() {
+    let data = tempfile::tempdir().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let start = now - 120_000;
+    let run = FakeRun::write(
+        data.path(),
+        &RunFacts {
+            id: "20270115-090000-train-0002",
+            state: "running",
+            gpus: &[0, 1],
+            ranks: 2,
+            started_ms: start,
+            ended_ms: None,
+            exit_code: None,
+            supervised: true,
+        },
+    );
+    let rows: Vec<_> = (1..=100u64)
+        .flat_map(|s| {
+            let t = start + s * 1000;
+            let idle = s > 55;
+            [
+                (t, 0, if idle { 0 } else { 90 }, 30, 300.0),
+                (t, 1, 97, 30, 600.0),
+            ]
+        })
+        .collect();
+    run.metrics(&rows);
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    assert!(watcher.apply(RunsCommand::Focus(Some(run.id.clone()))));
+    let detail = drain(&mut rx)
+        .into_iter()
+        .find_map(|u| match u {
+            RunsUpdate::Detail(d) => Some(d),
+            _ => None,
+        })
+        .expect("detail");
+    assert_eq!(detail.alerts.len(), 1, "{:?}", detail.alerts);
+    assert_eq!(detail.alerts[0].kind, AlertKind::Straggler);
+    assert_eq!(detail.alerts[0].gpus, vec![0]);
+}
+
+/// The Runs tab's state with the collector that feeds it and the store it reads.
+struct Fixture {
+    state: gpudeck::app::state::AppState,
+    watcher: Watcher,
+    rx: mpsc::Receiver<RunsUpdate>,
+    _data: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// Hands the state's commands for the collector to it, and its answers to the state.
+    fn pump(&mut self, commands: Vec<Command>) {
+        for c in commands {
+            if let Command::Runs(c) = c {
+                assert!(self.watcher.apply(c));
+            }
+        }
+        for update in drain(&mut self.rx) {
+            self.state.apply_runs(update);
+        }
+    }
+}
+
+/// A Runs tab that has listed two runs: a failed one and, newer, a running one.
+fn runs_state() -> gpudeck::app::state::AppState {
+    fixture().state
+}
+
+fn fixture() -> Fixture {
+    let data = tempfile::tempdir().unwrap();
+    let failed = FakeRun::write(
+        data.path(),
+        &RunFacts {
+            id: "20270115-070000-bert-00aa",
+            state: "failed",
+            gpus: &[2],
+            ranks: 1,
+            started_ms: T0,
+            ended_ms: Some(T0 + 30_000),
+            exit_code: Some(3),
+            supervised: false,
+        },
+    );
+    let rows: Vec<_> = (1..=30u64)
+        .map(|s| {
+            (
+                T0 + s * 1000,
+                2,
+                if s < 25 { 90 } else { 0 },
+                10 + s / 3,
+                400.0,
+            )
+        })
+        .collect();
+    failed.metrics(&rows);
+    let epochs: String = (1..=3)
+        .map(|e| {
+            format!(
+                "Epoch {e}/5\n100/100 - 12s - loss: {:.4} - accuracy: 0.{e}5\n",
+                1.0 / f64::from(e)
+            )
+        })
+        .collect();
+    failed.log(0, "stdout", &epochs);
+    failed.log(0, "stderr", "RuntimeError: CUDA out of memory\n");
+    FakeRun::write(
+        data.path(),
+        &RunFacts {
+            id: "20270115-080000-resnet-00bb",
+            state: "running",
+            gpus: &[0, 1],
+            ranks: 2,
+            started_ms: T0 + 60_000,
+            ended_ms: None,
+            exit_code: None,
+            supervised: true,
+        },
+    );
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    assert!(watcher.tick());
+    let mut state = demo_state("gpus=4,seed=42,frozen=120", 2);
+    state.now = (T0 / 1000) as i64 + 120;
+    for update in drain(&mut rx) {
+        state.apply_runs(update);
+    }
+    Fixture {
+        state,
+        watcher,
+        rx,
+        _data: data,
+    }
+}
+
+#[test]
+fn the_tab_follows_the_selection_and_asks_before_stopping() {
+    let mut state = runs_state();
+    assert_eq!(
+        state.runs.selected.as_deref(),
+        Some("20270115-080000-resnet-00bb"),
+        "the newest run is selected first"
+    );
+    let shown = state.update(Action::SelectTab(Tab::Runs));
+    assert!(shown.contains(&Command::Runs(RunsCommand::Focus(Some(
+        "20270115-080000-resnet-00bb".into()
+    )))));
+    let moved = state.update(Action::Down);
+    assert_eq!(
+        moved,
+        vec![
+            Command::Runs(RunsCommand::Focus(Some("20270115-070000-bert-00aa".into()))),
+            Command::Runs(RunsCommand::FollowLogs {
+                id: "20270115-070000-bert-00aa".into(),
+                rank: 0
+            }),
+        ]
+    );
+    // The failed run has ended: nothing to stop.
+    assert!(state.update(Action::StopRun).is_empty());
+    assert_eq!(state.overlay, Overlay::None);
+    assert!(state
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("already ended"));
+    state.update(Action::Up);
+    state.update(Action::StopRun);
+    let Overlay::Confirm(c) = &state.overlay else {
+        panic!("stopping asks first: {:?}", state.overlay);
+    };
+    assert_eq!(
+        c.command,
+        Command::StopRun {
+            id: "20270115-080000-resnet-00bb".into()
+        }
+    );
+    assert_eq!(
+        state.update(Action::Confirm),
+        vec![Command::StopRun {
+            id: "20270115-080000-resnet-00bb".into()
+        }]
+    );
+    // Ranks of a two-rank run; leaving the tab stops following.
+    assert_eq!(
+        state.update(Action::NextRank),
+        vec![Command::Runs(RunsCommand::FollowLogs {
+            id: "20270115-080000-resnet-00bb".into(),
+            rank: 1
+        })]
+    );
+    assert_eq!(
+        state.update(Action::SelectTab(Tab::Gpus)),
+        vec![Command::Runs(RunsCommand::Focus(None))]
+    );
+}
+
+#[test]
+fn read_only_refuses_stop_rerun_and_kill() {
+    let mut state = runs_state();
+    state.read_only = true;
+    state.update(Action::SelectTab(Tab::Runs));
+    for action in [Action::StopRun, Action::RerunRun, Action::KillLeftovers] {
+        assert!(state.update(action).is_empty());
+        assert_eq!(state.overlay, Overlay::None);
+        assert!(state.status.as_ref().unwrap().text.contains("read-only"));
+    }
+}
+
+#[test]
+fn memory_still_held_after_the_end_is_an_alert_that_offers_to_kill() {
+    let mut state = runs_state();
+    state.update(Action::SelectTab(Tab::Runs));
+    state.update(Action::Down);
+    let samples = state.data().unwrap().samples.clone();
+    let gpu2: Vec<u32> = samples[2].processes.iter().map(|p| p.pid).collect();
+    assert!(!gpu2.is_empty(), "the simulation has processes on GPU 2");
+    assert!(state.runs.held.is_none());
+    let totals = vec![Some(80u64 << 30); samples.len()];
+    for s in 0..15 {
+        let now = (T0 + 31_000 + s * 1000) as i64;
+        state.runs.watch_after_end(now, &samples, &totals);
+    }
+    let held = state.runs.held.clone().expect("memory held after the end");
+    assert_eq!(held.gpus, vec![2]);
+    state.update(Action::KillLeftovers);
+    let Overlay::Confirm(c) = &state.overlay else {
+        panic!("killing asks first");
+    };
+    assert_eq!(
+        c.command,
+        Command::SignalProcesses {
+            pids: gpu2,
+            signal: KillSignal::Term
+        }
+    );
+    assert!(c.details.iter().any(|d| d.starts_with("GPU 2 · pid ")));
+}
+
+#[test]
+fn the_tab_draws_runs_with_their_state_and_the_selected_one_in_detail() {
+    let mut f = fixture();
+    let commands = f.state.update(Action::SelectTab(Tab::Runs));
+    f.pump(commands);
+    let commands = f.state.update(Action::Down);
+    f.pump(commands);
+    let state = &f.state;
+    let buf = render(state, 100, 30);
+    let screen = text(&buf);
+    insta::assert_snapshot!(screen);
+    let theme = gpudeck::config::Theme::builtin("dark").unwrap();
+    let (x, y) = find(&buf, "failed");
+    assert_eq!(buf[(x, y)].fg, theme.error);
+    let (x, y) = find(&buf, "20270115-070000-bert-00aa");
+    assert_eq!(buf[(x, y)].bg, theme.selected_bg);
+    assert!(screen.contains("Runs · 2 · 1 running"));
+    assert!(screen.contains("epoch 3/5"), "{screen}");
+    let (x, y) = find(&buf, "RuntimeError: CUDA out of memory");
+    assert_eq!(buf[(x - 2, y)].fg, theme.error, "stderr is marked");
+    let (_, y) = find(&buf, "20270115-080000-resnet-00bb");
+    let area = ratatui::layout::Rect::new(0, 0, 100, 30);
+    assert_eq!(
+        gpudeck::ui::click(area, state, 10, y),
+        Some(Action::SelectRow(0))
+    );
+}
