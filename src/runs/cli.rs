@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::cli::{LogsArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
+use crate::gpu::GpuSourceChoice;
 
 use super::clock;
 use super::detach::{start_run, StartContext};
@@ -25,13 +26,19 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 /// `gpudeck run`: pre-flight, start detached, print the id and where the logs are.
-pub fn run(args: &RunArgs, store: &RunStore, gpus: impl FnOnce() -> GpuReport) -> ExitCode {
-    finish(start(args, store, gpus))
+pub fn run(
+    args: &RunArgs,
+    store: &RunStore,
+    gpu_source: GpuSourceChoice,
+    gpus: impl FnOnce() -> GpuReport,
+) -> ExitCode {
+    finish(start(args, store, gpu_source, gpus))
 }
 
 fn start(
     args: &RunArgs,
     store: &RunStore,
+    gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
 ) -> Result<u8, RunError> {
     let spec = spec_from(args)?;
@@ -50,6 +57,7 @@ fn start(
         cwd,
         path: std::env::var_os("PATH"),
         exe,
+        gpu_source,
     };
     let started = start_run(&spec, &ctx)?;
     for warning in &started.warnings {

@@ -1,4 +1,5 @@
-//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor, the run
+//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor (which
+//! records the run's GPU metrics), the run
 //! store on disk, stopping, the `gpudeck run/runs/logs/stop` commands; and the pure parts of
 //! watching them: progress parsed from logs, per-second GPU metrics, summaries and alerts.
 
@@ -13,6 +14,7 @@ mod preflight;
 mod procs;
 pub mod progress;
 mod record;
+mod sampler;
 mod spec;
 mod stop;
 mod store;
@@ -27,6 +29,7 @@ pub use logs::print_log;
 pub use preflight::{preflight, Checked, PreflightInput};
 pub use procs::{exit_code_of, ProcStat, ProcessRef};
 pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
+pub use sampler::METRICS_FILE;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
 pub use store::{LogStream, Run, RunStore};
