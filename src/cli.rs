@@ -93,9 +93,9 @@ pub enum Commands {
     ///
     /// Exit code 0 when it started, 1 when it could not, 2 for a mistake in the flags or spec.
     Run(RunArgs),
-    /// List the training runs: state, GPUs, launcher, start, duration, exit code.
+    /// List the training runs: state, GPUs, launcher, start, duration, GPU utilisation, exit code.
     Runs {
-        /// A stable JSON document (schema gpudeck.runs/v1) instead of a table.
+        /// A stable JSON document (schema gpudeck.runs/v1, with each run's summary) instead of a table.
         #[arg(long)]
         json: bool,
     },

@@ -13,6 +13,7 @@ use super::detach::{start_run, StartContext};
 use super::error::RunError;
 use super::logs::print_log;
 use super::record::RunState;
+use super::recorded::with_summaries;
 use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
@@ -107,11 +108,13 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 
 /// `gpudeck runs [--json]`.
 pub fn list(store: &RunStore, json: bool) -> ExitCode {
-    let (runs, warnings) = store.list();
+    let (runs, mut warnings) = store.list();
+    let now = clock::now_ms();
+    let (runs, metric_warnings) = with_summaries(runs, now);
+    warnings.extend(metric_warnings);
     for w in &warnings {
         eprintln!("gpudeck: warning: {w}");
     }
-    let now = clock::now_ms();
     if json {
         match serde_json::to_string_pretty(&listing_json(&runs)) {
             Ok(text) => println!("{text}"),

@@ -45,6 +45,8 @@ pub enum RunError {
         rank: usize,
         stream: &'static str,
     },
+    #[error("the metrics file {path} cannot be read: {why}")]
+    BadMetrics { path: PathBuf, why: String },
 }
 
 impl RunError {
@@ -93,6 +95,9 @@ impl RunError {
                 "Check `gpudeck runs` and the processes (`ps -o pid,pgid,cmd -g PGID`); kill them by hand if needed.".into()
             }
             RunError::NoSuchLog { .. } => "`gpudeck runs --json` shows how many ranks the run has.".into(),
+            RunError::BadMetrics { .. } => {
+                "The run's supervisor writes it; restore it if it was edited, or move it aside to export the rest.".into()
+            }
         }
     }
 

@@ -1,7 +1,7 @@
-//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor (which
-//! records the run's GPU metrics), the run
-//! store on disk, stopping, the `gpudeck run/runs/logs/stop` commands; and the pure parts of
-//! watching them: progress parsed from logs, per-second GPU metrics, summaries and alerts.
+//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor and its
+//! GPU sampler, the run store on disk, stopping, the `gpudeck run/runs/logs/stop` commands; what
+//! a run recorded, read back; and the pure parts of watching them: progress parsed from logs,
+//! per-second GPU metrics, summaries and alerts.
 
 pub mod cli;
 mod clock;
@@ -14,6 +14,7 @@ mod preflight;
 mod procs;
 pub mod progress;
 mod record;
+mod recorded;
 mod sampler;
 mod spec;
 mod stop;
@@ -29,6 +30,7 @@ pub use logs::print_log;
 pub use preflight::{preflight, Checked, PreflightInput};
 pub use procs::{exit_code_of, ProcStat, ProcessRef};
 pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
+pub use recorded::{summary_of, with_summaries};
 pub use sampler::METRICS_FILE;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
