@@ -88,6 +88,12 @@ fn main() -> ExitCode {
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
         Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Export(ref args)) => runs_cli::export(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Rerun(ref args)) => {
+            runs_cli::rerun(args, &RunStore::new(&dirs.data), gpu_choice(&cli), || {
+                gpu_report(sources)
+            })
+        }
         Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
         None => tui(
             &cli,
