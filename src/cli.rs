@@ -93,9 +93,9 @@ pub enum Commands {
     ///
     /// Exit code 0 when it started, 1 when it could not, 2 for a mistake in the flags or spec.
     Run(RunArgs),
-    /// List the training runs: state, GPUs, launcher, start, duration, exit code.
+    /// List the training runs: state, GPUs, launcher, start, duration, GPU utilisation, exit code.
     Runs {
-        /// A stable JSON document (schema gpudeck.runs/v1) instead of a table.
+        /// A stable JSON document (schema gpudeck.runs/v1, with each run's summary) instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -103,6 +103,12 @@ pub enum Commands {
     Logs(LogsArgs),
     /// Stop a run: SIGINT to its processes, SIGTERM after the grace period, then SIGKILL.
     Stop(StopArgs),
+    /// Export a run: its per-second GPU metrics as CSV, or record, summary, metrics and
+    /// training progress as one JSON document (schema gpudeck.export/v1).
+    Export(ExportArgs),
+    /// Start a run again from its spec (same command, GPU selection, launcher, env, work dir);
+    /// prints the new run's id.
+    Rerun(RerunArgs),
     /// The supervisor of a run (started by `gpudeck run`, not by people).
     #[command(name = "__supervise", hide = true)]
     Supervise {
@@ -161,6 +167,26 @@ pub struct StopArgs {
     /// Seconds the processes get after SIGINT, and again after SIGTERM, before SIGKILL.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub grace: u64,
+}
+
+/// `gpudeck export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The run: its id, a unique prefix of it, or a name (the newest run of that name).
+    pub run: String,
+    /// csv: the metrics rows; json: record, summary, metrics and training progress.
+    #[arg(long, value_enum)]
+    pub format: crate::runs::ExportFormat,
+    /// Write to this file (created 0600) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `gpudeck rerun`.
+#[derive(Debug, Args)]
+pub struct RerunArgs {
+    /// The run: its id, a unique prefix of it, or a name (the newest run of that name).
+    pub run: String,
 }
 
 /// `gpudeck shell`: the choices a shell container is made from; the rest comes from [shell] in

@@ -13,10 +13,9 @@ use gpudeck::cli::{Cli, Commands};
 use gpudeck::compat::{cli as compat_cli, CompatData};
 use gpudeck::config::{self, Config, Dirs, Theme};
 use gpudeck::docker::cli::{self as docker_cli, DockerTask};
-use gpudeck::gpu::nvml::NvmlSource;
 use gpudeck::gpu::report;
 use gpudeck::gpu::sim::SimSource;
-use gpudeck::gpu::{GpuError, GpuSource};
+use gpudeck::gpu::{GpuError, GpuSource, GpuSourceChoice};
 use gpudeck::host::{self, ProcFs, ProcessTable};
 use gpudeck::pull::Catalog;
 use gpudeck::runs::{self, cli as runs_cli, RunStore};
@@ -82,11 +81,19 @@ fn main() -> ExitCode {
             shell(args, sources, &dirs, &config, docker_host.as_deref())
         }
         Some(Commands::Run(ref args)) => {
-            runs_cli::run(args, &RunStore::new(&dirs.data), || gpu_report(sources))
+            runs_cli::run(args, &RunStore::new(&dirs.data), gpu_choice(&cli), || {
+                gpu_report(sources)
+            })
         }
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
         Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Export(ref args)) => runs_cli::export(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Rerun(ref args)) => {
+            runs_cli::rerun(args, &RunStore::new(&dirs.data), gpu_choice(&cli), || {
+                gpu_report(sources)
+            })
+        }
         Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
         None => tui(
             &cli,
@@ -183,18 +190,25 @@ fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
             processes: table,
             docker_host: cli.docker_host.clone(),
             data_dir: dirs.data.clone(),
+            gpu_choice: gpu_choice(cli),
         });
     }
-    let lib = cli.nvml_lib.clone();
+    let choice = gpu_choice(cli);
     Ok(Sources {
-        open_gpus: Box::new(move || {
-            NvmlSource::open(lib.as_deref().map(|p| p.as_os_str()))
-                .map(|s| Box::new(s) as Box<dyn GpuSource>)
+        open_gpus: Box::new({
+            let choice = choice.clone();
+            move || choice.open()
         }),
         processes: Arc::new(ProcFs::new()),
         docker_host: cli.docker_host.clone(),
         data_dir: dirs.data.clone(),
+        gpu_choice: choice,
     })
+}
+
+/// The GPU source the flags choose, as a run records it for its supervisor.
+fn gpu_choice(cli: &Cli) -> GpuSourceChoice {
+    GpuSourceChoice::from_flags(cli.demo, cli.nvml_lib.clone())
 }
 
 /// One fresh sample of every GPU, or the reason there is none.

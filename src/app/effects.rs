@@ -15,6 +15,9 @@ use crate::runs::watch::{RunsCommand, RunsHandle};
 use crate::runs::RunStore;
 
 /// Carries out the app's commands: signals, Docker actions, files, diagnoses, runs.
+/// How a stop or restart went: the status line, whether it failed, and a new run to select.
+pub(super) type RunDone = (String, bool, Option<String>);
+
 pub(super) struct Effects {
     pub processes: Arc<dyn ProcessTable>,
     pub signal_done: mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
@@ -24,8 +27,9 @@ pub(super) struct Effects {
     pub data_dir: PathBuf,
     pub runs: RunsHandle,
     pub store: RunStore,
-    /// A stop or restart of a run finished: the status line to show, and whether it failed.
-    pub run_done: mpsc::Sender<(String, bool)>,
+    /// A stop or restart of a run finished.
+    pub run_done: mpsc::Sender<RunDone>,
+    pub gpu_choice: crate::gpu::GpuSourceChoice,
 }
 
 impl Effects {
@@ -50,9 +54,7 @@ impl Effects {
             Command::RunDoctor => self.run_doctor(state),
             Command::Runs(cmd) => self.runs.send(cmd),
             Command::StopRun { id } => self.stop_run(id, state),
-            Command::RerunRun { id } => {
-                state.set_status(format!("PENDING-MERGE rerun {id}"), true);
-            }
+            Command::RerunRun { id } => self.rerun(id, state),
             Command::SignalProcesses { pids, signal } => {
                 for pid in pids {
                     self.execute(Command::SignalProcess { pid, signal }, state);
@@ -75,24 +77,72 @@ impl Effects {
                 .and_then(|run| crate::runs::stop_run(&run, crate::runs::DEFAULT_GRACE));
             let line = match result {
                 Ok(crate::runs::StopOutcome::AlreadyFinished(s)) => {
-                    (format!("{id} had already ended ({s})"), false)
+                    (format!("{id} had already ended ({s})"), false, None)
                 }
                 Ok(crate::runs::StopOutcome::Stopped { signal, run }) => (
                     format!("{id} {} (ranks gone after {signal})", run.state()),
                     false,
+                    None,
                 ),
-                Err(e) => (e.to_string(), true),
+                Err(e) => (e.to_string(), true, None),
             };
             let _ = done.blocking_send(line);
         });
         self.runs.send(RunsCommand::Refresh);
     }
 
+    /// A new run from the selected one's spec, checked against the GPUs as the dashboard sees
+    /// them now; starting waits for the supervisor (up to seconds): on a thread.
+    fn rerun(&self, id: String, state: &mut AppState) {
+        let Some(gpus) = state.gpu_report() else {
+            state.set_status(
+                "the GPUs have not been read yet; try again in a moment",
+                true,
+            );
+            return;
+        };
+        let exe = match std::env::current_exe() {
+            Ok(exe) => exe,
+            Err(e) => {
+                state.set_status(format!("the gpudeck binary cannot be found: {e}"), true);
+                return;
+            }
+        };
+        let store = self.store.clone();
+        let done = self.run_done.clone();
+        let choice = self.gpu_choice.clone();
+        state.set_status(format!("starting {id} again…"), false);
+        self.background("rerun", move || {
+            let started = store.find(&id).and_then(|run| {
+                let ctx = crate::runs::StartContext {
+                    gpus: &gpus,
+                    store: &store,
+                    cwd: run.record.workdir.clone(),
+                    path: std::env::var_os("PATH"),
+                    exe,
+                    gpu_source: choice,
+                };
+                crate::runs::rerun(&run, &ctx)
+            });
+            let line = match started {
+                Ok(s) => {
+                    let mut line = format!("started {} ({})", s.run.id(), s.run.state());
+                    if let Some(w) = s.warnings.first() {
+                        line.push_str(&format!("; warning: {w}"));
+                    }
+                    (line, false, Some(s.run.id().to_string()))
+                }
+                Err(e) => (e.to_string(), true, None),
+            };
+            let _ = done.blocking_send(line);
+        });
+    }
+
     fn background(&self, name: &str, work: impl FnOnce() + Send + 'static) {
         if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(work) {
             let _ = self
                 .run_done
-                .try_send((format!("could not start a thread: {e}"), true));
+                .try_send((format!("could not start a thread: {e}"), true, None));
         }
     }
 

@@ -106,6 +106,8 @@ pub struct Sources {
     pub docker_host: Option<String>,
     /// Where saved logs go.
     pub data_dir: PathBuf,
+    /// The GPU source as a run started from the dashboard records it for its supervisor.
+    pub gpu_choice: crate::gpu::GpuSourceChoice,
 }
 
 /// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
@@ -192,7 +194,7 @@ pub async fn run(
     let (done_tx, mut done_rx) = mpsc::channel::<(u32, KillSignal, Result<(), String>)>(8);
     let (doctor_tx, mut doctor_rx) = mpsc::channel::<DoctorReport>(1);
     let (runs_tx, mut runs_rx) = mpsc::channel::<RunsUpdate>(16);
-    let (run_done_tx, mut run_done_rx) = mpsc::channel::<(String, bool)>(8);
+    let (run_done_tx, mut run_done_rx) = mpsc::channel::<effects::RunDone>(8);
     let store = RunStore::new(&sources.data_dir);
     let effects = Effects {
         processes: Arc::clone(&sources.processes),
@@ -204,6 +206,7 @@ pub async fn run(
         runs: crate::runs::watch::spawn(store.clone(), runs_tx),
         store,
         run_done: run_done_tx,
+        gpu_choice: sources.gpu_choice.clone(),
     };
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
@@ -247,8 +250,9 @@ pub async fn run(
                     }
                     pacer.data = true;
                 }
-                Some((line, is_error)) = run_done_rx.recv() => {
+                Some((line, is_error, new_run)) = run_done_rx.recv() => {
                     app.state.set_status(line, is_error);
+                    app.state.runs.select_when_listed = new_run;
                     effects.execute(Command::Runs(RunsCommand::Refresh), &mut app.state);
                     pacer.input = true;
                 }

@@ -36,6 +36,8 @@ pub struct RunsView {
     /// Live rows of the selected ended run's GPUs, for the memory-held alert.
     after_end: VecDeque<MetricsRow>,
     pub held: Option<Alert>,
+    /// A run just started from here: selected as soon as a listing has it.
+    pub select_when_listed: Option<String>,
 }
 
 impl RunsView {
@@ -63,6 +65,13 @@ impl RunsView {
                 self.runs = runs;
                 self.warnings = warnings;
                 self.listed = true;
+                if let Some(id) = self.select_when_listed.take() {
+                    if self.runs.iter().any(|r| r.id == id) {
+                        self.select(Some(id));
+                        return true;
+                    }
+                    self.select_when_listed = Some(id);
+                }
                 let kept = self.selected_row().is_some();
                 if !kept {
                     self.selected = self.runs.first().map(|r| r.id.clone());

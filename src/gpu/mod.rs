@@ -1,5 +1,6 @@
 //! GPUs: domain types, the NVML and simulated sources, the collector thread and metric history.
 
+pub mod choice;
 pub mod collector;
 pub mod history;
 pub mod nvml;
@@ -9,5 +10,6 @@ pub mod sim;
 pub mod source;
 pub mod types;
 
+pub use choice::GpuSourceChoice;
 pub use source::{GpuError, GpuSource};
 pub use types::*;

@@ -1,17 +1,25 @@
-//! `gpudeck run`, `runs`, `logs` and `stop`: the run commands on top of the store, the launcher
-//! and the supervisor.
+//! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
+//! store, the launcher and the supervisor.
 
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::cli::{LogsArgs, RunArgs, StopArgs};
+use crate::cli::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
+use crate::gpu::GpuSourceChoice;
 
 use super::clock;
-use super::detach::{start_run, StartContext};
+use super::detach::{start_run, StartContext, Started};
 use super::error::RunError;
+use super::export::{export_csv, export_json, ExportFormat};
 use super::logs::print_log;
 use super::record::RunState;
+use super::recorded::with_summaries;
+use super::rerun::rerun as rerun_run;
 use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
@@ -25,16 +33,38 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 /// `gpudeck run`: pre-flight, start detached, print the id and where the logs are.
-pub fn run(args: &RunArgs, store: &RunStore, gpus: impl FnOnce() -> GpuReport) -> ExitCode {
-    finish(start(args, store, gpus))
-}
-
-fn start(
+pub fn run(
     args: &RunArgs,
     store: &RunStore,
+    gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
+) -> ExitCode {
+    finish(
+        spec_from(args)
+            .and_then(|spec| launch(store, gpu_source, gpus, |ctx| start_run(&spec, ctx))),
+    )
+}
+
+/// `gpudeck rerun RUN`: a new run from the old one's spec; prints the new id as `run` does.
+pub fn rerun(
+    args: &RerunArgs,
+    store: &RunStore,
+    gpu_source: GpuSourceChoice,
+    gpus: impl FnOnce() -> GpuReport,
+) -> ExitCode {
+    finish(store.find(&args.run).and_then(|old| {
+        eprintln!("gpudeck: running {} again", old.id());
+        launch(store, gpu_source, gpus, |ctx| rerun_run(&old, ctx))
+    }))
+}
+
+/// Gathers what starting needs, starts, and prints the id and how to follow the run.
+fn launch(
+    store: &RunStore,
+    gpu_source: GpuSourceChoice,
+    gpus: impl FnOnce() -> GpuReport,
+    start: impl FnOnce(&StartContext<'_>) -> Result<Started, RunError>,
 ) -> Result<u8, RunError> {
-    let spec = spec_from(args)?;
     let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
         path: ".".into(),
         why: format!("the current directory cannot be read: {e}"),
@@ -50,8 +80,9 @@ fn start(
         cwd,
         path: std::env::var_os("PATH"),
         exe,
+        gpu_source,
     };
-    let started = start_run(&spec, &ctx)?;
+    let started = start(&ctx)?;
     for warning in &started.warnings {
         eprintln!("gpudeck: warning: {warning}");
     }
@@ -99,11 +130,13 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 
 /// `gpudeck runs [--json]`.
 pub fn list(store: &RunStore, json: bool) -> ExitCode {
-    let (runs, warnings) = store.list();
+    let (runs, mut warnings) = store.list();
+    let now = clock::now_ms();
+    let (runs, metric_warnings) = with_summaries(runs, now);
+    warnings.extend(metric_warnings);
     for w in &warnings {
         eprintln!("gpudeck: warning: {w}");
     }
-    let now = clock::now_ms();
     if json {
         match serde_json::to_string_pretty(&listing_json(&runs)) {
             Ok(text) => println!("{text}"),
@@ -116,6 +149,57 @@ pub fn list(store: &RunStore, json: bool) -> ExitCode {
         print!("{}", render_runs(&runs, now));
     }
     ExitCode::SUCCESS
+}
+
+/// `gpudeck export RUN --format csv|json [--output FILE]`.
+pub fn export(args: &ExportArgs, store: &RunStore) -> ExitCode {
+    finish((|| {
+        let run = store.find(&args.run)?;
+        let text = match args.format {
+            ExportFormat::Csv => export_csv(&run)?,
+            ExportFormat::Json => {
+                let doc = export_json(&run, clock::now_ms())?;
+                let mut text =
+                    serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {
+                        path: args.output.clone().unwrap_or_else(|| "stdout".into()),
+                        why: format!("it could not be encoded: {e}"),
+                    })?;
+                text.push('\n');
+                text
+            }
+        };
+        match &args.output {
+            Some(path) => write_private(path, text.as_bytes()),
+            None => print_all(text.as_bytes()),
+        }?;
+        Ok(EXIT_OK)
+    })())
+}
+
+/// Writes an export to a new or replaced file only its owner can read (metrics and logs of a
+/// run may be private).
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    let written = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| file.write_all(bytes));
+    written.map_err(|e| RunError::ExportNotWritten {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })
+}
+
+fn print_all(bytes: &[u8]) -> Result<(), RunError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| RunError::ExportNotWritten {
+            path: "stdout".into(),
+            why: e.to_string(),
+        })
 }
 
 /// `gpudeck logs RUN [-f] [--rank N] [--stderr]`.

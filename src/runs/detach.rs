@@ -16,6 +16,7 @@ use super::spec::{Launcher, RunSpec};
 use super::stop::wait_for;
 use super::store::{open_log, Run, RunStore, SUPERVISOR_LOG};
 use crate::gpu::report::GpuReport;
+use crate::gpu::GpuSourceChoice;
 
 /// The hidden subcommand the supervisor runs as.
 pub const SUPERVISE_COMMAND: &str = "__supervise";
@@ -40,6 +41,8 @@ pub struct StartContext<'a> {
     pub path: Option<OsString>,
     /// The gpudeck binary to run the supervisor from (the current executable).
     pub exe: PathBuf,
+    /// Where the GPUs were read from; the supervisor records the run's metrics from the same.
+    pub gpu_source: GpuSourceChoice,
 }
 
 /// Checks the spec, records the run, and starts its supervisor; returns once the supervisor
@@ -75,6 +78,7 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         gpus: checked.gpus,
         ranks: ranks.into_iter().map(RankRecord::from).collect(),
         created_ms: now,
+        gpu_source: Some(ctx.gpu_source.clone()),
         ..record
     };
     let run = Run { dir, record };
@@ -114,6 +118,8 @@ fn starting_record(
         exit_code: None,
         first_failed_rank: None,
         error: None,
+        gpu_source: None,
+        metrics_error: None,
     }
 }
 

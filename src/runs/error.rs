@@ -45,6 +45,12 @@ pub enum RunError {
         rank: usize,
         stream: &'static str,
     },
+    #[error("the metrics file {path} cannot be read: {why}")]
+    BadMetrics { path: PathBuf, why: String },
+    #[error("{id} has no GPU metrics: {why}")]
+    NoMetrics { id: String, why: String },
+    #[error("the export could not be written to {path}: {why}")]
+    ExportNotWritten { path: PathBuf, why: String },
 }
 
 impl RunError {
@@ -93,6 +99,15 @@ impl RunError {
                 "Check `gpudeck runs` and the processes (`ps -o pid,pgid,cmd -g PGID`); kill them by hand if needed.".into()
             }
             RunError::NoSuchLog { .. } => "`gpudeck runs --json` shows how many ranks the run has.".into(),
+            RunError::BadMetrics { .. } => {
+                "The run's supervisor writes it; restore it if it was edited, or move it aside to export the rest.".into()
+            }
+            RunError::NoMetrics { .. } => {
+                "The supervisor samples a run's GPUs once a second from its start; `metrics_error` in `gpudeck runs --json` says why it could not.".into()
+            }
+            RunError::ExportNotWritten { .. } => {
+                "Check that the directory exists and is writable, or leave out --output to print to stdout.".into()
+            }
         }
     }
 

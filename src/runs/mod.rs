@@ -1,11 +1,13 @@
-//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor, the run
-//! store on disk, stopping, the `gpudeck run/runs/logs/stop` commands; and the pure parts of
-//! watching them: progress parsed from logs, per-second GPU metrics, summaries and alerts.
+//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor and its
+//! GPU sampler, the run store on disk, stopping, re-running, exporting, the `gpudeck
+//! run/runs/logs/stop/export/rerun` commands; what a run recorded, read back; and the pure parts
+//! of watching them: progress parsed from logs, per-second GPU metrics, summaries and alerts.
 
 pub mod cli;
 mod clock;
 mod detach;
 mod error;
+mod export;
 mod launch;
 mod logs;
 pub mod metrics;
@@ -13,6 +15,9 @@ mod preflight;
 mod procs;
 pub mod progress;
 mod record;
+mod recorded;
+mod rerun;
+mod sampler;
 pub mod series;
 mod spec;
 mod stop;
@@ -25,11 +30,18 @@ pub mod watch;
 
 pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use error::RunError;
+pub use export::{
+    export_csv, export_json, ExportFormat, ProgressExport, RunExport, ScalarSeries,
+    EXPORT_POINTS_PER_SCALAR, EXPORT_SCHEMA,
+};
 pub use launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use logs::print_log;
 pub use preflight::{preflight, Checked, PreflightInput};
 pub use procs::{exit_code_of, ProcStat, ProcessRef};
 pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
+pub use recorded::{summary_of, with_summaries};
+pub use rerun::rerun;
+pub use sampler::METRICS_FILE;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
 pub use store::{LogStream, Run, RunStore};

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::procs::ProcessRef;
 use super::spec::Launcher;
+use crate::gpu::GpuSourceChoice;
 
 /// The JSON schema id of `run.json`; bump it when a field changes meaning or disappears.
 pub const RUN_SCHEMA: &str = "gpudeck.run/v1";
@@ -113,6 +114,12 @@ pub struct RunRecord {
     /// Why the supervisor could not start or finish the run, in words.
     #[serde(default)]
     pub error: Option<String>,
+    /// The GPU source `gpudeck run` used, which the supervisor samples the run's GPUs from.
+    #[serde(default)]
+    pub gpu_source: Option<GpuSourceChoice>,
+    /// Why `metrics.csv` is missing or stops early (the source could not be opened or written).
+    #[serde(default)]
+    pub metrics_error: Option<String>,
 }
 
 impl RunRecord {

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use super::clock;
 use super::procs::{exit_code_of, ProcessRef};
 use super::record::{RankRecord, RunRecord, RunState};
+use super::sampler::Sampler;
 use super::stop::{escalate, DEFAULT_GRACE};
 use super::store::{log_path, open_log, LogStream, Run};
 
@@ -70,6 +71,7 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     };
     record.state = RunState::Running;
     record.started_ms = Some(clock::now_ms());
+    let mut sampler = Sampler::start(&run.dir, &record);
     run.write_record(&record).map_err(|e| e.to_string())?;
     eprintln!(
         "gpudeck supervisor: started {} rank(s) of {}",
@@ -97,11 +99,15 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     while watch.running > 0 {
         tokio::select! {
             Some((rank, code)) = exits.recv() => watch.rank_exited(&run, rank, code),
+            Some(why) = sampler.failure() => watch.metrics_failed(&run, why),
             _ = sigterm.recv() => watch.begin_stop("the supervisor got SIGTERM"),
             _ = sigint.recv() => watch.begin_stop("the supervisor got SIGINT"),
             // Its own session has no terminal to lose; a stray SIGHUP must not end the run.
             _ = sighup.recv() => {}
         }
+    }
+    if let Some(why) = sampler.finish() {
+        watch.metrics_failed(&run, why);
     }
     watch.finish(&run)
 }
@@ -120,6 +126,17 @@ impl Watch {
                 self.begin_stop(&format!("rank {rank} failed with exit code {code}"));
             }
         }
+        if let Err(e) = run.write_record(&self.record) {
+            eprintln!("gpudeck supervisor: {e}");
+        }
+    }
+
+    /// The GPU metrics stopped or never started: the run goes on, run.json says why.
+    fn metrics_failed(&mut self, run: &Run, why: String) {
+        self.record.metrics_error = Some(match self.record.metrics_error.take() {
+            Some(earlier) => format!("{earlier}; {why}"),
+            None => why,
+        });
         if let Err(e) = run.write_record(&self.record) {
             eprintln!("gpudeck supervisor: {e}");
         }

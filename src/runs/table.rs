@@ -5,12 +5,16 @@ use serde::Serialize;
 use super::clock;
 use super::record::RunRecord;
 use super::store::Run;
+use super::summary::RunSummary;
+
+/// Columns of the runs table.
+const COLUMNS: usize = 9;
 
 /// The JSON schema id of `gpudeck runs --json`.
 pub const RUNS_SCHEMA: &str = "gpudeck.runs/v1";
 
-/// `gpudeck runs --json`: every run's record, its state as a reader derives it (`lost`), and
-/// where its directory is.
+/// `gpudeck runs --json`: every run's record, its state as a reader derives it (`lost`), where
+/// its directory is, and its summary.
 #[derive(Debug, Serialize)]
 pub struct Listing<'a> {
     pub schema: &'static str,
@@ -22,37 +26,42 @@ pub struct ListedRun<'a> {
     #[serde(flatten)]
     pub record: RunRecord,
     pub dir: &'a std::path::Path,
+    /// What its GPU metrics add up to; null without metrics.
+    pub summary: Option<&'a RunSummary>,
 }
 
-pub fn listing_json(runs: &[Run]) -> Listing<'_> {
+/// The runs, each with its summary (see [`Run::summary`]).
+pub fn listing_json(runs: &[(Run, Option<RunSummary>)]) -> Listing<'_> {
     Listing {
         schema: RUNS_SCHEMA,
         runs: runs
             .iter()
-            .map(|run| {
+            .map(|(run, summary)| {
                 let mut record = run.record.clone();
                 record.state = run.state();
                 ListedRun {
                     record,
                     dir: &run.dir,
+                    summary: summary.as_ref(),
                 }
             })
             .collect(),
     }
 }
 
-/// One line per run, oldest first, columns as wide as their widest cell.
-pub fn render_runs(runs: &[Run], now_ms: u64) -> String {
+/// One line per run, oldest first, columns as wide as their widest cell. UTIL is the share of
+/// the GPU-seconds held that the GPUs were busy (`-` without metrics).
+pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
     if runs.is_empty() {
         return "No runs yet (start one with `gpudeck run --gpus 0,1 -- CMD...`).\n".into();
     }
     let header = [
-        "ID", "NAME", "STATE", "GPUS", "LAUNCHER", "STARTED", "DURATION", "EXIT",
+        "ID", "NAME", "STATE", "GPUS", "LAUNCHER", "STARTED", "DURATION", "UTIL", "EXIT",
     ]
     .map(String::from);
-    let rows: Vec<[String; 8]> = runs
+    let rows: Vec<[String; COLUMNS]> = runs
         .iter()
-        .map(|run| {
+        .map(|(run, summary)| {
             let r = &run.record;
             [
                 r.id.clone(),
@@ -63,11 +72,12 @@ pub fn render_runs(runs: &[Run], now_ms: u64) -> String {
                 clock::rfc3339_utc(r.started_ms.unwrap_or(r.created_ms)),
                 r.duration_ms(now_ms)
                     .map_or_else(|| "-".into(), clock::duration),
+                utilisation(summary.as_ref()),
                 r.exit_code.map_or_else(|| "-".into(), |c| c.to_string()),
             ]
         })
         .collect();
-    let mut widths = [0usize; 8];
+    let mut widths = [0usize; COLUMNS];
     for row in std::iter::once(&header).chain(&rows) {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
@@ -84,4 +94,11 @@ pub fn render_runs(runs: &[Run], now_ms: u64) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The busy ratio as a whole percentage, `-` when there is none.
+fn utilisation(summary: Option<&RunSummary>) -> String {
+    summary
+        .and_then(|s| s.busy_ratio)
+        .map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0))
 }

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod docker;
 pub mod docker_cleanup;
 pub mod fake_registry;
+pub mod metrics;
 pub mod registry;
 pub mod run_fixture;
 pub mod runs;

@@ -11,9 +11,8 @@ use crate::runs::series::Series;
 use crate::runs::store::{LogStream, Run};
 use crate::runs::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
 use crate::runs::tail::Follower;
+use crate::runs::METRICS_FILE;
 
-/// The metrics file's name in a run's directory.
-pub const METRICS_FILE: &str = "metrics.csv";
 /// Metrics read per look: a day of 8 GPUs is caught up with in a few seconds.
 const METRICS_CHUNK: u64 = 4 << 20;
 /// Log bytes parsed for progress per look, per stream.

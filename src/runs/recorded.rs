@@ -1,0 +1,155 @@
+//! What a run recorded, read back from its directory: its per-second GPU metrics, the summary
+//! they add up to, the spec it was started from, and the training progress in rank 0's logs.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use super::error::RunError;
+use super::metrics::{read_csv, MetricsRow};
+use super::progress::ProgressTracker;
+use super::record::{RunRecord, RunState};
+use super::sampler::METRICS_FILE;
+use super::spec::RunSpec;
+use super::store::{LogStream, Run, SPEC_FILE};
+use super::summary::{summarize, RunSummary};
+
+/// Longer log lines are not progress output and are skipped when reading progress.
+const MAX_LINE_BYTES: usize = 64 * 1024;
+
+impl Run {
+    /// `metrics.csv`: every complete row (a line torn by a crash is dropped), or None when the
+    /// run has no metrics file (not started yet, started by an older gpudeck, or the GPU source
+    /// could not be opened: see `record.metrics_error`).
+    pub fn metrics(&self) -> Result<Option<Vec<MetricsRow>>, RunError> {
+        let path = self.dir.join(METRICS_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(RunError::store(&path, e)),
+        };
+        // A file created but not yet given its header reads as having no rows.
+        if text.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        read_csv(&text).map(Some).map_err(|e| RunError::BadMetrics {
+            path,
+            why: e.to_string(),
+        })
+    }
+
+    /// The run's summary from its metrics, up to `now_ms` for a live run; None without metrics.
+    pub fn summary(&self, now_ms: u64) -> Result<Option<RunSummary>, RunError> {
+        Ok(self
+            .metrics()?
+            .and_then(|rows| summary_of(&self.record, self.state(), &rows, now_ms)))
+    }
+
+    /// The spec the run was started from: its `spec.toml`, flags applied, as stored (a relative
+    /// work dir in it was relative to where `gpudeck run` ran; `record.workdir` is what it meant).
+    pub fn spec(&self) -> Result<RunSpec, RunError> {
+        let path = self.dir.join(SPEC_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| RunError::store(&path, e))?;
+        RunSpec::parse(&path.display().to_string(), &text)
+    }
+
+    /// The training progress in rank 0's stdout then stderr, `points` points at most per scalar.
+    pub fn progress(&self, points: usize) -> Result<ProgressTracker, RunError> {
+        let mut tracker = ProgressTracker::with_points(points);
+        for stream in [LogStream::Stdout, LogStream::Stderr] {
+            feed_file(&mut tracker, &self.log_path(0, stream))?;
+        }
+        Ok(tracker)
+    }
+}
+
+/// Each run with its summary up to `now_ms` (None without metrics), and a warning for each run
+/// whose metrics could not be read.
+pub fn with_summaries(
+    runs: Vec<Run>,
+    now_ms: u64,
+) -> (Vec<(Run, Option<RunSummary>)>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let listed = runs
+        .into_iter()
+        .map(|run| {
+            let summary = run.summary(now_ms).unwrap_or_else(|e| {
+                warnings.push(e.to_string());
+                None
+            });
+            (run, summary)
+        })
+        .collect();
+    (listed, warnings)
+}
+
+/// The summary of `rows` for a run in `state`: from its start to its end, to `now_ms` while it
+/// runs, or to its last sample when it ended unrecorded (lost). None before it started or
+/// without a single row.
+pub fn summary_of(
+    record: &RunRecord,
+    state: RunState,
+    rows: &[MetricsRow],
+    now_ms: u64,
+) -> Option<RunSummary> {
+    let started = record.started_ms?;
+    let last_row = rows.iter().map(|r| r.t_unix_ms).max()?;
+    let ended = match (record.ended_ms, state) {
+        (Some(ended), _) => ended as i64,
+        (None, RunState::Running | RunState::Starting) => now_ms as i64,
+        (None, _) => last_row,
+    };
+    let gpus: Vec<u32> = record.gpus.iter().map(|g| g.index).collect();
+    Some(summarize(rows, started as i64, ended, &gpus))
+}
+
+/// Feeds a log to the tracker one line at a time, a line ending at `\n` or at a progress bar's
+/// `\r`, so a bar redrawn for hours without a newline never has to fit in memory.
+fn feed_file(tracker: &mut ProgressTracker, path: &Path) -> Result<(), RunError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(RunError::store(path, e)),
+    };
+    for_each_line(BufReader::new(file), |line| {
+        tracker.feed_bytes(line);
+    })
+    .map_err(|e| RunError::store(path, e))
+}
+
+/// Calls `each` with every line of `reader`, split at `\n` and `\r`; a line longer than
+/// MAX_LINE_BYTES (no progress line is) is skipped whole, never held in memory beyond that.
+fn for_each_line(mut reader: impl BufRead, mut each: impl FnMut(&[u8])) -> std::io::Result<()> {
+    let mut line = Vec::new();
+    let mut overlong = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        let (used, ended) = match chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(i) => (i + 1, Some(i)),
+            None => (chunk.len(), None),
+        };
+        let part = &chunk[..ended.unwrap_or(used)];
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        overlong |= part.len() > room;
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        reader.consume(used);
+        if ended.is_some() {
+            if !overlong {
+                each(&line);
+            }
+            line.clear();
+            overlong = false;
+        }
+    }
+    if !line.is_empty() && !overlong {
+        each(&line);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "recorded_tests.rs"]
+mod tests;

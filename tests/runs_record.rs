@@ -1,0 +1,367 @@
+//! A run's lasting record end to end on simulated GPUs (frozen in time, so every sample has known
+//! values): per-second metrics of exactly its GPUs through `--demo` and through `--nvml-lib` on
+//! the simulator library, what a killed supervisor loses, a GPU source that cannot be opened,
+//! summaries in `gpudeck runs`, `gpudeck export` and `gpudeck rerun`.
+
+mod support;
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+
+use serde_json::Value;
+
+use support::metrics::{
+    assert_rows_match, demo, gpus_json, metrics_text, now_ms, out, rows, t_of, CSV_HEADER, FROZEN,
+};
+use support::runs::{listed, log, record, run_dir, start_with, wait_state, wait_until};
+use support::{sim_library, stderr, stdout, Dirs};
+
+/// A shell command that prints `step=N loss=...` lines and then waits for `gate` to appear.
+fn gated(dirs: &Dirs, name: &str) -> (String, std::path::PathBuf) {
+    let gate = dirs.root.path().join(name);
+    let script = format!(
+        "echo step=1 loss=0.5; echo step=2 loss=0.25; echo 'step=3 loss=nan' >&2; \
+         while [ ! -e '{}' ]; do sleep 0.05; done",
+        gate.display()
+    );
+    (script, gate)
+}
+
+#[test]
+fn metrics_are_recorded_each_second_for_exactly_the_runs_gpus() {
+    let dirs = Dirs::new();
+    let (script, gate) = gated(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "3,1", "--", "sh", "-c", &script]),
+    );
+    assert_eq!(record(&dirs, &id)["gpu_source"]["kind"], "demo");
+    wait_until("three samples", || {
+        rows(&metrics_text(&dirs, &id)).len() >= 6
+    });
+    std::fs::write(&gate, "").unwrap();
+    let rec = wait_state(&dirs, &id, "succeeded");
+    assert_eq!(rec["metrics_error"], Value::Null);
+    let text = metrics_text(&dirs, &id);
+    assert!(text.starts_with(&format!("{CSV_HEADER}\n")), "{text}");
+    assert!(text.ends_with('\n'));
+    let rows = rows(&text);
+    assert_rows_match(&rows, &gpus_json(demo(&dirs, &[])), &[3, 1]);
+    let times: Vec<i64> = rows.iter().step_by(2).map(|r| t_of(r)).collect();
+    let (started, ended) = (rec["started_ms"].as_i64(), rec["ended_ms"].as_i64());
+    assert!(times[0] >= started.unwrap() && times[0] - started.unwrap() < 1000);
+    // Ticks a second apart; the last one comes when the rank ends, before the end is recorded.
+    for pair in times[..times.len() - 1].windows(2) {
+        assert!((500..2500).contains(&(pair[1] - pair[0])), "{times:?}");
+    }
+    assert!(*times.last().unwrap() <= ended.unwrap());
+    let path = run_dir(&dirs, &id).join("metrics.csv");
+    let mode = std::fs::metadata(path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn metrics_come_through_nvml_when_the_run_was_started_with_nvml_lib() {
+    let dirs = Dirs::new();
+    let nvml = |args: &[&str]| {
+        let mut cmd = dirs.gpudeck(FROZEN);
+        cmd.arg("--nvml-lib").arg(sim_library()).args(args);
+        cmd
+    };
+    let (id, _guard) = start_with(&dirs, nvml(&["run", "--gpus", "2", "--", "true"]));
+    let rec = wait_state(&dirs, &id, "succeeded");
+    assert_eq!(rec["gpu_source"]["kind"], "nvml");
+    assert_eq!(
+        rec["gpu_source"]["library"].as_str().map(Path::new),
+        Some(sim_library())
+    );
+    let rows = rows(&metrics_text(&dirs, &id));
+    assert_rows_match(&rows, &gpus_json(nvml(&[])), &[2]);
+}
+
+#[test]
+fn a_killed_supervisor_loses_at_most_the_last_second_of_metrics() {
+    let dirs = Dirs::new();
+    let forever = "while true; do echo tick; sleep 0.1; done";
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0,1", "--", "sh", "-c", forever]),
+    );
+    wait_until("two samples", || rows(&metrics_text(&dirs, &id)).len() >= 4);
+    let before = rows(&metrics_text(&dirs, &id));
+    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
+    let killed_at = now_ms();
+    // SAFETY: kill(2) on the supervisor this test started.
+    unsafe { libc::kill(supervisor as i32, libc::SIGKILL) };
+    wait_until("the run to show as lost", || {
+        listed(&dirs, &id)["state"] == "lost"
+    });
+    let after_kill = metrics_text(&dirs, &id);
+    // The ranks go on for more than a sampling period; nothing more is sampled.
+    let lines = log(&dirs, &id, 0, "stdout").lines().count();
+    wait_until("1.5 s more output", || {
+        log(&dirs, &id, 0, "stdout").lines().count() > lines + 15
+    });
+    assert_eq!(metrics_text(&dirs, &id), after_kill);
+    let kept = rows(&after_kill);
+    assert_eq!(
+        kept[..before.len()],
+        before[..],
+        "rows written before the kill stay"
+    );
+    assert_eq!(kept.len() % 2, 0, "whole batches only: {kept:?}");
+    let last = t_of(kept.last().unwrap());
+    // A second between samples, and some slack for a loaded machine's scheduler.
+    assert!(
+        killed_at - last <= 1500,
+        "the last row is {} ms old",
+        killed_at - last
+    );
+
+    let csv = out(demo(&dirs, &["export", &id, "--format", "csv"]));
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    assert_eq!(rows(&stdout(&csv)), kept);
+    let summary = &listed(&dirs, &id)["summary"];
+    assert_eq!(
+        summary["ended_ms"].as_i64(),
+        Some(last),
+        "a lost run ends at its last sample"
+    );
+    let stopped = out(demo(&dirs, &["stop", &id, "--grace", "5"]));
+    assert!(stopped.status.success(), "{}", stderr(&stopped));
+}
+
+/// A run whose record names a GPU library that is not there, supervised directly: the supervisor
+/// of an ordinary run opens the source the way `gpudeck run` did, which cannot fail this way.
+fn run_without_a_gpu_source(dirs: &Dirs) -> String {
+    let (template, _guard) = start_with(dirs, demo(dirs, &["run", "--gpus", "1", "--", "true"]));
+    let mut rec = wait_state(dirs, &template, "succeeded");
+    let id = format!("{template}-nolib");
+    let dir = run_dir(dirs, &id);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    std::fs::copy(
+        run_dir(dirs, &template).join("spec.toml"),
+        dir.join("spec.toml"),
+    )
+    .unwrap();
+    rec["id"] = id.clone().into();
+    rec["state"] = "starting".into();
+    rec["ranks"][0]["exit_code"] = Value::Null;
+    rec["gpu_source"] = serde_json::json!({"kind": "nvml", "library": "/nonexistent/libnvml.so"});
+    for field in [
+        "supervisor",
+        "process_group",
+        "started_ms",
+        "ended_ms",
+        "exit_code",
+    ] {
+        rec[field] = Value::Null;
+    }
+    std::fs::write(dir.join("run.json"), rec.to_string()).unwrap();
+    // Its output goes to supervisor.log, as when `gpudeck run` starts it.
+    let log = std::fs::File::create(dir.join("supervisor.log")).unwrap();
+    let supervised = demo(dirs, &["__supervise", dir.to_str().unwrap()])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .status()
+        .expect("the supervisor runs");
+    assert!(supervised.success());
+    id
+}
+
+#[test]
+fn a_gpu_source_that_cannot_be_opened_is_recorded_and_the_run_goes_on() {
+    let dirs = Dirs::new();
+    let id = run_without_a_gpu_source(&dirs);
+    let rec = record(&dirs, &id);
+    assert_eq!(rec["state"], "succeeded");
+    let why = rec["metrics_error"].as_str().expect("metrics_error");
+    assert!(
+        why.contains("NVML (/nonexistent/libnvml.so) could not be opened"),
+        "{why}"
+    );
+    let log = std::fs::read_to_string(run_dir(&dirs, &id).join("supervisor.log")).unwrap();
+    assert!(log.contains("GPU metrics: NVML (/nonexistent"), "{log}");
+    assert!(!run_dir(&dirs, &id).join("metrics.csv").exists());
+
+    assert_eq!(listed(&dirs, &id)["summary"], Value::Null);
+    let table = stdout(&out(demo(&dirs, &["runs"])));
+    let row = table.lines().find(|l| l.starts_with(&id)).expect("listed");
+    let header = table.lines().next().unwrap();
+    assert!(header.contains("DURATION  UTIL  EXIT"), "{header}");
+    assert!(row.contains(" - "), "{row}");
+    for format in ["csv", "json"] {
+        let refused = out(demo(&dirs, &["export", &id, "--format", format]));
+        assert_eq!(refused.status.code(), Some(1));
+        assert!(
+            stderr(&refused).contains(&format!("{id} has no GPU metrics: NVML (")),
+            "{}",
+            stderr(&refused)
+        );
+    }
+}
+
+#[test]
+fn summaries_show_in_runs_and_exports_carry_metrics_and_progress() {
+    let dirs = Dirs::new();
+    let (script, gate) = gated(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "1,3", "--", "sh", "-c", &script]),
+    );
+    wait_until("two samples", || rows(&metrics_text(&dirs, &id)).len() >= 4);
+    std::fs::write(&gate, "").unwrap();
+    wait_state(&dirs, &id, "succeeded");
+
+    let summary = listed(&dirs, &id)["summary"].clone();
+    let ratio = summary["busy_ratio"].as_f64().expect("busy_ratio");
+    // GPU 1 is busy throughout, GPU 3 never: half the GPU-seconds, less the moments before
+    // the first sample.
+    assert!((0.45..=0.5).contains(&ratio), "{summary}");
+    let gpus = gpus_json(demo(&dirs, &[]));
+    assert_eq!(
+        summary["gpus"][0]["peak_mem_bytes"],
+        gpus[1]["memory_used_bytes"]
+    );
+    let power = summary["gpus"][0]["mean_power_w"]
+        .as_f64()
+        .expect("mean power");
+    assert!(
+        (power - gpus[1]["power_w"].as_f64().unwrap()).abs() < 1e-6,
+        "{summary}"
+    );
+    let energy = summary["energy_j"].as_f64().expect("energy");
+    let idle = gpus[3]["power_w"].as_f64().unwrap();
+    assert!(energy > 0.0 && energy < (power + idle) * 30.0, "{summary}");
+    assert_eq!(summary["gpus"][1]["seconds_busy"], 0.0);
+    let table = stdout(&out(demo(&dirs, &["runs"])));
+    let row = table.lines().find(|l| l.starts_with(&id)).expect("listed");
+    let util = format!(" {:.0}% ", ratio * 100.0);
+    assert!(row.contains(&util), "{util} in {row}");
+
+    let text = metrics_text(&dirs, &id);
+    let csv = out(demo(&dirs, &["export", &id, "--format", "csv"]));
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    assert_eq!(stdout(&csv), text);
+    // A torn last line (a crash mid-write) is left out.
+    let path = run_dir(&dirs, &id).join("metrics.csv");
+    std::fs::write(&path, format!("{text}1,1,GPU-")).unwrap();
+    assert_eq!(
+        stdout(&out(demo(&dirs, &["export", &id, "--format", "csv"]))),
+        text
+    );
+
+    let file = dirs.root.path().join("export.json");
+    let json = out(demo(
+        &dirs,
+        &[
+            "export",
+            &id,
+            "--format",
+            "json",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    ));
+    assert!(json.status.success(), "{}", stderr(&json));
+    assert_eq!(stdout(&json), "");
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "gpudeck.export/v1");
+    assert_eq!(doc["run"]["id"], id.as_str());
+    assert_eq!(doc["run"]["state"], "succeeded");
+    assert_eq!(doc["summary"], summary);
+    assert_eq!(
+        doc["metrics"].as_array().map(Vec::len),
+        Some(rows(&text).len())
+    );
+    assert_eq!(doc["metrics"][0]["gpu_index"], 1);
+    assert_eq!(doc["metrics"][0]["util_pct"], gpus[1]["util_gpu_pct"]);
+    let loss = &doc["progress"]["scalars"][0];
+    assert_eq!(loss["name"], "loss");
+    assert_eq!(loss["points"], serde_json::json!([[1.0, 0.5], [2.0, 0.25]]));
+    assert_eq!(doc["progress"]["latest"]["step"], 3);
+    assert_eq!(doc["progress"]["non_finite_values"], 1);
+}
+
+#[test]
+fn export_refuses_an_unknown_run_and_a_bad_format() {
+    let dirs = Dirs::new();
+    let unknown = out(demo(&dirs, &["export", "nope", "--format", "csv"]));
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("no run matches `nope`"),
+        "{}",
+        stderr(&unknown)
+    );
+    let bad = out(demo(&dirs, &["export", "nope", "--format", "xml"]));
+    assert_eq!(bad.status.code(), Some(2));
+    let rerun = out(demo(&dirs, &["rerun", "nope"]));
+    assert_eq!(rerun.status.code(), Some(1));
+    assert!(
+        stderr(&rerun).contains("no run matches `nope`"),
+        "{}",
+        stderr(&rerun)
+    );
+}
+
+#[test]
+fn rerun_starts_the_same_spec_again_from_anywhere() {
+    let dirs = Dirs::new();
+    let project = dirs.root.path().join("project");
+    std::fs::create_dir_all(project.join("sub")).unwrap();
+    let script = "pwd; echo \"$GREETING rank $RANK of $WORLD_SIZE\"";
+    let mut first = demo(
+        &dirs,
+        &[
+            "run",
+            "--name",
+            "again",
+            "--gpus",
+            "1,2",
+            "--launcher",
+            "per-gpu",
+            "--workdir",
+            "sub",
+            "--env",
+            "GREETING=hi",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    first.current_dir(&project);
+    let (old, _guard) = start_with(&dirs, first);
+    wait_state(&dirs, &old, "succeeded");
+
+    let mut again = demo(&dirs, &["rerun", "again"]);
+    again.current_dir("/");
+    let (new, _guard2) = start_with(&dirs, again);
+    assert_ne!(new, old);
+    assert!(new.contains("-again-"), "{new}");
+    let rec = wait_state(&dirs, &new, "succeeded");
+    let old_rec = record(&dirs, &old);
+    for field in ["name", "launcher", "workdir", "gpus", "gpu_source"] {
+        assert_eq!(rec[field], old_rec[field], "{field}");
+    }
+    assert_eq!(rec["ranks"][1]["env"]["GREETING"], "hi");
+    let sub = project.join("sub").canonicalize().unwrap();
+    for rank in 0..2 {
+        assert_eq!(
+            log(&dirs, &new, rank, "stdout"),
+            format!("{}\nhi rank {rank} of 2\n", sub.display())
+        );
+    }
+    let spec = |id: &str| std::fs::read_to_string(run_dir(&dirs, id).join("spec.toml")).unwrap();
+    let (old_spec, new_spec) = (spec(&old), spec(&new));
+    assert_eq!(
+        new_spec,
+        old_spec.replace(
+            "workdir = \"sub\"",
+            &format!("workdir = {:?}", project.join("sub"))
+        ),
+        "the same spec, its work dir as it was resolved"
+    );
+}
