@@ -65,6 +65,27 @@ fn a_user_watches_a_run_reads_each_rank_and_stops_it() {
     });
     let record_dirs = DirsAt(data);
     assert_eq!(record_dirs.state(&id), "stopped");
+
+    // Again, with the same spec: a new run, selected, running; then stopped as well.
+    s.keys(&["R"]);
+    s.wait_for("a confirmation", |t| t.contains("Start e2e again"));
+    s.keys(&["y"]);
+    let screen = s.wait_for_secs("the new run, selected and running", 30, |t| {
+        t.contains("Runs · 2 · 1 running") && t.contains("started 2")
+    });
+    let new_id = screen
+        .split("started ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("the new id")
+        .to_string();
+    assert_ne!(new_id, id);
+    s.wait_for("its detail", |t| t.contains(&format!("{new_id} · running")));
+    s.keys(&["x"]);
+    s.wait_for("a confirmation", |t| t.contains(&format!("Stop {new_id}?")));
+    s.keys(&["y"]);
+    s.wait_for_secs("both stopped", 30, |t| t.contains("Runs · 2 · 0 running"));
+    assert_eq!(record_dirs.state(&new_id), "stopped");
     s.keys(&["q"]);
     assert_eq!(s.wait_exit(), "0");
 }
