@@ -22,6 +22,10 @@ use gpudeck_sim_model::SimSpec;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+#[path = "common/procfs.rs"]
+mod procfs;
+use procfs::*;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let seconds: u64 = args.iter().find_map(|s| s.parse().ok()).unwrap_or(60);
@@ -79,27 +83,6 @@ fn render_times() {
 }
 
 /// CPU time of all the process's threads in nanoseconds (schedstat: finer than the 10 ms of /proc/PID/stat).
-fn cpu_ns(pid: &str) -> Option<u64> {
-    let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let mut total = 0;
-    for task in tasks.flatten() {
-        let stat = fs::read_to_string(task.path().join("schedstat")).ok()?;
-        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
-    }
-    Some(total)
-}
-
-fn status_kib(pid: &str, key: &str) -> Option<u64> {
-    fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find(|l| l.starts_with(key))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 fn live(seconds: u64) -> Result<(), String> {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/gpudeck");
     if !bin.exists() {

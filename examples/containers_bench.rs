@@ -34,6 +34,10 @@ const HEIGHT: u16 = 50;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
+#[path = "common/procfs.rs"]
+mod procfs;
+use procfs::*;
+
 fn main() {
     let started = Instant::now();
     let numbers: Vec<u64> = std::env::args()
@@ -725,17 +729,6 @@ fn parent(pid: &str) -> Option<String> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
     (ppid != "0").then(|| ppid.to_string())
-}
-
-fn status_kib(pid: &str, key: &str) -> Option<u64> {
-    fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find(|l| l.starts_with(key))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 fn sockets(pid: &str) -> usize {

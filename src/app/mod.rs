@@ -165,6 +165,8 @@ where
     pacer.input = false;
     pacer.data = false;
     pacer.last = Instant::now();
+    // For benchmarks that count frames (GPUDECK_LOG=gpudeck=trace); free when not enabled.
+    tracing::trace!("frame drawn");
     if pacer.first {
         pacer.first = false;
         tracing::info!(
