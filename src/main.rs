@@ -82,7 +82,17 @@ fn main() -> ExitCode {
             shell(args, sources, &dirs, &config, docker_host.as_deref())
         }
         Some(Commands::Run(ref args)) => {
-            runs_cli::run(args, &RunStore::new(&dirs.data), || gpu_report(sources))
+            let container = runs::ContainerSetup {
+                docker_host: docker_host.clone(),
+                shell: config.shell.clone(),
+                compat_dir: Some(dirs.config.join("compat")),
+            };
+            runs_cli::run(
+                args,
+                &RunStore::new(&dirs.data),
+                || gpu_report(sources),
+                container,
+            )
         }
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),

@@ -8,6 +8,8 @@ use crate::cli::{LogsArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
 
 use super::clock;
+use super::container_check::ContainerSetup;
+use super::container_lost::look_at_lost;
 use super::detach::{start_run, StartContext};
 use super::error::RunError;
 use super::logs::print_log;
@@ -24,15 +26,22 @@ const EXIT_FAILED: u8 = 1;
 /// A mistake in the command line or the spec file.
 const EXIT_USAGE: u8 = 2;
 
-/// `gpudeck run`: pre-flight, start detached, print the id and where the logs are.
-pub fn run(args: &RunArgs, store: &RunStore, gpus: impl FnOnce() -> GpuReport) -> ExitCode {
-    finish(start(args, store, gpus))
+/// `gpudeck run`: pre-flight, start detached, print the id and where the logs are. `container`
+/// is only used by a run with an image.
+pub fn run(
+    args: &RunArgs,
+    store: &RunStore,
+    gpus: impl FnOnce() -> GpuReport,
+    container: ContainerSetup,
+) -> ExitCode {
+    finish(start(args, store, gpus, container))
 }
 
 fn start(
     args: &RunArgs,
     store: &RunStore,
     gpus: impl FnOnce() -> GpuReport,
+    container: ContainerSetup,
 ) -> Result<u8, RunError> {
     let spec = spec_from(args)?;
     let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
@@ -50,6 +59,7 @@ fn start(
         cwd,
         path: std::env::var_os("PATH"),
         exe,
+        container,
     };
     let started = start_run(&spec, &ctx)?;
     for warning in &started.warnings {
@@ -57,11 +67,21 @@ fn start(
     }
     let run = &started.run;
     println!("{}", run.id());
+    if let (RunState::Failed, Some(error)) = (run.state(), &run.record.error) {
+        // Its ranks could not even be started (a container the engine refused, ...).
+        eprintln!("gpudeck: {} failed to start: {error}", run.id());
+        return Ok(EXIT_FAILED);
+    }
+    let gpus = match run.record.gpus.is_empty() {
+        true => "no GPU".to_string(),
+        false => format!("GPU {}", run.record.gpu_indices()),
+    };
+    let image = run.record.image.as_ref().map(|i| format!(" in {i}"));
     eprintln!(
-        "gpudeck: {} {} on GPU {} ({}, {} rank{}); logs: {}",
+        "gpudeck: {} {} on {gpus}{} ({}, {} rank{}); logs: {}",
         run.id(),
         run.state(),
-        run.record.gpu_indices(),
+        image.unwrap_or_default(),
         run.record.launcher.as_str(),
         run.record.ranks.len(),
         if run.record.ranks.len() == 1 { "" } else { "s" },
@@ -88,6 +108,8 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         .collect::<Result<Vec<_>, _>>()?;
     let overrides = SpecOverrides {
         name: args.name.clone(),
+        image: args.image.clone(),
+        keep: args.keep,
         gpus: args.gpus.as_deref().map(str::parse).transpose()?,
         launcher: args.launcher,
         env,
@@ -99,7 +121,8 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 
 /// `gpudeck runs [--json]`.
 pub fn list(store: &RunStore, json: bool) -> ExitCode {
-    let (runs, warnings) = store.list();
+    let (mut runs, mut warnings) = store.list();
+    warnings.extend(look_at_lost(&mut runs));
     for w in &warnings {
         eprintln!("gpudeck: warning: {w}");
     }

@@ -1,10 +1,17 @@
-//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor, the run
-//! store on disk, stopping, the `gpudeck run/runs/logs/stop` commands; and the pure parts of
+//! Training runs on this host, on the host or in containers: the spec, pre-flight, launchers, the
+//! detached supervisor, the run store on disk, stopping, the `gpudeck run/runs/logs/stop` commands; and the pure parts of
 //! watching them: progress parsed from logs, per-second GPU metrics, summaries and alerts.
 
 pub mod cli;
 mod clock;
+mod container;
+mod container_check;
+mod container_logs;
+mod container_lost;
+mod container_record;
+mod container_spec;
 mod detach;
+mod engine;
 mod error;
 mod launch;
 mod logs;
@@ -13,6 +20,7 @@ mod preflight;
 mod procs;
 pub mod progress;
 mod record;
+mod run_lock;
 mod spec;
 mod stop;
 mod store;
@@ -20,6 +28,12 @@ pub mod summary;
 mod supervisor;
 mod table;
 
+pub use container_check::ContainerSetup;
+pub use container_record::{ContainerRecord, EngineTls, RankContainerRef};
+pub use container_spec::{
+    container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
+    CONTAINERS_FILE, CONTAINERS_SCHEMA, LABEL_RANK, LABEL_RUN, PER_GPU_NETWORK,
+};
 pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use error::RunError;
 pub use launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};

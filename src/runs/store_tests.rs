@@ -38,6 +38,7 @@ fn record(id: &str, name: &str) -> RunRecord {
         exit_code: Some(0),
         first_failed_rank: None,
         error: None,
+        container: None,
     }
 }
 
