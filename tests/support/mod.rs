@@ -6,6 +6,7 @@ pub mod docker;
 pub mod docker_cleanup;
 pub mod fake_registry;
 pub mod registry;
+pub mod run_containers;
 pub mod runs;
 pub mod screen;
 pub mod tmux;
