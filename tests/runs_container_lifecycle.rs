@@ -1,15 +1,16 @@
 //! The life of a container run on the real engine: `gpudeck stop`, SIGTERM to the supervisor, and
 //! a SIGKILLed supervisor: the container runs on, `gpudeck runs` shows it running and settles the
 //! run once the container ends (output caught up, exit code recorded, container removed), and
-//! `gpudeck stop` still stops it.
+//! `gpudeck stop` still stops it; on an engine that cannot be reached it stays `lost`.
 
 mod support;
 
+use gpudeck::shell::GpuPlumbing;
 use support::docker::{docker, engine_or_skip};
 use support::docker_cleanup::Cleanup;
 use support::run_containers::{
-    assert_ticks_then_bye, containers_of, inspect, kill_supervisor, start_in, supervisor_of,
-    workdir, RunContainers, GATED,
+    assert_ticks_then_bye, containers_of, inspect, kill_supervisor, per_gpu_run_dir, start_in,
+    supervisor_of, workdir, RunContainers, GATED,
 };
 use support::runs::{listed, log, output, record, wait_state, wait_until};
 use support::{stderr, stdout, Dirs};
@@ -165,4 +166,33 @@ fn sigterm_to_the_supervisor_stops_the_container_and_records_stopped() {
     let rec = wait_state(&dirs, &id, "stopped");
     assert_eq!(rec["ranks"][0]["exit_code"], 130, "{rec}");
     assert!(containers_of(&id).is_empty());
+}
+
+#[test]
+fn a_lost_container_run_on_an_unreachable_engine_stays_lost_with_a_warning() {
+    let dirs = Dirs::new();
+    let work = tempfile::tempdir().expect("tempdir");
+    let dir = per_gpu_run_dir(&dirs, "busybox", work.path(), GpuPlumbing::None, "true");
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut rec = record(&dirs, &id);
+    rec["state"] = "running".into();
+    // A pid no process has: the supervisor is gone.
+    rec["supervisor"] = serde_json::json!({ "pid": 4_194_304_u32 + 7, "start_ticks": 1 });
+    rec["container"]["engine"] = "unix:///nonexistent/docker.sock".into();
+    std::fs::write(dir.join("run.json"), rec.to_string()).unwrap();
+    let out = output(&dirs, &["runs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .lines()
+            .any(|l| l.starts_with(&id) && l.contains("lost")),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains(&format!("{id}: its containers could not be looked at")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(record(&dirs, &id)["state"], "running", "nothing written");
 }

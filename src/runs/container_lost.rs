@@ -32,31 +32,49 @@ struct Found {
 }
 
 /// Every lost container run gets what its containers show: `running`, or settled when they
-/// have all ended. Returns a warning per engine that could not be asked.
+/// have all ended. Each engine is connected to once; a warning for each run not looked at.
 pub(super) fn look_at_lost(runs: &mut [Run]) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for run in runs.iter_mut() {
-        if run.record.container.is_none() || run.state() != RunState::Lost {
-            continue;
-        }
-        match block_on(observe(run)) {
-            Ok(seen) => *run = seen,
-            Err(e) => warnings.push(format!(
-                "{}: its containers could not be looked at: {e}",
-                run.id()
-            )),
-        }
+    let lost: Vec<usize> = (0..runs.len())
+        .filter(|&i| runs[i].record.container.is_some() && runs[i].state() == RunState::Lost)
+        .collect();
+    if lost.is_empty() {
+        return Vec::new();
     }
-    warnings
+    let looked = block_on(async {
+        let mut engines: HashMap<String, Result<Engine, DockerError>> = HashMap::new();
+        let mut warnings = Vec::new();
+        for i in lost {
+            let Some(container) = runs[i].record.container.clone() else {
+                continue;
+            };
+            if !engines.contains_key(&container.engine) {
+                let engine = connect(&container).await;
+                engines.insert(container.engine.clone(), engine);
+            }
+            let seen = match engines.get(&container.engine) {
+                Some(Ok(engine)) => observe(engine, &runs[i]).await,
+                Some(Err(e)) => Err(RunError::Docker(e.clone())),
+                None => continue,
+            };
+            match seen {
+                Ok(seen) => runs[i] = seen,
+                Err(e) => warnings.push(format!(
+                    "{}: its containers could not be looked at: {e}",
+                    runs[i].id()
+                )),
+            }
+        }
+        Ok::<_, RunError>(warnings)
+    });
+    looked.unwrap_or_else(|e| vec![e.to_string()])
 }
 
-async fn observe(run: &Run) -> Result<Run, RunError> {
+async fn observe(engine: &Engine, run: &Run) -> Result<Run, RunError> {
     let mut seen = run.clone();
     let Some(container) = seen.record.container.as_mut() else {
         return Ok(seen);
     };
-    let engine = connect(container).await?;
-    let found = find(&engine, run.id()).await?;
+    let found = find(engine, run.id()).await?;
     if found.iter().any(|f| f.running) {
         container.observed = Some(RunState::Running);
         return Ok(seen);
@@ -64,7 +82,7 @@ async fn observe(run: &Run) -> Result<Run, RunError> {
     if found.is_empty() {
         return Ok(seen);
     }
-    Ok(settle(&engine, run, &found, false).await?.unwrap_or(seen))
+    Ok(settle(engine, run, &found, false).await?.unwrap_or(seen))
 }
 
 /// `gpudeck stop` for a container run: SIGINT, then `docker stop`, to each of its containers
