@@ -126,12 +126,18 @@ pub struct RunArgs {
     /// A short name for the run (default: the program's name).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// GPUs: indices (0,1), UUIDs (GPU-...), count:N for N free ones, or all (default count:1).
-    #[arg(long, value_name = "0,1|UUIDS|count:N|all")]
+    /// GPUs: indices (0,1), UUIDs (GPU-...), count:N for N free ones, all, or none (default count:1).
+    #[arg(long, value_name = "0,1|UUIDS|count:N|all|none")]
     pub gpus: Option<String>,
     /// How the command is started on the GPUs (default single).
     #[arg(long, value_enum)]
     pub launcher: Option<crate::runs::Launcher>,
+    /// Run the ranks in containers of this local image (pull it first: gpudeck pull).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// Keep a container run's containers after it ends.
+    #[arg(long)]
+    pub keep: bool,
     /// An environment variable for every rank, NAME=VALUE (repeatable).
     #[arg(long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,

@@ -50,7 +50,7 @@ fn main() -> ExitCode {
     if let Some(ms) = cli.refresh {
         config.general.refresh_ms = ms.max(100);
     }
-    let sources = match sources(&cli, &dirs) {
+    let sources = match sources(&cli, &dirs, &config) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("gpudeck: {e}\n{}", e.fix());
@@ -80,20 +80,24 @@ fn main() -> ExitCode {
         Some(Commands::Shell(ref args)) => {
             shell(args, sources, &dirs, &config, docker_host.as_deref())
         }
-        Some(Commands::Run(ref args)) => {
-            runs_cli::run(args, &RunStore::new(&dirs.data), gpu_choice(&cli), || {
-                gpu_report(sources)
-            })
-        }
+        Some(Commands::Run(ref args)) => runs_cli::run(
+            args,
+            &RunStore::new(&dirs.data),
+            gpu_choice(&cli),
+            || gpu_report(sources),
+            container_setup(docker_host.clone(), &config, &dirs),
+        ),
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
         Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
         Some(Commands::Export(ref args)) => runs_cli::export(args, &RunStore::new(&dirs.data)),
-        Some(Commands::Rerun(ref args)) => {
-            runs_cli::rerun(args, &RunStore::new(&dirs.data), gpu_choice(&cli), || {
-                gpu_report(sources)
-            })
-        }
+        Some(Commands::Rerun(ref args)) => runs_cli::rerun(
+            args,
+            &RunStore::new(&dirs.data),
+            gpu_choice(&cli),
+            || gpu_report(sources),
+            container_setup(docker_host.clone(), &config, &dirs),
+        ),
         Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
         None => tui(
             &cli,
@@ -181,7 +185,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 }
 
 /// The GPU source and process table for this invocation: simulated with --demo, else NVML and /proc.
-fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
+fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError> {
     if cli.demo {
         let sim = SimSource::from_env()?;
         let table: Arc<dyn ProcessTable> = Arc::new(sim.process_table());
@@ -191,6 +195,7 @@ fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
             docker_host: cli.docker_host.clone(),
             data_dir: dirs.data.clone(),
             gpu_choice: gpu_choice(cli),
+            container: container_setup(cli.docker_host.clone(), config, dirs),
         });
     }
     let choice = gpu_choice(cli);
@@ -203,7 +208,22 @@ fn sources(cli: &Cli, dirs: &Dirs) -> Result<Sources, GpuError> {
         docker_host: cli.docker_host.clone(),
         data_dir: dirs.data.clone(),
         gpu_choice: choice,
+        container: container_setup(cli.docker_host.clone(), config, dirs),
     })
+}
+
+/// What a container run needs from the command line and the config: the engine, the shell
+/// defaults its containers are built from, and the user's compatibility tables.
+fn container_setup(
+    docker_host: Option<String>,
+    config: &Config,
+    dirs: &Dirs,
+) -> runs::ContainerSetup {
+    runs::ContainerSetup {
+        docker_host,
+        shell: config.shell.clone(),
+        compat_dir: Some(dirs.config.join("compat")),
+    }
 }
 
 /// The GPU source the flags choose, as a run records it for its supervisor.

@@ -30,6 +30,7 @@ pub(super) struct Effects {
     /// A stop or restart of a run finished.
     pub run_done: mpsc::Sender<RunDone>,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
+    pub container: crate::runs::ContainerSetup,
 }
 
 impl Effects {
@@ -111,6 +112,7 @@ impl Effects {
         let store = self.store.clone();
         let done = self.run_done.clone();
         let choice = self.gpu_choice.clone();
+        let container = self.container.clone();
         state.set_status(format!("starting {id} again…"), false);
         self.background("rerun", move || {
             let started = store.find(&id).and_then(|run| {
@@ -121,6 +123,7 @@ impl Effects {
                     path: std::env::var_os("PATH"),
                     exe,
                     gpu_source: choice,
+                    container,
                 };
                 crate::runs::rerun(&run, &ctx)
             });

@@ -108,6 +108,8 @@ pub struct Sources {
     pub data_dir: PathBuf,
     /// The GPU source as a run started from the dashboard records it for its supervisor.
     pub gpu_choice: crate::gpu::GpuSourceChoice,
+    /// What a container run started from the dashboard (`R` on one) needs.
+    pub container: crate::runs::ContainerSetup,
 }
 
 /// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
@@ -209,6 +211,7 @@ pub async fn run(
         store,
         run_done: run_done_tx,
         gpu_choice: sources.gpu_choice.clone(),
+        container: sources.container.clone(),
     };
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;

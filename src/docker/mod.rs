@@ -26,4 +26,5 @@ pub use error::DockerError;
 pub use facts::image_facts;
 pub use gpus::gpu_grants;
 pub use render::{gpus_cell, render_containers_text, render_images_text};
+pub(crate) use time::unix_seconds;
 pub use types::*;

@@ -13,6 +13,8 @@ use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 
 use super::clock;
+use super::container_check::ContainerSetup;
+use super::container_lost::look_at_lost;
 use super::detach::{start_run, StartContext, Started};
 use super::error::RunError;
 use super::export::{export_csv, export_json, ExportFormat};
@@ -32,17 +34,20 @@ const EXIT_FAILED: u8 = 1;
 /// A mistake in the command line or the spec file.
 const EXIT_USAGE: u8 = 2;
 
-/// `gpudeck run`: pre-flight, start detached, print the id and where the logs are.
+/// `gpudeck run`: pre-flight, start detached, print the id and where the logs are. `container`
+/// is only used by a run with an image.
 pub fn run(
     args: &RunArgs,
     store: &RunStore,
     gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
+    container: ContainerSetup,
 ) -> ExitCode {
-    finish(
-        spec_from(args)
-            .and_then(|spec| launch(store, gpu_source, gpus, |ctx| start_run(&spec, ctx))),
-    )
+    finish(spec_from(args).and_then(|spec| {
+        launch(store, (gpu_source, container), gpus, |ctx| {
+            start_run(&spec, ctx)
+        })
+    }))
 }
 
 /// `gpudeck rerun RUN`: a new run from the old one's spec; prints the new id as `run` does.
@@ -51,17 +56,20 @@ pub fn rerun(
     store: &RunStore,
     gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
+    container: ContainerSetup,
 ) -> ExitCode {
     finish(store.find(&args.run).and_then(|old| {
         eprintln!("gpudeck: running {} again", old.id());
-        launch(store, gpu_source, gpus, |ctx| rerun_run(&old, ctx))
+        launch(store, (gpu_source, container), gpus, |ctx| {
+            rerun_run(&old, ctx)
+        })
     }))
 }
 
 /// Gathers what starting needs, starts, and prints the id and how to follow the run.
 fn launch(
     store: &RunStore,
-    gpu_source: GpuSourceChoice,
+    (gpu_source, container): (GpuSourceChoice, ContainerSetup),
     gpus: impl FnOnce() -> GpuReport,
     start: impl FnOnce(&StartContext<'_>) -> Result<Started, RunError>,
 ) -> Result<u8, RunError> {
@@ -81,6 +89,7 @@ fn launch(
         path: std::env::var_os("PATH"),
         exe,
         gpu_source,
+        container,
     };
     let started = start(&ctx)?;
     for warning in &started.warnings {
@@ -88,11 +97,21 @@ fn launch(
     }
     let run = &started.run;
     println!("{}", run.id());
+    if let (RunState::Failed, Some(error)) = (run.state(), &run.record.error) {
+        // Its ranks could not even be started (a container the engine refused, ...).
+        eprintln!("gpudeck: {} failed to start: {error}", run.id());
+        return Ok(EXIT_FAILED);
+    }
+    let gpus = match run.record.gpus.is_empty() {
+        true => "no GPU".to_string(),
+        false => format!("GPU {}", run.record.gpu_indices()),
+    };
+    let image = run.record.image.as_ref().map(|i| format!(" in {i}"));
     eprintln!(
-        "gpudeck: {} {} on GPU {} ({}, {} rank{}); logs: {}",
+        "gpudeck: {} {} on {gpus}{} ({}, {} rank{}); logs: {}",
         run.id(),
         run.state(),
-        run.record.gpu_indices(),
+        image.unwrap_or_default(),
         run.record.launcher.as_str(),
         run.record.ranks.len(),
         if run.record.ranks.len() == 1 { "" } else { "s" },
@@ -119,6 +138,8 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         .collect::<Result<Vec<_>, _>>()?;
     let overrides = SpecOverrides {
         name: args.name.clone(),
+        image: args.image.clone(),
+        keep: args.keep,
         gpus: args.gpus.as_deref().map(str::parse).transpose()?,
         launcher: args.launcher,
         env,
@@ -130,7 +151,8 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 
 /// `gpudeck runs [--json]`.
 pub fn list(store: &RunStore, json: bool) -> ExitCode {
-    let (runs, mut warnings) = store.list();
+    let (mut runs, mut warnings) = store.list();
+    warnings.extend(look_at_lost(&mut runs));
     let now = clock::now_ms();
     let (runs, metric_warnings) = with_summaries(runs, now);
     warnings.extend(metric_warnings);

@@ -1,5 +1,6 @@
-//! Starting a run: pre-flight, the run directory and its record, then the supervisor as a
-//! detached process (its own session, no terminal), waited for until it reports the ranks up.
+//! Starting a run: pre-flight, the run directory and its record (and for a container run the
+//! containers to create), then the supervisor as a detached process (its own session, no
+//! terminal), waited for until it reports the ranks up.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -8,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use super::clock;
+use super::container_check::{check_container_run, prepare_containers, ContainerSetup};
 use super::error::RunError;
 use super::launch::{free_ports, plan_ranks, LaunchInput};
 use super::preflight::{preflight, PreflightInput};
@@ -43,17 +45,29 @@ pub struct StartContext<'a> {
     pub exe: PathBuf,
     /// Where the GPUs were read from; the supervisor records the run's metrics from the same.
     pub gpu_source: GpuSourceChoice,
+    /// The engine, defaults and tables a container run (`image = ...`) needs.
+    pub container: ContainerSetup,
 }
 
 /// Checks the spec, records the run, and starts its supervisor; returns once the supervisor
 /// has started the ranks (or failed to).
 pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunError> {
-    let checked = preflight(&PreflightInput {
+    let mut checked = preflight(&PreflightInput {
         spec,
         gpus: ctx.gpus,
         cwd: &ctx.cwd,
         path: ctx.path.as_ref(),
     })?;
+    let container = match &spec.image {
+        Some(image) => Some(check_container_run(
+            spec,
+            image,
+            &checked,
+            ctx.gpus,
+            &ctx.container,
+        )?),
+        None => None,
+    };
     let ports = match spec.launcher {
         Launcher::PerGpu => Some(
             free_ports(checked.gpus.len())
@@ -64,13 +78,17 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
     let now = clock::now_ms();
     let name = spec.effective_name();
     let (id, dir) = ctx.store.create(&name, &spec.to_toml(), now)?;
+    // In a container the work dir is where it is mounted.
+    let inside = container
+        .as_ref()
+        .map(|c| PathBuf::from(&c.defaults.mount_point));
     let ranks = plan_ranks(&LaunchInput {
         run_id: &id,
         launcher: spec.launcher,
         command: &spec.command,
         gpus: &checked.gpus,
         env: &spec.env,
-        workdir: &checked.workdir,
+        workdir: inside.as_deref().unwrap_or(&checked.workdir),
         ports: ports.as_ref(),
     });
     let record = starting_record(id, name, spec.launcher, checked.workdir, ctx.gpus);
@@ -81,7 +99,12 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         gpu_source: Some(ctx.gpu_source.clone()),
         ..record
     };
-    let run = Run { dir, record };
+    let mut run = Run { dir, record };
+    if let Some(check) = container {
+        checked
+            .warnings
+            .extend(prepare_containers(&mut run, spec, check)?);
+    }
     run.write_record(&run.record)?;
     let run = launch_supervisor(run, &ctx.exe)?;
     Ok(Started {
@@ -120,6 +143,7 @@ fn starting_record(
         error: None,
         gpu_source: None,
         metrics_error: None,
+        container: None,
     }
 }
 

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::docker::DockerError;
+use crate::shell::{ShellError, TOOLKIT_MESSAGE};
+
 /// A failure of `gpudeck run`, `runs`, `logs` or `stop` (or the TUI's twins of them).
 #[derive(Debug, Error)]
 pub enum RunError {
@@ -15,8 +18,18 @@ pub enum RunError {
     BadEnv { value: String, why: String },
     #[error("the run has no command")]
     NoCommand,
-    #[error("container runs (image = {image:?}) are not supported yet")]
-    ContainerRun { image: String },
+    #[error("the {launcher} launcher needs at least one GPU (gpus = \"none\" was given)")]
+    NeedsGpus { launcher: &'static str },
+    #[error("the image {image} is not on this machine")]
+    ImageNotLocal { image: String },
+    #[error("{TOOLKIT_MESSAGE}")]
+    NoToolkit { detail: String },
+    #[error("{image} will not run on this machine:\n{reasons}")]
+    WontRun { image: String, reasons: String },
+    #[error("{0}")]
+    Docker(DockerError),
+    #[error("{0}")]
+    Container(ShellError),
     #[error("there is no GPU {missing}: this machine has {present}")]
     NoSuchGpu { missing: String, present: String },
     #[error("GPUs could not be read: {detail}")]
@@ -65,9 +78,20 @@ impl RunError {
             RunError::NoCommand => {
                 "Give the command after `--` (gpudeck run --gpus 0,1 -- python train.py) or as `command = [...]` in the spec.".into()
             }
-            RunError::ContainerRun { .. } => {
-                "Run it on the host (leave out `image`), or use `gpudeck shell IMAGE --gpus ... -- CMD` for a container.".into()
+            RunError::NeedsGpus { .. } => {
+                "Give it GPUs (`--gpus 0,1`), or use `--launcher single` for a run without GPUs.".into()
             }
+            RunError::ImageNotLocal { image } => format!(
+                "Pull it first: gpudeck pull {image} (gpudeck never pulls on its own; `gpudeck images` lists what is here)."
+            ),
+            RunError::NoToolkit { .. } => {
+                "Then `sudo systemctl restart docker`; `docker info | grep -i runtime` should list nvidia. Until then `--gpus none` runs it without GPUs.".into()
+            }
+            RunError::WontRun { .. } => {
+                "Pick an image the verdicts allow (`gpudeck compat` lists them), or run on the host (leave out the image).".into()
+            }
+            RunError::Docker(e) => e.fix().into(),
+            RunError::Container(e) => e.fix(),
             RunError::NoSuchGpu { .. } => "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into(),
             RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read.".into(),
             RunError::NotEnoughFreeGpus { .. } => {
@@ -115,6 +139,29 @@ impl RunError {
         RunError::Store {
             path: path.to_path_buf(),
             why: why.to_string(),
+        }
+    }
+}
+
+impl From<DockerError> for RunError {
+    /// The engine's own "no GPU driver" answer means what pre-flight would have said.
+    fn from(e: DockerError) -> Self {
+        match e {
+            DockerError::NoGpuRuntime { detail } => RunError::NoToolkit { detail },
+            other => RunError::Docker(other),
+        }
+    }
+}
+
+impl From<ShellError> for RunError {
+    /// A shell's refusals worded for a run where the fix differs.
+    fn from(e: ShellError) -> Self {
+        match e {
+            ShellError::ImageNotLocal { image } => RunError::ImageNotLocal { image },
+            ShellError::NoToolkit { detail } => RunError::NoToolkit { detail },
+            ShellError::WontRun { image, reasons } => RunError::WontRun { image, reasons },
+            ShellError::Docker(e) => RunError::from(e),
+            other => RunError::Container(other),
         }
     }
 }

@@ -1,11 +1,19 @@
-//! Training runs on this host: the spec, pre-flight, launchers, the detached supervisor and its
-//! GPU sampler, the run store on disk, stopping, re-running, exporting, the `gpudeck
-//! run/runs/logs/stop/export/rerun` commands; what a run recorded, read back; and the pure parts
-//! of watching them: progress parsed from logs, per-second GPU metrics, summaries and alerts.
+//! Training runs on this host, as processes or in containers: the spec, pre-flight, launchers,
+//! the detached supervisor and its GPU sampler, the run store on disk, stopping, re-running,
+//! exporting, the `gpudeck run/runs/logs/stop/export/rerun` commands; what a run recorded, read
+//! back; the runs collector behind the dashboard's Runs tab; and the pure parts of watching them:
+//! progress parsed from logs, per-second GPU metrics, summaries and alerts.
 
 pub mod cli;
 mod clock;
+mod container;
+mod container_check;
+mod container_logs;
+mod container_lost;
+mod container_record;
+mod container_spec;
 mod detach;
+mod engine;
 mod error;
 mod export;
 mod launch;
@@ -17,6 +25,7 @@ pub mod progress;
 mod record;
 mod recorded;
 mod rerun;
+mod run_lock;
 mod sampler;
 pub mod series;
 mod spec;
@@ -28,6 +37,12 @@ mod table;
 pub mod tail;
 pub mod watch;
 
+pub use container_check::ContainerSetup;
+pub use container_record::{ContainerRecord, EngineTls, RankContainerRef};
+pub use container_spec::{
+    container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
+    CONTAINERS_FILE, CONTAINERS_SCHEMA, LABEL_RANK, LABEL_RUN, PER_GPU_NETWORK,
+};
 pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use error::RunError;
 pub use export::{

@@ -1,5 +1,6 @@
 //! Pre-flight for a run: the GPUs exist (and which are busy), the command and work dir exist.
-//! Each refusal says why and what to do; busy GPUs only warn.
+//! Each refusal says why and what to do; busy GPUs only warn. A container run's engine and image
+//! are checked by `container_check`.
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -36,26 +37,17 @@ pub struct Checked {
 /// Checks a spec against the machine; refuses what cannot work, warns about what may not.
 pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
     let spec = input.spec;
-    if let Some(image) = &spec.image {
-        return Err(RunError::ContainerRun {
-            image: image.clone(),
-        });
-    }
     if spec.command.is_empty() {
         return Err(RunError::NoCommand);
     }
     let workdir = check_workdir(spec.workdir.as_deref(), input.cwd)?;
     let gpus = resolve_gpus(&spec.gpus, input.gpus)?;
-    let path = spec
-        .env
-        .get("PATH")
-        .map(OsString::from)
-        .or_else(|| input.path.cloned());
-    if spec.launcher == Launcher::Torchrun {
-        find_program("torchrun", &workdir, path.as_ref())?;
-    } else {
-        find_program(&spec.command[0], &workdir, path.as_ref())?;
+    if gpus.is_empty() && spec.launcher != Launcher::Single {
+        return Err(RunError::NeedsGpus {
+            launcher: spec.launcher.as_str(),
+        });
     }
+    check_command(spec, &workdir, input.path)?;
     let warnings = busy_warnings(&gpus, input.gpus);
     Ok(Checked {
         gpus,
@@ -77,6 +69,30 @@ fn check_workdir(workdir: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError
             why: e.to_string(),
         }),
     }
+}
+
+/// The program must exist. On the host: on PATH (the spec's, else the launching one), or the file
+/// a path names; torchrun for the torchrun launcher. In a container only a relative path can be
+/// checked here, since the work dir is the container's /workspace; PATH is the image's.
+fn check_command(spec: &RunSpec, workdir: &Path, path: Option<&OsString>) -> Result<(), RunError> {
+    let program = &spec.command[0];
+    if spec.image.is_some() {
+        if program.contains('/') && !program.starts_with('/') {
+            find_program(program, workdir, None)?;
+        }
+        return Ok(());
+    }
+    let path = spec
+        .env
+        .get("PATH")
+        .map(OsString::from)
+        .or_else(|| path.cloned());
+    if spec.launcher == Launcher::Torchrun {
+        find_program("torchrun", workdir, path.as_ref())?;
+    } else {
+        find_program(program, workdir, path.as_ref())?;
+    }
+    Ok(())
 }
 
 /// The file `program` names: a path (relative to the work dir), or the first match on PATH.
@@ -115,6 +131,9 @@ fn find_program(
 
 /// The GPUs a selection means on this machine, in the order given.
 fn resolve_gpus(wanted: &GpuSelection, report: &GpuReport) -> Result<Vec<RunGpu>, RunError> {
+    if *wanted == GpuSelection::None {
+        return Ok(Vec::new());
+    }
     if let Some(error) = &report.error {
         return Err(RunError::GpusUnreadable {
             detail: format!("{}: {}", error.title, error.message),
@@ -126,6 +145,7 @@ fn resolve_gpus(wanted: &GpuSelection, report: &GpuReport) -> Result<Vec<RunGpu>
         });
     }
     let chosen: Vec<&GpuEntry> = match wanted {
+        GpuSelection::None => Vec::new(),
         GpuSelection::All => report.gpus.iter().collect(),
         GpuSelection::Count(n) => pick_free(report, *n)?,
         GpuSelection::Indices(indices) => lookup(

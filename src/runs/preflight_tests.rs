@@ -141,7 +141,7 @@ fn a_missing_or_unusable_command_is_refused() {
 }
 
 #[test]
-fn a_missing_workdir_no_command_and_images_are_refused() {
+fn a_missing_workdir_and_no_command_are_refused() {
     let s = Scratch::new();
     let mut missing = spec("1", &["tool"]);
     missing.workdir = Some("nowhere".into());
@@ -150,10 +150,54 @@ fn a_missing_workdir_no_command_and_images_are_refused() {
         Err(RunError::BadWorkdir { .. })
     ));
     assert!(matches!(s.check(&spec("1", &[])), Err(RunError::NoCommand)));
-    let mut image = spec("1", &["tool"]);
-    image.image = Some("nvcr.io/nvidia/pytorch:24.05-py3".into());
-    let err = s.check(&image).unwrap_err();
-    assert!(err.to_string().contains("not supported yet"), "{err}");
+}
+
+#[test]
+fn in_a_container_only_a_relative_program_is_looked_for_here() {
+    let s = Scratch::new();
+    let in_image = |command: &[&str], launcher: Launcher| {
+        let mut run = spec("1", command);
+        run.image = Some("nvcr.io/nvidia/pytorch:24.05-py3".into());
+        run.launcher = launcher;
+        s.check(&run)
+    };
+    // PATH is the image's: a bare name or an absolute path can only be found when it runs.
+    assert!(in_image(&["python", "train.py"], Launcher::Single).is_ok());
+    assert!(in_image(&["/opt/conda/bin/python"], Launcher::Single).is_ok());
+    assert!(
+        in_image(&["train.py"], Launcher::Torchrun).is_ok(),
+        "torchrun is the image's"
+    );
+    // A relative path is in the work dir, which is the container's /workspace.
+    assert!(in_image(&["./tool"], Launcher::Single).is_ok());
+    let err = in_image(&["./missing.sh"], Launcher::Single).unwrap_err();
+    assert!(matches!(err, RunError::CommandNotFound { .. }), "{err}");
+}
+
+#[test]
+fn no_gpus_needs_no_driver_and_only_the_single_launcher() {
+    let s = Scratch::new();
+    let failed = crate::gpu::report::failed("h".into(), &crate::gpu::GpuError::DriverNotLoaded);
+    let path = OsString::from(s.dir.path());
+    let check = |run: &RunSpec| {
+        preflight(&PreflightInput {
+            spec: run,
+            gpus: &failed,
+            cwd: s.dir.path(),
+            path: Some(&path),
+        })
+    };
+    let checked = check(&spec("none", &["tool"])).unwrap();
+    assert!(checked.gpus.is_empty());
+    assert!(checked.warnings.is_empty());
+    for launcher in [Launcher::Torchrun, Launcher::PerGpu] {
+        let mut run = spec("none", &["tool"]);
+        run.launcher = launcher;
+        let err = check(&run).unwrap_err();
+        assert!(matches!(err, RunError::NeedsGpus { .. }), "{err}");
+        assert!(err.to_string().contains(launcher.as_str()), "{err}");
+        assert!(err.fix().contains("--launcher single"), "{err}");
+    }
 }
 
 #[test]

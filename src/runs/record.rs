@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::container_record::ContainerRecord;
 use super::procs::ProcessRef;
 use super::spec::Launcher;
 use crate::gpu::GpuSourceChoice;
@@ -120,25 +121,36 @@ pub struct RunRecord {
     /// Why `metrics.csv` is missing or stops early (the source could not be opened or written).
     #[serde(default)]
     pub metrics_error: Option<String>,
+    /// A container run's engine, image and containers; absent for a host run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<ContainerRecord>,
 }
 
 impl RunRecord {
     /// The state as a reader should show it: a running run whose supervisor is gone (dead, a
-    /// zombie, or its pid now someone else's) is `lost`.
+    /// zombie, or its pid now someone else's) is `lost`, unless its containers were looked at.
     pub fn effective_state(&self) -> RunState {
         match self.state {
             RunState::Running | RunState::Starting => match &self.supervisor {
                 Some(sup) if sup.is_alive() => self.state,
-                Some(_) => RunState::Lost,
+                Some(_) => self.lost(),
                 // Not yet picked up: `gpudeck run` waits for this with a deadline and records a
                 // failure itself when it passes; long past it, `gpudeck run` itself was killed.
                 None if super::clock::now_ms().saturating_sub(self.created_ms) > STALE_START_MS => {
-                    RunState::Lost
+                    self.lost()
                 }
                 None => self.state,
             },
             state => state,
         }
+    }
+
+    /// `lost`, or what the engine showed of a container run's containers.
+    fn lost(&self) -> RunState {
+        self.container
+            .as_ref()
+            .and_then(|c| c.observed)
+            .unwrap_or(RunState::Lost)
     }
 
     /// GPU indices as "1,2".

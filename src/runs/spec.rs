@@ -15,6 +15,8 @@ use crate::config::layer::located_toml_error;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum GpuSelection {
+    /// No GPU at all: a CPU-only run (single launcher only).
+    None,
     All,
     /// This many GPUs nobody uses, picked at launch.
     Count(usize),
@@ -34,7 +36,7 @@ impl Default for GpuSelection {
 impl FromStr for GpuSelection {
     type Err = RunError;
 
-    /// "all", "count:N", "0,1" or "GPU-uuid,GPU-uuid".
+    /// "none", "all", "count:N", "0,1" or "GPU-uuid,GPU-uuid".
     fn from_str(text: &str) -> Result<Self, RunError> {
         let bad = |why: String| RunError::BadGpuList {
             value: text.to_string(),
@@ -43,6 +45,9 @@ impl FromStr for GpuSelection {
         let trimmed = text.trim();
         if trimmed.eq_ignore_ascii_case("all") {
             return Ok(GpuSelection::All);
+        }
+        if trimmed.eq_ignore_ascii_case("none") {
+            return Ok(GpuSelection::None);
         }
         if trimmed.is_empty() {
             return Err(bad("it is empty".into()));
@@ -87,6 +92,7 @@ fn is_uuid(text: &str) -> bool {
 impl fmt::Display for GpuSelection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            GpuSelection::None => write!(f, "none"),
             GpuSelection::All => write!(f, "all"),
             GpuSelection::Count(n) => write!(f, "count:{n}"),
             GpuSelection::Indices(i) => {
@@ -145,9 +151,12 @@ pub struct RunSpec {
     /// argv: the program and its arguments, never a shell string.
     #[serde(default)]
     pub command: Vec<String>,
-    /// A container image to run in (not supported yet; parsed so a spec can carry it).
+    /// A local container image to run the ranks in; none: the ranks run on the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
+    /// Keep a container run's containers after it ends (they are removed by default).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub keep: bool,
     #[serde(default)]
     pub gpus: GpuSelection,
     #[serde(default)]
@@ -162,6 +171,9 @@ pub struct RunSpec {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SpecOverrides {
     pub name: Option<String>,
+    pub image: Option<String>,
+    /// `--keep`: only ever turns keeping on.
+    pub keep: bool,
     pub gpus: Option<GpuSelection>,
     pub launcher: Option<Launcher>,
     pub env: Vec<(String, String)>,
@@ -199,6 +211,10 @@ impl RunSpec {
         if flags.name.is_some() {
             self.name = flags.name;
         }
+        if flags.image.is_some() {
+            self.image = flags.image;
+        }
+        self.keep |= flags.keep;
         if let Some(gpus) = flags.gpus {
             self.gpus = gpus;
         }
@@ -230,6 +246,10 @@ impl RunSpec {
         // A spec is strings, lists and one string table: serializing it cannot fail.
         toml::to_string(self).unwrap_or_default()
     }
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// `NAME=VALUE` from `--env`.

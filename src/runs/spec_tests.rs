@@ -70,10 +70,34 @@ fn gpu_selections_parse() {
         parse("GPU-aaa,gpu-bbb").unwrap(),
         GpuSelection::Uuids(vec!["GPU-aaa".into(), "gpu-bbb".into()])
     );
-    for bad in ["", "count:0", "count:x", "0,GPU-a", "-1", "none"] {
+    assert_eq!(parse(" None ").unwrap(), GpuSelection::None);
+    for bad in ["", "count:0", "count:x", "0,GPU-a", "-1", "none,0"] {
         assert!(parse(bad).is_err(), "{bad:?} should be refused");
     }
     assert_eq!(parse("count:2").unwrap().to_string(), "count:2");
+    assert_eq!(GpuSelection::None.to_string(), "none");
+}
+
+#[test]
+fn a_container_run_names_its_image_and_may_keep_its_containers() {
+    let text = "command = [\"python\", \"train.py\"]\nimage = \"pytorch:24.05\"\ngpus = \"none\"\nkeep = true\n";
+    let spec = RunSpec::parse("run.toml", text).unwrap();
+    assert_eq!(spec.image.as_deref(), Some("pytorch:24.05"));
+    assert_eq!(spec.gpus, GpuSelection::None);
+    assert!(spec.keep);
+    assert_eq!(RunSpec::parse("spec.toml", &spec.to_toml()).unwrap(), spec);
+
+    let host = RunSpec::parse("run.toml", GOOD).unwrap();
+    assert!(!host.to_toml().contains("keep"), "keep = false is left out");
+    let flagged = host.apply(SpecOverrides {
+        image: Some("tf:2.17".into()),
+        keep: true,
+        ..SpecOverrides::default()
+    });
+    assert_eq!(flagged.image.as_deref(), Some("tf:2.17"));
+    assert!(flagged.keep);
+    let kept = flagged.apply(SpecOverrides::default());
+    assert!(kept.keep, "no --keep flag leaves the file's keep alone");
 }
 
 #[test]

@@ -1,9 +1,11 @@
-//! Stopping a run: SIGINT to its process group, SIGTERM after a grace period, then SIGKILL; the
-//! supervisor records `stopped` (or `gpudeck stop` does, when the supervisor is gone).
+//! Stopping a run: SIGINT to its process group, SIGTERM after a grace period, then SIGKILL (for a
+//! container run SIGINT, then `docker stop`); the supervisor records `stopped` (or `gpudeck stop`
+//! does, when the supervisor is gone).
 
 use std::time::{Duration, Instant};
 
 use super::clock;
+use super::container_lost::{settle_stopped, stop_containers};
 use super::error::RunError;
 use super::procs::{group_exists, group_has_live_members, signal_group, ProcStat, ProcessRef};
 use super::record::RunState;
@@ -36,8 +38,9 @@ pub fn stop_run(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
         return Ok(StopOutcome::AlreadyFinished(state));
     }
     run.request_stop()?;
-    let signal = match run.record.process_group {
-        Some(group) if group_is_ours(&group) => {
+    let signal = match (&run.record.container, run.record.process_group) {
+        (Some(_), _) => stop_containers(run, grace)?,
+        (None, Some(group)) if group_is_ours(&group) => {
             escalate(group.pid, grace).map_err(|why| RunError::StopFailed {
                 id: run.id().to_string(),
                 why,
@@ -51,7 +54,11 @@ pub fn stop_run(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
             .is_ok_and(|r| r.record.state.is_finished() || r.state() == RunState::Lost)
     });
     if !recorded || run.reload()?.state() == RunState::Lost {
-        record_stopped_ourselves(run)?;
+        // A container run's end can still be read from its containers.
+        let settled = run.record.container.is_some() && settle_stopped(run)?;
+        if !settled {
+            record_stopped_ourselves(run)?;
+        }
     }
     Ok(StopOutcome::Stopped {
         signal,

@@ -1,6 +1,7 @@
 //! The supervisor: a detached process (`gpudeck __supervise DIR`) that starts a run's ranks in one
-//! process group, records each exit, stops the rest when one fails or when it is told to stop,
-//! and writes the run's end to `run.json` whether or not anyone is watching.
+//! process group (a container run's in their containers), records each exit, stops the rest when
+//! one fails or when it is told to stop, and writes the run's end to `run.json` whether or not
+//! anyone is watching.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -10,6 +11,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
 use super::clock;
+use super::container::{start_containers, ContainerRanks};
 use super::procs::{exit_code_of, ProcessRef};
 use super::record::{RankRecord, RunRecord, RunState};
 use super::sampler::Sampler;
@@ -46,6 +48,8 @@ struct Watch {
     running: usize,
     stopping: bool,
     stopper: Option<std::thread::JoinHandle<Result<&'static str, String>>>,
+    /// A container run's containers (they are stopped through the engine, not by signals).
+    containers: Option<ContainerRanks>,
 }
 
 async fn supervise_run(dir: &Path) -> Result<(), String> {
@@ -65,9 +69,18 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     let mut sighup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
     let mut record = run.record.clone();
     record.supervisor = ProcessRef::current();
-    let children = match spawn_ranks(&run, &mut record) {
-        Ok(children) => children,
-        Err(e) => return finish_unstarted(&run, record, e),
+    let (tx, mut exits) = mpsc::unbounded_channel();
+    let containers = if record.container.is_some() {
+        match start_containers(&run, &mut record, &tx).await {
+            Ok(containers) => Some(containers),
+            Err(e) => return finish_unstarted(&run, record, e),
+        }
+    } else {
+        match spawn_ranks(&run, &mut record) {
+            Ok(children) => wait_for_children(children, &tx),
+            Err(e) => return finish_unstarted(&run, record, e),
+        }
+        None
     };
     record.state = RunState::Running;
     record.started_ms = Some(clock::now_ms());
@@ -75,23 +88,15 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     run.write_record(&record).map_err(|e| e.to_string())?;
     eprintln!(
         "gpudeck supervisor: started {} rank(s) of {}",
-        children.len(),
+        record.ranks.len(),
         record.id
     );
-    let (tx, mut exits) = mpsc::unbounded_channel();
-    for (rank, mut child) in children.into_iter().enumerate() {
-        let tx = tx.clone();
-        // A blocking wait per rank: it reaps the rank the moment it exits.
-        std::thread::spawn(move || {
-            let code = child.wait().map_or(255, exit_code_of);
-            let _ = tx.send((rank, code));
-        });
-    }
     let mut watch = Watch {
         running: record.ranks.len(),
         record,
         stopping: false,
         stopper: None,
+        containers,
     };
     if run.stop_requested() {
         watch.begin_stop("a stop was requested while the ranks started");
@@ -109,7 +114,23 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     if let Some(why) = sampler.finish() {
         watch.metrics_failed(&run, why);
     }
+    // The lock is held until the end is written, so nobody settles the run meanwhile.
+    let _lock = match watch.containers.take() {
+        Some(containers) => Some(containers.finish(&mut watch.record).await),
+        None => None,
+    };
     watch.finish(&run)
+}
+
+/// A blocking wait per rank: it reaps the rank the moment it exits.
+fn wait_for_children(children: Vec<Child>, exits: &mpsc::UnboundedSender<(usize, i32)>) {
+    for (rank, mut child) in children.into_iter().enumerate() {
+        let tx = exits.clone();
+        std::thread::spawn(move || {
+            let code = child.wait().map_or(255, exit_code_of);
+            let _ = tx.send((rank, code));
+        });
+    }
 }
 
 impl Watch {
@@ -149,7 +170,9 @@ impl Watch {
         }
         self.stopping = true;
         eprintln!("gpudeck supervisor: stopping the ranks: {why}");
-        if let Some(group) = self.record.process_group {
+        if let Some(containers) = &mut self.containers {
+            containers.begin_stop(DEFAULT_GRACE);
+        } else if let Some(group) = self.record.process_group {
             self.stopper = Some(std::thread::spawn(move || {
                 escalate(group.pid, DEFAULT_GRACE)
             }));

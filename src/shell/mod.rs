@@ -15,7 +15,10 @@ pub use crate::config::UserMode;
 pub use defaults::{check_network, ShellDefaults};
 pub use error::{ShellError, TOOLKIT_MESSAGE};
 pub use kept::{find_shell, kept_shells, render_shells, KeptShell};
-pub use preflight::{find_local, preflight, suggest_free_gpus, Preflight, PreflightContext};
+pub use preflight::{
+    find_local, gpu_plumbing, judge_image, preflight, suggest_free_gpus, Preflight,
+    PreflightContext,
+};
 pub use session::{create, finish, reenter, run_attached};
 pub use size::{parse_limit, parse_size};
 pub use spec::{

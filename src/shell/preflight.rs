@@ -52,37 +52,48 @@ pub fn preflight(req: &ShellRequest, ctx: &PreflightContext) -> Result<Preflight
             verdict: None,
         });
     }
-    let plumbing = plumbing(&ctx.engine)?;
+    let plumbing = gpu_plumbing(&ctx.engine)?;
     let mut warnings = busy_warnings(&gpus, &ctx.gpu);
-    let runtime = GpuRuntime::from_engine(Some(&ctx.engine));
-    let host = HostProfile::from_report(&ctx.gpu, runtime);
-    let profile = ImageProfile::from_facts(&req.image, &image.facts, ImageSource::Local);
-    let verdict = judge(&ctx.compat, &host, &profile);
-    match verdict.level {
-        Level::WontRun if !req.force => {
-            return Err(ShellError::WontRun {
-                image: req.image.clone(),
-                reasons: reasons_text(&verdict, Level::WontRun),
-            })
-        }
-        Level::WontRun => warnings.push(format!(
-            "{} will not run on this machine; starting it anyway (--force):\n{}",
-            req.image,
-            reasons_text(&verdict, Level::WontRun)
-        )),
-        Level::Compat => warnings.push(format!(
-            "{} runs here only through a compatibility layer:\n{}",
-            req.image,
-            reasons_text(&verdict, Level::Compat)
-        )),
-        Level::Runs | Level::Unknown => {}
-    }
+    let (verdict, warning) = judge_image(&req.image, image, ctx, req.force)?;
+    warnings.extend(warning);
     Ok(Preflight {
         gpus,
         plumbing,
         warnings,
         verdict: Some(verdict),
     })
+}
+
+/// The compatibility verdict for a local image on this host: "will not run" is refused with
+/// every reason and its fix (a warning when forced), "runs via compat" is a warning.
+pub fn judge_image(
+    name: &str,
+    image: &ImageInfo,
+    ctx: &PreflightContext,
+    force: bool,
+) -> Result<(Verdict, Option<String>), ShellError> {
+    let runtime = GpuRuntime::from_engine(Some(&ctx.engine));
+    let host = HostProfile::from_report(&ctx.gpu, runtime);
+    let profile = ImageProfile::from_facts(name, &image.facts, ImageSource::Local);
+    let verdict = judge(&ctx.compat, &host, &profile);
+    let warning = match verdict.level {
+        Level::WontRun if !force => {
+            return Err(ShellError::WontRun {
+                image: name.to_string(),
+                reasons: reasons_text(&verdict, Level::WontRun),
+            })
+        }
+        Level::WontRun => Some(format!(
+            "{name} will not run on this machine; starting it anyway (--force):\n{}",
+            reasons_text(&verdict, Level::WontRun)
+        )),
+        Level::Compat => Some(format!(
+            "{name} runs here only through a compatibility layer:\n{}",
+            reasons_text(&verdict, Level::Compat)
+        )),
+        Level::Runs | Level::Unknown => None,
+    };
+    Ok((verdict, warning))
 }
 
 /// Up to `count` GPUs nobody uses (no processes, memory mostly free), least used first.
@@ -180,8 +191,9 @@ fn present_gpus(report: &GpuReport) -> String {
     format!("GPUs {}", list.join(", "))
 }
 
-/// The nvidia runtime means the toolkit's `--gpus` path; a CDI spec serves on Docker 25+.
-fn plumbing(engine: &EngineInfo) -> Result<GpuPlumbing, ShellError> {
+/// How to ask this engine for GPUs: the nvidia runtime means the toolkit's `--gpus` path; a CDI
+/// spec serves on Docker 25+; neither is refused with the toolkit message.
+pub fn gpu_plumbing(engine: &EngineInfo) -> Result<GpuPlumbing, ShellError> {
     match GpuRuntime::from_engine(Some(engine)) {
         GpuRuntime::Nvidia => Ok(GpuPlumbing::DeviceRequest),
         GpuRuntime::Cdi if api_at_least(&engine.api_version, CDI_API) => Ok(GpuPlumbing::Cdi),

@@ -7,6 +7,7 @@ pub mod docker_cleanup;
 pub mod fake_registry;
 pub mod metrics;
 pub mod registry;
+pub mod run_containers;
 pub mod run_fixture;
 pub mod runs;
 pub mod screen;
