@@ -33,7 +33,7 @@ struct Found {
 
 /// Every lost container run gets what its containers show: `running`, or settled when they
 /// have all ended. Each engine is connected to once; a warning for each run not looked at.
-pub(super) fn look_at_lost(runs: &mut [Run]) -> Vec<String> {
+pub(crate) fn look_at_lost(runs: &mut [Run]) -> Vec<String> {
     let lost: Vec<usize> = (0..runs.len())
         .filter(|&i| runs[i].record.container.is_some() && runs[i].state() == RunState::Lost)
         .collect();

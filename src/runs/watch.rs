@@ -22,6 +22,8 @@ use feeds::{FocusFeed, LogFeed, SummaryFeed};
 
 /// How often the store is looked at.
 const TICK: Duration = Duration::from_millis(500);
+/// Lost container runs are looked at in the engine every this many ticks.
+const LOST_LOOK_TICKS: u64 = 10;
 
 /// One run as the runs list shows it.
 #[derive(Clone, Debug, PartialEq)]
@@ -160,6 +162,9 @@ pub struct Watcher {
     summaries: HashMap<String, SummaryFeed>,
     focus: Option<FocusFeed>,
     logs: Option<LogFeed>,
+    /// Lost container runs as their containers showed them at the last look.
+    observed: HashMap<String, Run>,
+    ticks: u64,
 }
 
 impl Watcher {
@@ -170,6 +175,8 @@ impl Watcher {
             summaries: HashMap::new(),
             focus: None,
             logs: None,
+            observed: HashMap::new(),
+            ticks: 0,
         }
     }
 
@@ -215,7 +222,37 @@ impl Watcher {
 
     /// One look at everything followed; false once the app is gone.
     pub fn tick(&mut self) -> bool {
+        self.ticks += 1;
         self.send_list() && self.send_detail() && self.send_logs()
+    }
+
+    /// A container run whose supervisor died is still running while its containers do: asks
+    /// the engine now and then (each look connects to it), and shows the last answer between.
+    fn look_at_lost(&mut self, runs: &mut [Run], warnings: &mut Vec<String>) {
+        let lost = |r: &Run| r.record.container.is_some() && r.state() == RunState::Lost;
+        if !runs.iter().any(lost) {
+            self.observed.clear();
+            return;
+        }
+        if self.ticks % LOST_LOOK_TICKS == 1 || self.observed.is_empty() {
+            let before: Vec<String> = runs
+                .iter()
+                .filter(|r| lost(r))
+                .map(|r| r.id().to_string())
+                .collect();
+            warnings.extend(super::container_lost::look_at_lost(runs));
+            self.observed = runs
+                .iter()
+                .filter(|r| before.iter().any(|id| id == r.id()))
+                .map(|r| (r.id().to_string(), r.clone()))
+                .collect();
+            return;
+        }
+        for run in runs.iter_mut().filter(|r| lost(r)) {
+            if let Some(seen) = self.observed.get(run.id()) {
+                *run = seen.clone();
+            }
+        }
     }
 
     fn open_run(&self, id: &str) -> Option<Run> {
@@ -223,7 +260,8 @@ impl Watcher {
     }
 
     fn send_list(&mut self) -> bool {
-        let (runs, warnings) = self.store.list();
+        let (mut runs, mut warnings) = self.store.list();
+        self.look_at_lost(&mut runs, &mut warnings);
         let now = clock::now_ms();
         self.summaries
             .retain(|id, _| runs.iter().any(|r| r.id() == id));
