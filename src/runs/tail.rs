@@ -10,12 +10,25 @@ use std::path::{Path, PathBuf};
 /// What one read found.
 #[derive(Debug, Default, PartialEq)]
 pub struct Appended {
-    /// Complete lines, without their `\n` (a trailing `\r` is kept for the parsers).
-    pub lines: Vec<Vec<u8>>,
+    /// Complete lines, each ending in `\n`; [`lines`](Self::lines) splits them.
+    pub data: Vec<u8>,
     /// Bytes passed over because more was appended than one read takes.
     pub skipped: u64,
     /// The file was truncated or replaced: what was read before no longer describes it.
     pub restarted: bool,
+}
+
+impl Appended {
+    /// The lines read, without their `\n` (a trailing `\r` is kept for the parsers).
+    pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
+        let body = self.data.strip_suffix(b"\n").unwrap_or(&[]);
+        let empty = self.data.is_empty();
+        body.split(|&b| b == b'\n').filter(move |_| !empty)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
 }
 
 /// A position in a file, kept between reads; an incomplete last line waits for its `\n`.
@@ -101,7 +114,8 @@ impl Follower {
         let mut bytes = Vec::with_capacity((end - from) as usize);
         file.seek(SeekFrom::Start(from))?;
         file.take(end - from).read_to_end(&mut bytes)?;
-        let mut body: &[u8] = &bytes[(self.offset - from) as usize..];
+        let mut body_start = (self.offset - from) as usize;
+        let mut body: &[u8] = &bytes[body_start..];
         if self.resync && self.offset > 0 && bytes.first() != Some(&b'\n') {
             let Some(nl) = body.iter().position(|&b| b == b'\n') else {
                 if body.len() as u64 >= max_bytes {
@@ -113,6 +127,7 @@ impl Follower {
             };
             out.skipped += nl as u64 + 1;
             self.offset += nl as u64 + 1;
+            body_start += nl + 1;
             body = &body[nl + 1..];
         }
         self.resync = false;
@@ -124,13 +139,11 @@ impl Follower {
             self.resync = true;
             return Ok(out);
         }
-        if complete > 0 {
-            out.lines = body[..complete - 1]
-                .split(|&b| b == b'\n')
-                .map(<[u8]>::to_vec)
-                .collect();
-        }
         self.offset += complete as u64;
+        // The read buffer becomes the result: no second copy of what may be megabytes.
+        bytes.truncate(body_start + complete);
+        bytes.drain(..body_start);
+        out.data = bytes;
         Ok(out)
     }
 }
@@ -150,8 +163,7 @@ mod tests {
     }
 
     fn texts(a: &Appended) -> Vec<String> {
-        a.lines
-            .iter()
+        a.lines()
             .map(|l| String::from_utf8_lossy(l).into_owned())
             .collect()
     }
@@ -164,7 +176,7 @@ mod tests {
         assert_eq!(f.read_new(1 << 20).unwrap(), Appended::default());
         append(&path, "one\ntwo\nthr");
         assert_eq!(texts(&f.read_new(1 << 20).unwrap()), ["one", "two"]);
-        assert!(f.read_new(1 << 20).unwrap().lines.is_empty());
+        assert!(f.read_new(1 << 20).unwrap().is_empty());
         append(&path, "ee\n\nfour\n");
         assert_eq!(texts(&f.read_new(1 << 20).unwrap()), ["three", "", "four"]);
     }
@@ -198,7 +210,7 @@ mod tests {
         for _ in 0..1000 {
             let got = f.read_next(64).unwrap();
             assert_eq!(got.skipped, 0);
-            if got.lines.is_empty() {
+            if got.is_empty() {
                 break;
             }
             seen.extend(texts(&got));
@@ -237,7 +249,7 @@ mod tests {
         let path = dir.path().join("log");
         append(&path, "old line one\nold line two\n");
         let mut f = Follower::from_start(&path);
-        assert_eq!(f.read_new(1 << 20).unwrap().lines.len(), 2);
+        assert_eq!(f.read_new(1 << 20).unwrap().lines().count(), 2);
         std::fs::write(&path, "new\n").unwrap();
         let got = f.read_new(1 << 20).unwrap();
         assert!(got.restarted);

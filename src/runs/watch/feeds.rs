@@ -51,17 +51,12 @@ impl MetricsFeed {
                 return (Vec::new(), true);
             }
         };
-        let caught_up = appended
-            .lines
-            .iter()
-            .map(|l| l.len() as u64 + 1)
-            .sum::<u64>()
-            < METRICS_CHUNK / 2;
+        let caught_up = (appended.data.len() as u64) < METRICS_CHUNK / 2;
         if appended.restarted {
             self.reader = None;
         }
-        let mut rows = Vec::with_capacity(appended.lines.len());
-        for line in &appended.lines {
+        let mut rows = Vec::new();
+        for line in appended.lines() {
             let line = String::from_utf8_lossy(line);
             let Some(reader) = self.reader.as_mut() else {
                 match RowReader::from_header(&line) {
@@ -229,7 +224,7 @@ impl FocusFeed {
             let Ok(appended) = output.read_next(PROGRESS_CHUNK) else {
                 continue;
             };
-            for line in &appended.lines {
+            for line in appended.lines() {
                 self.progress.feed_bytes(line);
             }
         }
@@ -317,7 +312,7 @@ impl LogFeed {
             chunk.skipped += appended.skipped;
             chunk
                 .lines
-                .extend(appended.lines.iter().map(|l| (is_err, display_line(l))));
+                .extend(appended.lines().map(|l| (is_err, display_line(l))));
         }
         (chunk.reset || !chunk.lines.is_empty()).then_some(chunk)
     }
