@@ -38,7 +38,10 @@ print(f"done {i}", flush=True)
 "#;
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let rate = args.first().copied().unwrap_or(100_000);
     let secs = args.get(1).copied().unwrap_or(10);
     if let Err(e) = bench(rate, secs) {
@@ -62,7 +65,10 @@ impl Setup {
     }
 
     fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").args(["-L", &self.session]).args(args).output();
+        let out = Command::new("tmux")
+            .args(["-L", &self.session])
+            .args(args)
+            .output();
         out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default()
     }
@@ -165,7 +171,10 @@ fn start_run(setup: &Setup, rate: u64, secs: u64) -> Result<String, String> {
         .output()
         .map_err(|e| e.to_string())?;
     if !out.status.success() {
-        return Err(format!("gpudeck run: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "gpudeck run: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -193,7 +202,11 @@ fn report(
     let mut next = 1;
     let mut out_of_order = 0;
     for line in log.lines().filter(|l| l.starts_with("step=")) {
-        let n: u64 = line[5..].split(' ').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let n: u64 = line[5..]
+            .split(' ')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
         if n != next {
             out_of_order += 1;
         }
@@ -204,7 +217,10 @@ fn report(
         next - 1,
         log.len() / 1_000_000
     );
-    println!("the run ended {:.1} s after it started", ended.as_secs_f64());
+    println!(
+        "the run ended {:.1} s after it started",
+        ended.as_secs_f64()
+    );
     match on_screen {
         Some(t) => println!(
             "its last line was on the dashboard {:.0} ms after the run ended",
@@ -216,16 +232,20 @@ fn report(
         &fs::read_to_string(run_dir.join("run.json")).map_err(|e| e.to_string())?,
     )
     .map_err(|e| e.to_string())?;
-    let day = |key: &str| record[key].as_u64().map(|ms| (ms % 86_400_000) as f64 / 1000.0);
-    let (from, to) = (day("started_ms").unwrap_or(0.0), day("ended_ms").unwrap_or(f64::MAX));
+    let day = |key: &str| {
+        record[key]
+            .as_u64()
+            .map(|ms| (ms % 86_400_000) as f64 / 1000.0)
+    };
+    let (from, to) = (
+        day("started_ms").unwrap_or(0.0),
+        day("ended_ms").unwrap_or(f64::MAX),
+    );
     let frames: Vec<f64> = frame_times(&setup.dir.join("state/gpudeck.log"))
         .into_iter()
         .filter(|t| (from..=to).contains(t))
         .collect();
-    let during: Vec<f64> = frames
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .collect();
+    let during: Vec<f64> = frames.windows(2).map(|w| w[1] - w[0]).collect();
     if let (Some(max), false) = (during.iter().cloned().reduce(f64::max), during.is_empty()) {
         let span = frames.last().unwrap_or(&0.0) - frames.first().unwrap_or(&0.0);
         println!(
