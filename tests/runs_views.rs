@@ -400,10 +400,16 @@ fn the_tab_draws_runs_with_their_state_and_the_selected_one_in_detail() {
     assert!(screen.contains("epoch 3/5"), "{screen}");
     let (x, y) = find(&buf, "RuntimeError: CUDA out of memory");
     assert_eq!(buf[(x - 2, y)].fg, theme.error, "stderr is marked");
+    assert!(screen.contains("GPU util %"));
     let (_, y) = find(&buf, "20270115-080000-resnet-00bb");
     let area = ratatui::layout::Rect::new(0, 0, 100, 30);
     assert_eq!(
         gpudeck::ui::click(area, state, 10, y),
         Some(Action::SelectRow(0))
     );
+    f.state.update(Action::CycleGraph);
+    assert!(text(&render(&f.state, 100, 30)).contains("GPU memory %"));
+    f.state.update(Action::CycleGraph);
+    let power = text(&render(&f.state, 100, 30));
+    assert!(power.contains("GPU power W") && power.contains("400"), "{power}");
 }

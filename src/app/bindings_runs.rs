@@ -27,6 +27,14 @@ pub fn bindings() -> Vec<Binding> {
             None,
         ),
         bind(
+            Char('m'),
+            Action::CycleGraph,
+            rn,
+            "m",
+            "chart its GPUs' utilisation, memory or power",
+            Some("chart"),
+        ),
+        bind(
             Char('x'),
             Action::StopRun,
             rn,

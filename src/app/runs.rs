@@ -16,6 +16,25 @@ const WATCH_AFTER_END_MS: i64 = 600_000;
 /// Live samples kept for that watch (one a second covers more than the alert needs).
 const AFTER_END_SAMPLES: usize = 256;
 
+/// Which of its GPUs' histories the selected run's chart draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunChart {
+    #[default]
+    Utilisation,
+    Memory,
+    Power,
+}
+
+impl RunChart {
+    pub fn next(self) -> Self {
+        match self {
+            RunChart::Utilisation => RunChart::Memory,
+            RunChart::Memory => RunChart::Power,
+            RunChart::Power => RunChart::Utilisation,
+        }
+    }
+}
+
 /// Everything the Runs tab shows.
 #[derive(Clone, Debug, Default)]
 pub struct RunsView {
@@ -36,6 +55,7 @@ pub struct RunsView {
     /// Live rows of the selected ended run's GPUs, for the memory-held alert.
     after_end: VecDeque<MetricsRow>,
     pub held: Option<Alert>,
+    pub chart: RunChart,
     /// A run just started from here: selected as soon as a listing has it.
     pub select_when_listed: Option<String>,
 }

@@ -61,6 +61,7 @@ impl AppState {
         }
         match action {
             Action::OpenLogs if self.runs.selected.is_some() => self.runs.log_open = true,
+            Action::CycleGraph => self.runs.chart = self.runs.chart.next(),
             Action::StopRun => self.ask_to_stop_run(),
             Action::RerunRun => self.ask_to_rerun(),
             Action::KillLeftovers => self.ask_to_kill_leftovers(),

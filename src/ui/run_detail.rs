@@ -10,10 +10,10 @@ use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget
 
 use super::runs::{gpus, state_style};
 use super::style::Styles;
-use crate::app::runs::RunsView;
+use crate::app::runs::{RunChart, RunsView};
 use crate::app::state::AppState;
 use crate::docker::LogStream;
-use crate::runs::watch::{ProgressView, RunDetail, RunRow};
+use crate::runs::watch::{GpuTrace, ProgressView, RunDetail, RunRow};
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -56,7 +56,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let [charts_area, tail_area] =
         Layout::vertical([Constraint::Min(4), Constraint::Length(tail_h)]).areas(rest);
     if let Some(d) = detail {
-        charts(charts_area, buf, d, s);
+        charts(charts_area, buf, d, view.chart, s);
     }
     log_tail(tail_area, buf, view, s);
 }
@@ -211,9 +211,15 @@ fn number(v: f64) -> String {
 }
 
 /// GPU utilisation of each of the run's GPUs over its time, beside the training curve.
-fn charts(area: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
+fn charts(area: Rect, buf: &mut Buffer, d: &RunDetail, kind: RunChart, s: &Styles) {
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
+    gpu_chart(left, buf, d, kind, s);
+    progress_chart(right, buf, d, s);
+}
+
+/// One line per GPU of the run over its whole time: utilisation, memory or power.
+fn gpu_chart(area: Rect, buf: &mut Buffer, d: &RunDetail, kind: RunChart, s: &Styles) {
     let palette = [
         s.util(),
         s.memory(),
@@ -222,33 +228,45 @@ fn charts(area: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
         s.ok(),
         s.warn(),
     ];
-    let max_x = d
-        .gpus
-        .iter()
-        .filter_map(|g| g.util_pct.last().map(|p| p.0))
-        .fold(1.0_f64, f64::max);
-    let datasets: Vec<Dataset> = d
-        .gpus
+    let pick = |f: fn(&GpuTrace) -> &[(f64, f64)]| d.gpus.iter().map(f).collect::<Vec<_>>();
+    let (label, series) = match kind {
+        RunChart::Utilisation => ("GPU util %", pick(|g| &g.util_pct)),
+        RunChart::Memory => ("GPU memory %", pick(|g| &g.mem_pct)),
+        RunChart::Power => ("GPU power W", pick(|g| &g.power_w)),
+    };
+    let last_x = |s: &&[(f64, f64)]| s.last().map(|p| p.0);
+    let max_x = series.iter().filter_map(last_x).fold(1.0_f64, f64::max);
+    let max_y = match kind {
+        RunChart::Power => series
+            .iter()
+            .flat_map(|s| s.iter().map(|p| p.1))
+            .fold(1.0_f64, f64::max)
+            .ceil(),
+        _ => 100.0,
+    };
+    let datasets: Vec<Dataset> = series
         .iter()
         .enumerate()
-        .map(|(i, g)| line(&g.util_pct, palette[i % palette.len()]))
+        .map(|(i, points)| line(points, palette[i % palette.len()]))
         .collect();
-    let mut title = vec![Span::styled(" GPU util ", s.title())];
+    let mut title = vec![Span::styled(format!(" {label} "), s.title())];
     for (i, g) in d.gpus.iter().enumerate().take(8) {
-        title.push(Span::styled(
-            format!("■{} ", g.index),
-            palette[i % palette.len()],
-        ));
+        let style = palette[i % palette.len()];
+        title.push(Span::styled(format!("■{} ", g.index), style));
     }
     chart(
-        left,
+        area,
         buf,
         datasets,
         Line::from(title),
         ([0.0, max_x], ["0s".to_string(), units::age(max_x as i64)]),
-        [0.0, 100.0],
+        [0.0, max_y],
         s,
     );
+}
+
+/// The training curve by step, or why there is none.
+fn progress_chart(right: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
     let Some((name, points)) = &d.progress.curve else {
         Paragraph::new(Line::styled("no training curve yet", s.muted()))
             .block(
