@@ -103,13 +103,36 @@ impl DirsAt {
 }
 
 #[test]
-fn with_no_runs_the_tab_says_how_to_start_one() {
-    let s = Session::start("noruns", 80, 24, "--demo");
+fn with_no_runs_the_tab_says_how_and_the_form_starts_one() {
+    let dirs = Dirs::new();
+    let data = dirs.root.path().to_path_buf();
+    let s = Session::start_with("noruns", 80, 24, "", "--demo", dirs);
     s.wait_for("the dashboard", |t| t.contains("DEMO"));
     s.keys(&["8"]);
     s.wait_for("the hint", |t| {
         t.contains("No training runs yet") && t.contains("gpudeck run --gpus")
     });
+    s.keys(&["n"]);
+    s.wait_for("the form", |t| {
+        t.contains("New run") && t.contains("[x] GPU")
+    });
+    s.keys(&["-l", "sh -c 'echo hello-from-the-form; sleep 60'"]);
+    s.keys(&["Tab"]);
+    s.keys(&["-l", "formrun"]);
+    s.keys(&["Enter"]);
+    let screen = s.wait_for_secs("the run, started from the form", 30, |t| {
+        t.contains("formrun") && t.contains("running") && t.contains("hello-from-the-form")
+    });
+    let id = screen
+        .split_whitespace()
+        .find(|w| w.contains("-formrun-"))
+        .expect("the run id")
+        .to_string();
+    s.keys(&["x"]);
+    s.wait_for("a confirmation", |t| t.contains("Stop "));
+    s.keys(&["y"]);
+    s.wait_for_secs("the run stopped", 30, |t| t.contains("0 running"));
+    assert_eq!(DirsAt(data).state(&id), "stopped");
     s.keys(&["q"]);
     assert_eq!(s.wait_exit(), "0");
 }

@@ -394,14 +394,14 @@ fn the_tab_draws_runs_with_their_state_and_the_selected_one_in_detail() {
     let theme = gpudeck::config::Theme::builtin("dark").unwrap();
     let (x, y) = find(&buf, "failed");
     assert_eq!(buf[(x, y)].fg, theme.error);
-    let (x, y) = find(&buf, "20270115-070000-bert-00aa");
-    assert_eq!(buf[(x, y)].bg, theme.selected_bg);
+    let (x, y) = find(&buf, "bert-00aa");
+    assert_eq!(buf[(x, y)].bg, theme.selected_bg, "the selected row");
     assert!(screen.contains("Runs · 2 · 1 running"));
     assert!(screen.contains("epoch 3/5"), "{screen}");
     let (x, y) = find(&buf, "RuntimeError: CUDA out of memory");
     assert_eq!(buf[(x - 2, y)].fg, theme.error, "stderr is marked");
     assert!(screen.contains("GPU util %"));
-    let (_, y) = find(&buf, "20270115-080000-resnet-00bb");
+    let (_, y) = find(&buf, "resnet-00bb");
     let area = ratatui::layout::Rect::new(0, 0, 100, 30);
     assert_eq!(
         gpudeck::ui::click(area, state, 10, y),
@@ -411,5 +411,95 @@ fn the_tab_draws_runs_with_their_state_and_the_selected_one_in_detail() {
     assert!(text(&render(&f.state, 100, 30)).contains("GPU memory %"));
     f.state.update(Action::CycleGraph);
     let power = text(&render(&f.state, 100, 30));
-    assert!(power.contains("GPU power W") && power.contains("400"), "{power}");
+    assert!(
+        power.contains("GPU power W") && power.contains("400"),
+        "{power}"
+    );
+}
+
+#[test]
+fn the_new_run_form_builds_a_spec_and_says_what_is_missing() {
+    let mut state = runs_state();
+    state.update(Action::SelectTab(Tab::Runs));
+    state.update(Action::NewRun);
+    let Overlay::RunForm(form) = &state.overlay else {
+        panic!("n opens the form: {:?}", state.overlay);
+    };
+    let suggested: Vec<u32> = form
+        .gpus
+        .iter()
+        .filter(|g| g.chosen)
+        .map(|g| g.index)
+        .collect();
+    assert_eq!(suggested.len(), 1, "one free GPU is suggested");
+    assert!(form
+        .gpus
+        .iter()
+        .filter(|g| g.chosen)
+        .all(|g| g.busy.is_none()));
+    // Enter with no command says what to type, and the form stays.
+    assert!(state.update(Action::Confirm).is_empty());
+    let Overlay::RunForm(form) = &state.overlay else {
+        panic!("the form stays open");
+    };
+    assert!(form.error.as_deref().unwrap().contains("type the command"));
+    for c in "python train.py --note 'two words'".chars() {
+        state.update(Action::FilterInput(c));
+    }
+    state.update(Action::NextTab);
+    for c in "bert".chars() {
+        state.update(Action::FilterInput(c));
+    }
+    for _ in 0..3 {
+        state.update(Action::NextTab);
+    }
+    state.update(Action::FilterInput(' '));
+    state.update(Action::FilterInput(' '));
+    let commands = state.update(Action::Confirm);
+    assert_eq!(state.overlay, Overlay::None);
+    let [Command::StartRun(spec)] = commands.as_slice() else {
+        panic!("Enter starts the run: {commands:?}");
+    };
+    assert_eq!(spec.command, ["python", "train.py", "--note", "two words"]);
+    assert_eq!(spec.name.as_deref(), Some("bert"));
+    assert_eq!(spec.launcher, gpudeck::runs::Launcher::PerGpu);
+    assert_eq!(spec.gpus, gpudeck::runs::GpuSelection::Indices(suggested));
+    assert!(spec.image.is_none());
+}
+
+#[test]
+fn the_form_refuses_no_gpus_on_the_host_and_an_unclosed_quote() {
+    let mut state = runs_state();
+    state.update(Action::SelectTab(Tab::Runs));
+    state.update(Action::NewRun);
+    for c in "sh -c 'echo".chars() {
+        state.update(Action::FilterInput(c));
+    }
+    state.update(Action::Confirm);
+    let Overlay::RunForm(form) = &state.overlay else {
+        panic!("the form stays open");
+    };
+    assert!(form.error.as_deref().unwrap().contains("unclosed quote"));
+    state.update(Action::FilterInput('\''));
+    // To the GPU list: take the suggested GPU away.
+    for _ in 0..5 {
+        state.update(Action::NextTab);
+    }
+    state.update(Action::FilterInput('a'));
+    state.update(Action::FilterInput('a'));
+    state.update(Action::Confirm);
+    let Overlay::RunForm(form) = &state.overlay else {
+        panic!("the form stays open");
+    };
+    assert!(form.gpus.iter().all(|g| !g.chosen));
+    assert!(
+        form.error.as_deref().unwrap().contains("at least one GPU"),
+        "{:?}",
+        form.error
+    );
+    state.update(Action::Cancel);
+    assert_eq!(state.overlay, Overlay::None);
+    state.read_only = true;
+    state.update(Action::NewRun);
+    assert_eq!(state.overlay, Overlay::None);
 }

@@ -112,6 +112,8 @@ pub enum Action {
     RerunRun,
     /// Kill the processes still holding the GPUs of a run that ended (asks first).
     KillLeftovers,
+    /// A form for a new training run.
+    NewRun,
     /// Show the previous or next rank's logs of the selected run.
     PrevRank,
     NextRank,
@@ -138,6 +140,8 @@ pub enum Command {
     StopRun {
         id: String,
     },
+    /// Start a new run from the form's spec.
+    StartRun(Box<crate::runs::RunSpec>),
     /// Start a run again from its spec.
     RerunRun {
         id: String,

@@ -27,12 +27,20 @@ pub fn bindings() -> Vec<Binding> {
             None,
         ),
         bind(
+            Char('n'),
+            Action::NewRun,
+            rn,
+            "n",
+            "start a new run (command, GPUs, launcher)",
+            Some("new"),
+        ),
+        bind(
             Char('m'),
             Action::CycleGraph,
             rn,
             "m",
             "chart its GPUs' utilisation, memory or power",
-            Some("chart"),
+            None,
         ),
         bind(
             Char('x'),

@@ -15,6 +15,28 @@ use crate::runs::watch::{RunsCommand, RunsHandle};
 use crate::runs::RunStore;
 
 /// Carries out the app's commands: signals, Docker actions, files, diagnoses, runs.
+/// What starting a run needs: the GPUs as read, the binary, the GPU source, container setup.
+type StartParts = (
+    crate::gpu::report::GpuReport,
+    PathBuf,
+    crate::gpu::GpuSourceChoice,
+    crate::runs::ContainerSetup,
+);
+
+/// The status line for a start: the new id to select, or why it did not start.
+fn started_line(started: Result<crate::runs::Started, crate::runs::RunError>) -> RunDone {
+    match started {
+        Ok(s) => {
+            let mut line = format!("started {} ({})", s.run.id(), s.run.state());
+            if let Some(w) = s.warnings.first() {
+                line.push_str(&format!("; warning: {w}"));
+            }
+            (line, false, Some(s.run.id().to_string()))
+        }
+        Err(e) => (e.to_string(), true, None),
+    }
+}
+
 /// How a stop or restart went: the status line, whether it failed, and a new run to select.
 pub(super) type RunDone = (String, bool, Option<String>);
 
@@ -56,6 +78,7 @@ impl Effects {
             Command::Runs(cmd) => self.runs.send(cmd),
             Command::StopRun { id } => self.stop_run(id, state),
             Command::RerunRun { id } => self.rerun(id, state),
+            Command::StartRun(spec) => self.start(*spec, state),
             Command::SignalProcesses { pids, signal } => {
                 for pid in pids {
                     self.execute(Command::SignalProcess { pid, signal }, state);
@@ -95,24 +118,11 @@ impl Effects {
     /// A new run from the selected one's spec, checked against the GPUs as the dashboard sees
     /// them now; starting waits for the supervisor (up to seconds): on a thread.
     fn rerun(&self, id: String, state: &mut AppState) {
-        let Some(gpus) = state.gpu_report() else {
-            state.set_status(
-                "the GPUs have not been read yet; try again in a moment",
-                true,
-            );
+        let Some((gpus, exe, choice, container)) = self.start_parts(state) else {
             return;
-        };
-        let exe = match std::env::current_exe() {
-            Ok(exe) => exe,
-            Err(e) => {
-                state.set_status(format!("the gpudeck binary cannot be found: {e}"), true);
-                return;
-            }
         };
         let store = self.store.clone();
         let done = self.run_done.clone();
-        let choice = self.gpu_choice.clone();
-        let container = self.container.clone();
         state.set_status(format!("starting {id} again…"), false);
         self.background("rerun", move || {
             let started = store.find(&id).and_then(|run| {
@@ -127,18 +137,49 @@ impl Effects {
                 };
                 crate::runs::rerun(&run, &ctx)
             });
-            let line = match started {
-                Ok(s) => {
-                    let mut line = format!("started {} ({})", s.run.id(), s.run.state());
-                    if let Some(w) = s.warnings.first() {
-                        line.push_str(&format!("; warning: {w}"));
-                    }
-                    (line, false, Some(s.run.id().to_string()))
-                }
-                Err(e) => (e.to_string(), true, None),
-            };
-            let _ = done.blocking_send(line);
+            let _ = done.blocking_send(started_line(started));
         });
+    }
+
+    /// A new run from the form, started as `gpudeck run` would: on a thread.
+    fn start(&self, spec: crate::runs::RunSpec, state: &mut AppState) {
+        let Some(ctx) = self.start_parts(state) else {
+            return;
+        };
+        let store = self.store.clone();
+        let done = self.run_done.clone();
+        self.background("start-run", move || {
+            let (gpus, exe, choice, container) = ctx;
+            let cwd = spec.workdir.clone().unwrap_or_else(|| PathBuf::from("."));
+            let ctx = crate::runs::StartContext {
+                gpus: &gpus,
+                store: &store,
+                cwd,
+                path: std::env::var_os("PATH"),
+                exe,
+                gpu_source: choice,
+                container,
+            };
+            let _ = done.blocking_send(started_line(crate::runs::start_run(&spec, &ctx)));
+        });
+    }
+
+    /// What starting a run needs from here, or None (and why, on the status line).
+    fn start_parts(&self, state: &mut AppState) -> Option<StartParts> {
+        let Some(gpus) = state.gpu_report() else {
+            state.set_status(
+                "the GPUs have not been read yet; try again in a moment",
+                true,
+            );
+            return None;
+        };
+        match std::env::current_exe() {
+            Ok(exe) => Some((gpus, exe, self.gpu_choice.clone(), self.container.clone())),
+            Err(e) => {
+                state.set_status(format!("the gpudeck binary cannot be found: {e}"), true);
+                None
+            }
+        }
     }
 
     fn background(&self, name: &str, work: impl FnOnce() + Send + 'static) {

@@ -55,6 +55,19 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
                 _ => None,
             };
         }
+        Overlay::RunForm(_) => {
+            return match key.code {
+                KeyCode::Enter => Some(Action::Confirm),
+                KeyCode::Esc => Some(Action::Cancel),
+                KeyCode::Tab => Some(Action::NextTab),
+                KeyCode::BackTab => Some(Action::PrevTab),
+                KeyCode::Up => Some(Action::Up),
+                KeyCode::Down => Some(Action::Down),
+                KeyCode::Backspace => Some(Action::FilterBackspace),
+                KeyCode::Char(c) => Some(Action::FilterInput(c)),
+                _ => None,
+            };
+        }
         Overlay::Pull(_) => {
             return match key.code {
                 KeyCode::Enter => Some(Action::Confirm),
@@ -101,6 +114,7 @@ fn changes_things(action: &Action) -> bool {
             | Action::OpenShell
             | Action::ReenterShell
             | Action::StopRun
+            | Action::NewRun
             | Action::RerunRun
             | Action::KillLeftovers
     )

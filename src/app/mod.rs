@@ -14,6 +14,7 @@ pub mod logs_view;
 pub mod processes;
 mod pull_actions;
 pub mod pulls;
+pub mod run_form;
 pub mod runs;
 mod runs_actions;
 pub mod shell_dialog;

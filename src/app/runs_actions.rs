@@ -63,6 +63,7 @@ impl AppState {
             Action::OpenLogs if self.runs.selected.is_some() => self.runs.log_open = true,
             Action::CycleGraph => self.runs.chart = self.runs.chart.next(),
             Action::StopRun => self.ask_to_stop_run(),
+            Action::NewRun => self.open_run_form(),
             Action::RerunRun => self.ask_to_rerun(),
             Action::KillLeftovers => self.ask_to_kill_leftovers(),
             Action::PrevRank | Action::NextRank => return self.switch_rank(&action),

@@ -76,7 +76,7 @@ impl AppState {
     }
 
     /// Every GPU, the first free one chosen: one GPU is what a shell usually wants.
-    fn gpu_choices(&self) -> Vec<GpuChoice> {
+    pub(super) fn gpu_choices(&self) -> Vec<GpuChoice> {
         let GpuStatus::Ready(data) = &self.gpu else {
             return Vec::new();
         };

@@ -43,6 +43,8 @@ pub enum Overlay {
     Pull(PullPicker),
     /// GPUs and options for a shell in the selected image.
     Shell(ShellDialog),
+    /// A new training run's spec, field by field.
+    RunForm(super::run_form::RunForm),
 }
 
 /// What an action will do, asked before doing it.
@@ -323,6 +325,9 @@ impl AppState {
         }
         if matches!(self.overlay, Overlay::Shell(_)) {
             return self.update_shell_dialog(action);
+        }
+        if matches!(self.overlay, Overlay::RunForm(_)) {
+            return self.update_run_form(action);
         }
         match (&self.overlay, action) {
             (_, Action::Quit) => self.quit = true,

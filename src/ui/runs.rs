@@ -172,7 +172,7 @@ fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
         .and_then(|s| s.busy_ratio)
         .map_or_else(|| "-".into(), |b| format!("{:.0}%", b * 100.0));
     Row::new(vec![
-        Cell::from(r.id.clone()),
+        Cell::from(short_id(&r.id).to_string()),
         Cell::from(Span::styled(r.state.to_string(), state_style(r.state, s))),
         Cell::from(gpus(&r.gpus)),
         Cell::from(launcher(r)),
@@ -182,6 +182,20 @@ fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
         Cell::from(util),
     ])
     .style(s.text())
+}
+
+/// The id without its date and time (the STARTED column has them; the detail the whole id):
+/// `resnet-3f9a` fits 80 columns where `20261122-173500-resnet-3f9a` would not.
+fn short_id(id: &str) -> &str {
+    let date_time = id
+        .char_indices()
+        .filter(|(_, c)| *c == '-')
+        .nth(1)
+        .map(|(i, _)| i + 1);
+    match date_time {
+        Some(i) if id[..i].chars().all(|c| c.is_ascii_digit() || c == '-') => &id[i..],
+        _ => id,
+    }
 }
 
 pub(super) fn state_style(state: RunState, s: &Styles) -> Style {

@@ -1,0 +1,83 @@
+//! The new-run form over the Runs tab: each field of the spec, the focused one marked, the GPUs
+//! with the busy ones flagged, and why Enter did not start it.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+
+use super::style::Styles;
+use crate::app::run_form::{Field, RunForm};
+
+pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
+    let w = area.width.min(90);
+    let h = (f.gpus.len() as u16 + 11).min(area.height.saturating_sub(2));
+    let popup = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
+    Clear.render(popup, buf);
+    let text_field = |field: Field, label: &'static str, value: &str, hint: &'static str| {
+        let focused = f.field == field;
+        let shown = match (value.is_empty(), focused) {
+            (true, false) => Span::styled(hint, s.muted()),
+            (_, true) => Span::styled(format!("{value}▏"), s.selected()),
+            (false, false) => Span::styled(value.to_string(), s.text()),
+        };
+        Line::from(vec![Span::styled(label, s.accent()), shown])
+    };
+    let mut lines = vec![
+        text_field(
+            Field::Command,
+            "Command   ",
+            &f.command,
+            "python train.py --epochs 10 (argv: quotes group words, no shell)",
+        ),
+        text_field(Field::Name, "Name      ", &f.name, "(the program's name)"),
+        text_field(Field::Workdir, "Work dir  ", &f.workdir, ""),
+        text_field(
+            Field::Image,
+            "Image     ",
+            &f.image,
+            "(none: on the host; a local image runs it in containers)",
+        ),
+    ];
+    let launcher_style = if f.field == Field::Launcher {
+        s.selected()
+    } else {
+        s.text()
+    };
+    lines.push(Line::from(vec![
+        Span::styled("Launcher  ", s.accent()),
+        Span::styled(f.launcher.as_str(), launcher_style),
+        Span::styled("  (Space: single, torchrun, per-gpu)", s.muted()),
+    ]));
+    lines.push(Line::styled("GPUs      (Space chooses, a all)", s.accent()));
+    for (i, g) in f.gpus.iter().enumerate() {
+        let mark = if g.chosen { "[x]" } else { "[ ]" };
+        let style = if f.field == Field::Gpus && i == f.gpu_row {
+            s.selected()
+        } else {
+            s.text()
+        };
+        let mut spans = vec![Span::styled(
+            format!("  {mark} GPU {} {}", g.index, g.name),
+            style,
+        )];
+        if let Some(busy) = &g.busy {
+            spans.push(Span::styled(format!("  busy: {busy}"), s.warn()));
+        }
+        lines.push(Line::from(spans));
+    }
+    if let Some(error) = &f.error {
+        lines.push(Line::styled(error.clone(), s.error()));
+    }
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::bordered()
+                .title(Span::styled(
+                    " New run · Tab next field · Enter start · Esc cancel ",
+                    s.title(),
+                ))
+                .border_style(s.accent()),
+        )
+        .render(popup, buf);
+}
