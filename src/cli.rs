@@ -132,6 +132,9 @@ pub struct RunArgs {
     /// How the command is started on the GPUs (default single).
     #[arg(long, value_enum)]
     pub launcher: Option<crate::runs::Launcher>,
+    /// Free memory each GPU must have, e.g. 20GiB; pre-flight refuses GPUs with less.
+    #[arg(long, value_name = "SIZE")]
+    pub gpu_memory: Option<String>,
     /// Run the ranks in containers of this local image (pull it first: gpudeck pull).
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,

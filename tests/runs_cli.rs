@@ -317,4 +317,16 @@ fn refusals_say_why_and_what_to_do() {
         "{}",
         stderr(&no_such)
     );
+    // The simulated GPUs have 80 GB: more than that free is nowhere.
+    let greedy = output(
+        &dirs,
+        &["run", "--gpus", "1", "--gpu-memory", "100GiB", "--", "true"],
+    );
+    assert_eq!(greedy.status.code(), Some(1));
+    assert!(
+        stderr(&greedy).contains("(the run asks for 100.0GiB free on each GPU)")
+            && stderr(&greedy).contains("ask for less with --gpu-memory"),
+        "{}",
+        stderr(&greedy)
+    );
 }

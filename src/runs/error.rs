@@ -20,6 +20,13 @@ pub enum RunError {
     NoCommand,
     #[error("the {launcher} launcher needs at least one GPU (gpus = \"none\" was given)")]
     NeedsGpus { launcher: &'static str },
+    #[error("{short} (the run asks for {need} free on each GPU)")]
+    NotEnoughGpuMemory {
+        need: String,
+        short: String,
+        /// GPUs that do have that much free, to name in the fix.
+        roomy: String,
+    },
     #[error("the image {image} is not on this machine")]
     ImageNotLocal { image: String },
     #[error("{TOOLKIT_MESSAGE}")]
@@ -78,6 +85,14 @@ impl RunError {
             RunError::NoCommand => {
                 "Give the command after `--` (gpudeck run --gpus 0,1 -- python train.py) or as `command = [...]` in the spec.".into()
             }
+            RunError::NotEnoughGpuMemory { roomy, .. } if roomy.is_empty() => "No GPU has that \
+                much free now: free memory (the Processes tab shows what holds it; `gpudeck runs` \
+                lists runs to stop), or ask for less with --gpu-memory."
+                .into(),
+            RunError::NotEnoughGpuMemory { roomy, .. } => format!(
+                "Choose GPUs with enough free memory (--gpus {roomy}), free memory on these (the \
+                 Processes tab shows what holds it), or ask for less with --gpu-memory."
+            ),
             RunError::NeedsGpus { .. } => {
                 "Give it GPUs (`--gpus 0,1`), or use `--launcher single` for a run without GPUs.".into()
             }

@@ -47,6 +47,7 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
             launcher: spec.launcher.as_str(),
         });
     }
+    check_memory(spec, &gpus, input.gpus)?;
     check_command(spec, &workdir, input.path)?;
     let warnings = busy_warnings(&gpus, input.gpus);
     Ok(Checked {
@@ -193,6 +194,44 @@ fn lookup<'r, T>(
             present: present_gpus(report),
         })
     }
+}
+
+/// Every chosen GPU has the free memory the spec asks for (total less used, as NVML reads it).
+fn check_memory(spec: &RunSpec, chosen: &[RunGpu], report: &GpuReport) -> Result<(), RunError> {
+    let Some(text) = &spec.gpu_memory else {
+        return Ok(());
+    };
+    let need = crate::shell::size::parse_size(text).map_err(|e| RunError::BadSpec {
+        location: "gpu_memory".into(),
+        reason: e.to_string(),
+    })?;
+    let free = |g: &GpuEntry| match (g.info.memory_total_bytes, g.sample.memory_used_bytes) {
+        (Some(total), Some(used)) => Some(total.saturating_sub(used)),
+        _ => None,
+    };
+    let short: Vec<String> = chosen
+        .iter()
+        .filter_map(|c| report.gpus.iter().find(|g| g.info.uuid == c.uuid))
+        .filter(|g| free(g).is_some_and(|f| f < need))
+        .map(|g| {
+            let f = free(g).unwrap_or(0);
+            format!("GPU {} has {} free", g.info.index, units::human_bytes(f))
+        })
+        .collect();
+    if short.is_empty() {
+        return Ok(());
+    }
+    let roomy: Vec<String> = report
+        .gpus
+        .iter()
+        .filter(|g| free(g).is_some_and(|f| f >= need))
+        .map(|g| g.info.index.to_string())
+        .collect();
+    Err(RunError::NotEnoughGpuMemory {
+        need: units::human_bytes(need),
+        short: short.join(", "),
+        roomy: roomy.join(","),
+    })
 }
 
 /// `n` GPUs nobody uses, lowest index first.

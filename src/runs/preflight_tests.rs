@@ -4,11 +4,15 @@ use super::*;
 use crate::doctor::testkit::{gpu, healthy, GIB};
 use crate::gpu::{GpuProcess, ProcessKind};
 
-/// Four GPUs; GPU 0 runs alice's training, GPU 3 has most of its memory taken.
+/// Four GPUs of 80 GiB with 1 GiB in use; GPU 0 runs alice's training, GPU 3 has most of its
+/// memory taken.
 fn report() -> GpuReport {
     let mut report = healthy().gpu;
     report.gpus = (0..4).map(gpu).collect();
     report.gpu_count = 4;
+    for g in &mut report.gpus {
+        g.sample.memory_used_bytes = Some(GIB);
+    }
     report.gpus[0].sample.processes.push(GpuProcess {
         gpu_index: 0,
         pid: 4242,
@@ -214,4 +218,30 @@ fn unreadable_gpus_are_refused_with_the_reason() {
     .unwrap_err();
     assert!(matches!(err, RunError::GpusUnreadable { .. }), "{err}");
     assert!(err.fix().contains("gpudeck doctor"));
+}
+
+#[test]
+fn gpus_without_the_free_memory_asked_for_are_refused_naming_ones_that_have_it() {
+    let scratch = Scratch::new();
+    let mut wanted = spec("2,3", &["tool"]);
+    wanted.gpu_memory = Some("40GiB".into());
+    let err = scratch.check(&wanted).unwrap_err();
+    let RunError::NotEnoughGpuMemory { short, roomy, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert!(
+        short.starts_with("GPU 3 has ") && !short.contains("GPU 2"),
+        "{short}"
+    );
+    assert_eq!(roomy, "0,1,2");
+    assert!(
+        err.to_string().contains("40.0GiB free on each GPU"),
+        "{err}"
+    );
+    assert!(err.fix().contains("--gpus 0,1,2"), "{}", err.fix());
+    wanted.gpus = "1,2".parse().unwrap();
+    assert!(scratch.check(&wanted).is_ok());
+    wanted.gpu_memory = Some("lots".into());
+    let err = scratch.check(&wanted).unwrap_err();
+    assert!(matches!(err, RunError::BadSpec { .. }), "{err:?}");
 }

@@ -161,6 +161,9 @@ pub struct RunSpec {
     pub gpus: GpuSelection,
     #[serde(default)]
     pub launcher: Launcher,
+    /// Free memory each chosen GPU must have ("20GiB"); pre-flight refuses GPUs with less.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workdir: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -176,6 +179,7 @@ pub struct SpecOverrides {
     pub keep: bool,
     pub gpus: Option<GpuSelection>,
     pub launcher: Option<Launcher>,
+    pub gpu_memory: Option<String>,
     pub env: Vec<(String, String)>,
     pub workdir: Option<PathBuf>,
     pub command: Vec<String>,
@@ -220,6 +224,9 @@ impl RunSpec {
         }
         if let Some(launcher) = flags.launcher {
             self.launcher = launcher;
+        }
+        if flags.gpu_memory.is_some() {
+            self.gpu_memory = flags.gpu_memory;
         }
         self.env.extend(flags.env);
         if flags.workdir.is_some() {

@@ -7,7 +7,7 @@ mod error;
 mod kept;
 mod preflight;
 mod session;
-mod size;
+pub(crate) mod size;
 mod spec;
 mod stdio;
 
