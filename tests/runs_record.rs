@@ -188,7 +188,7 @@ fn a_gpu_source_that_cannot_be_opened_is_recorded_and_the_run_goes_on() {
     let table = stdout(&out(demo(&dirs, &["runs"])));
     let row = table.lines().find(|l| l.starts_with(&id)).expect("listed");
     let header = table.lines().next().unwrap();
-    assert!(header.contains("DURATION  UTIL  EXIT"), "{header}");
+    assert!(header.contains("DURATION  UTIL  BUSY  EXIT"), "{header}");
     assert!(row.contains(" - "), "{row}");
     for format in ["csv", "json"] {
         let refused = out(demo(&dirs, &["export", &id, "--format", format]));

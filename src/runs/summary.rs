@@ -34,6 +34,22 @@ pub struct RunSummary {
     pub gpus: Vec<GpuSummary>,
 }
 
+impl RunSummary {
+    /// The mean utilisation over the run's GPUs, each weighted by the seconds it was observed:
+    /// what `nvidia-smi` would have shown on average. (`busy_ratio` counts any second above 0.)
+    pub fn mean_util_pct(&self) -> Option<f64> {
+        let (sum, seconds) = self
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                g.mean_util_pct
+                    .map(|u| (u * g.seconds_observed, g.seconds_observed))
+            })
+            .fold((0.0, 0.0), |(s, n), (u, t)| (s + u, n + t));
+        (seconds > 0.0).then(|| sum / seconds)
+    }
+}
+
 /// One GPU's share of a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GpuSummary {

@@ -238,3 +238,32 @@ fn memory_held_after_the_end_stays_quiet_otherwise() {
         "not the run's GPU"
     );
 }
+
+#[test]
+fn mean_utilisation_weighs_each_gpu_by_the_seconds_it_was_observed() {
+    let gpu = |util: Option<f64>, seconds: f64| GpuSummary {
+        gpu_index: 0,
+        gpu_uuid: None,
+        seconds_observed: seconds,
+        seconds_busy: seconds,
+        mean_util_pct: util,
+        peak_mem_bytes: None,
+        mean_power_w: None,
+        energy_j: None,
+    };
+    let summary = RunSummary {
+        started_ms: 0,
+        ended_ms: 30_000,
+        gpu_seconds_allocated: 90.0,
+        gpu_seconds_busy: 40.0,
+        busy_ratio: Some(40.0 / 90.0),
+        energy_j: None,
+        gpus: vec![gpu(Some(90.0), 30.0), gpu(Some(30.0), 10.0), gpu(None, 0.0)],
+    };
+    assert_eq!(summary.mean_util_pct(), Some(75.0));
+    let empty = RunSummary {
+        gpus: vec![gpu(None, 0.0)],
+        ..summary
+    };
+    assert_eq!(empty.mean_util_pct(), None);
+}

@@ -8,7 +8,7 @@ use super::store::Run;
 use super::summary::RunSummary;
 
 /// Columns of the runs table.
-const COLUMNS: usize = 9;
+const COLUMNS: usize = 10;
 
 /// The JSON schema id of `gpudeck runs --json`.
 pub const RUNS_SCHEMA: &str = "gpudeck.runs/v1";
@@ -49,14 +49,14 @@ pub fn listing_json(runs: &[(Run, Option<RunSummary>)]) -> Listing<'_> {
     }
 }
 
-/// One line per run, oldest first, columns as wide as their widest cell. UTIL is the share of
-/// the GPU-seconds held that the GPUs were busy (`-` without metrics).
+/// One line per run, oldest first, columns as wide as their widest cell. UTIL is the GPUs' mean
+/// utilisation, BUSY the share of the GPU-seconds held that they were busy (`-` without metrics).
 pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
     if runs.is_empty() {
         return "No runs yet (start one with `gpudeck run --gpus 0,1 -- CMD...`).\n".into();
     }
     let header = [
-        "ID", "NAME", "STATE", "GPUS", "LAUNCHER", "STARTED", "DURATION", "UTIL", "EXIT",
+        "ID", "NAME", "STATE", "GPUS", "LAUNCHER", "STARTED", "DURATION", "UTIL", "BUSY", "EXIT",
     ]
     .map(String::from);
     let rows: Vec<[String; COLUMNS]> = runs
@@ -73,6 +73,7 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
                 r.duration_ms(now_ms)
                     .map_or_else(|| "-".into(), clock::duration),
                 utilisation(summary.as_ref()),
+                busy(summary.as_ref()),
                 r.exit_code.map_or_else(|| "-".into(), |c| c.to_string()),
             ]
         })
@@ -96,8 +97,15 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
     out
 }
 
-/// The busy ratio as a whole percentage, `-` when there is none.
+/// The mean utilisation as a whole percentage, `-` when there is none.
 fn utilisation(summary: Option<&RunSummary>) -> String {
+    summary
+        .and_then(RunSummary::mean_util_pct)
+        .map_or_else(|| "-".into(), |u| format!("{u:.0}%"))
+}
+
+/// The busy ratio as a whole percentage, `-` when there is none.
+fn busy(summary: Option<&RunSummary>) -> String {
     summary
         .and_then(|s| s.busy_ratio)
         .map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0))

@@ -169,8 +169,8 @@ fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
     let util = r
         .summary
         .as_ref()
-        .and_then(|s| s.busy_ratio)
-        .map_or_else(|| "-".into(), |b| format!("{:.0}%", b * 100.0));
+        .and_then(|s| s.mean_util_pct())
+        .map_or_else(|| "-".into(), |u| format!("{u:.0}%"));
     Row::new(vec![
         Cell::from(short_id(&r.id).to_string()),
         Cell::from(Span::styled(r.state.to_string(), state_style(r.state, s))),
