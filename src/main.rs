@@ -177,21 +177,23 @@ fn serve(sources: Sources, dirs: &Dirs, config: &Config, addr: std::net::SocketA
         open_gpus: sources.open_gpus,
         processes: sources.processes,
         interval: Duration::from_millis(config.general.refresh_ms.max(100)),
-        store: RunStore::new(&dirs.data),
     };
+    let store = RunStore::new(&dirs.data);
     runtime.block_on(async move {
-        let listener = match metrics::bind(addr).await {
-            Ok(l) => l,
+        let feed = match metrics::MetricsFeed::start(addr, store).await {
+            Ok(f) => f,
             Err(e) => {
                 eprintln!("gpudeck: {e}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         };
-        let shown = listener.local_addr().unwrap_or(addr);
-        println!("gpudeck: serving Prometheus metrics on http://{shown}/metrics");
+        println!(
+            "gpudeck: serving Prometheus metrics on http://{}/metrics",
+            feed.addr()
+        );
         let stop = tokio_util::sync::CancellationToken::new();
         tokio::spawn(metrics::serve::cancel_on_signal(stop.clone()));
-        match metrics::serve::run(listener, setup, stop).await {
+        match metrics::serve::run(feed, setup, stop).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("gpudeck: {e}\n{}", e.fix());
@@ -232,6 +234,7 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
             data_dir: dirs.data.clone(),
             gpu_choice: gpu_choice(cli),
             container: container_setup(cli.docker_host.clone(), config, dirs),
+            metrics_listen: config.metrics.listen,
         });
     }
     let choice = gpu_choice(cli);
@@ -245,6 +248,7 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
         data_dir: dirs.data.clone(),
         gpu_choice: choice,
         container: container_setup(cli.docker_host.clone(), config, dirs),
+        metrics_listen: config.metrics.listen,
     })
 }
 

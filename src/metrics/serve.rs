@@ -3,60 +3,40 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::runs::live_runs;
-use super::server::{serve, Latest, Snapshot};
+use super::feed::MetricsFeed;
 use crate::gpu::collector::{self, GpuUpdate, Opener};
-use crate::gpu::{GpuError, Inventory};
+use crate::gpu::GpuError;
 use crate::host::ProcessTable;
-use crate::runs::RunStore;
 
 /// What the collector behind the endpoint needs.
 pub struct ServeSetup {
     pub open_gpus: Opener,
     pub processes: Arc<dyn ProcessTable>,
     pub interval: Duration,
-    pub store: RunStore,
 }
 
-/// Serves `listener` from the collector's samples until `stop` is cancelled. Fails when the GPU
+/// Feeds the endpoint from the collector's samples until `stop` is cancelled. Fails when the GPU
 /// source cannot be opened, since there would be nothing to serve.
 pub async fn run(
-    listener: TcpListener,
+    mut feed: MetricsFeed,
     setup: ServeSetup,
     stop: CancellationToken,
 ) -> Result<(), GpuError> {
-    let latest = Latest::default();
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
     let _collector = collector::spawn(setup.open_gpus, setup.processes, setup.interval, tx);
-    let server = tokio::spawn(serve(listener, latest.clone(), stop.clone()));
-    let mut inventory: Option<Arc<Inventory>> = None;
-    let outcome = loop {
+    loop {
         let update = tokio::select! {
-            () = stop.cancelled() => break Ok(()),
+            () = stop.cancelled() => return Ok(()),
             update = rx.recv() => update,
         };
         match update {
-            Some(GpuUpdate::Ready(inv)) => inventory = Some(Arc::new(*inv)),
-            Some(GpuUpdate::Failed(e)) => break Err(e),
-            Some(GpuUpdate::Sampled(samples)) => {
-                if let Some(inventory) = &inventory {
-                    let runs = live_runs(&setup.store, &samples);
-                    latest.set(Snapshot {
-                        inventory: Arc::clone(inventory),
-                        samples,
-                        runs,
-                    });
-                }
-            }
-            None => break Ok(()),
+            Some(GpuUpdate::Failed(e)) => return Err(e),
+            Some(update) => feed.observe(&update),
+            None => return Ok(()),
         }
-    };
-    stop.cancel();
-    let _ = server.await;
-    outcome
+    }
 }
 
 /// Cancels `stop` on the first SIGINT or SIGTERM.
