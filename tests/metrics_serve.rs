@@ -127,3 +127,27 @@ fn a_taken_port_is_explained() {
     );
     assert!(err.contains("already in use"), "{err}");
 }
+
+#[test]
+fn a_gpu_source_that_cannot_open_ends_serve_with_the_reason() {
+    let dirs = Dirs::new();
+    let mut cmd = dirs.gpudeck("");
+    cmd.args(["--nvml-lib", "/nonexistent/libnvidia-ml.so.1"])
+        .args(["serve", "--metrics", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = Reaped(cmd.spawn().unwrap());
+    let status = wait_for(20, "serve to give up", || {
+        child.0.try_wait().expect("try_wait")
+    });
+    assert_eq!(status.code(), Some(1));
+    let mut err = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(err.contains("/nonexistent/libnvidia-ml.so.1"), "{err}");
+}
