@@ -109,6 +109,14 @@ pub enum Commands {
     /// Start a run again from its spec (same command, GPU selection, launcher, env, work dir);
     /// prints the new run's id.
     Rerun(RerunArgs),
+    /// Serve the GPUs' metrics in the Prometheus text format until SIGINT or SIGTERM.
+    ///
+    /// A scrape is answered from the latest sample; it never calls NVML itself.
+    Serve {
+        /// Where to listen, IP:PORT, e.g. 127.0.0.1:9400 (port 0: any free port, printed at start).
+        #[arg(long, value_name = "ADDR")]
+        metrics: std::net::SocketAddr,
+    },
     /// The supervisor of a run (started by `gpudeck run`, not by people).
     #[command(name = "__supervise", hide = true)]
     Supervise {

@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod gpu;
 pub mod host;
 pub mod logging;
+pub mod metrics;
 pub mod pull;
 pub mod registry;
 pub mod runs;

@@ -17,6 +17,7 @@ use gpudeck::gpu::report;
 use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::{GpuError, GpuSource, GpuSourceChoice};
 use gpudeck::host::{self, ProcFs, ProcessTable};
+use gpudeck::metrics;
 use gpudeck::pull::Catalog;
 use gpudeck::runs::{self, cli as runs_cli, RunStore};
 use gpudeck::shell::cli as shell_cli;
@@ -98,6 +99,7 @@ fn main() -> ExitCode {
             || gpu_report(sources),
             container_setup(docker_host.clone(), &config, &dirs),
         ),
+        Some(Commands::Serve { metrics }) => serve(sources, &dirs, &config, metrics),
         Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
         None => tui(
             &cli,
@@ -165,6 +167,42 @@ fn tui(
     }
 }
 
+/// `gpudeck serve --metrics ADDR`: the collector and the endpoint until SIGINT or SIGTERM.
+fn serve(sources: Sources, dirs: &Dirs, config: &Config, addr: std::net::SocketAddr) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let setup = metrics::serve::ServeSetup {
+        open_gpus: sources.open_gpus,
+        processes: sources.processes,
+        interval: Duration::from_millis(config.general.refresh_ms.max(100)),
+    };
+    let store = RunStore::new(&dirs.data);
+    runtime.block_on(async move {
+        let feed = match metrics::MetricsFeed::start(addr, store).await {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("gpudeck: {e}");
+                return ExitCode::from(EXIT_FAILURE);
+            }
+        };
+        println!(
+            "gpudeck: serving Prometheus metrics on http://{}/metrics",
+            feed.addr()
+        );
+        let stop = tokio_util::sync::CancellationToken::new();
+        tokio::spawn(metrics::serve::cancel_on_signal(stop.clone()));
+        match metrics::serve::run(feed, setup, stop).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("gpudeck: {e}\n{}", e.fix());
+                ExitCode::from(EXIT_FAILURE)
+            }
+        }
+    })
+}
+
 /// A Docker subcommand on its own runtime.
 fn docker(task: DockerTask, host: Option<&str>) -> ExitCode {
     match runtime() {
@@ -196,6 +234,7 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
             data_dir: dirs.data.clone(),
             gpu_choice: gpu_choice(cli),
             container: container_setup(cli.docker_host.clone(), config, dirs),
+            metrics_listen: config.metrics.listen,
         });
     }
     let choice = gpu_choice(cli);
@@ -209,6 +248,7 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
         data_dir: dirs.data.clone(),
         gpu_choice: choice,
         container: container_setup(cli.docker_host.clone(), config, dirs),
+        metrics_listen: config.metrics.listen,
     })
 }
 

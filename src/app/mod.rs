@@ -39,6 +39,7 @@ use crate::docker::update::DockerUpdate;
 use crate::doctor::DoctorReport;
 use crate::gpu::collector::{self, GpuUpdate, Opener};
 use crate::host::{KillSignal, ProcessTable};
+use crate::metrics::MetricsFeed;
 use crate::runs::watch::{RunsCommand, RunsUpdate};
 use crate::runs::RunStore;
 use action::{Action, Command};
@@ -111,6 +112,27 @@ pub struct Sources {
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     /// What a container run started from the dashboard (`R` on one) needs.
     pub container: crate::runs::ContainerSetup,
+    /// Serve Prometheus metrics here while the dashboard runs (`[metrics] listen`).
+    pub metrics_listen: Option<std::net::SocketAddr>,
+}
+
+/// The metrics endpoint of `[metrics] listen`; a failure to start it is shown, not fatal.
+async fn start_metrics(
+    addr: Option<std::net::SocketAddr>,
+    store: RunStore,
+    state: &mut state::AppState,
+) -> Option<MetricsFeed> {
+    match MetricsFeed::start(addr?, store).await {
+        Ok(feed) => {
+            tracing::info!(addr = %feed.addr(), "serving Prometheus metrics");
+            Some(feed)
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            state.set_status(e.to_string(), true);
+            None
+        }
+    }
 }
 
 /// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
@@ -201,6 +223,7 @@ pub async fn run(
     let (runs_tx, mut runs_rx) = mpsc::channel::<RunsUpdate>(16);
     let (run_done_tx, mut run_done_rx) = mpsc::channel::<effects::RunDone>(8);
     let store = RunStore::new(&sources.data_dir);
+    let mut metrics = start_metrics(sources.metrics_listen, store.clone(), &mut app.state).await;
     let effects = Effects {
         processes: Arc::clone(&sources.processes),
         signal_done: done_tx,
@@ -241,6 +264,9 @@ pub async fn run(
                     None => break,
                 },
                 Some(update) = gpu_rx.recv() => {
+                    if let Some(feed) = metrics.as_mut() {
+                        feed.observe(&update);
+                    }
                     app.state.apply_gpu(update);
                     pacer.data = true;
                 }

@@ -14,8 +14,8 @@ use std::path::Path;
 pub use dirs::Dirs;
 pub use error::ConfigError;
 pub use settings::{
-    Config, GeneralConfig, GpuConfig, GraphMetric, ProcessConfig, ProcessSort, ShellConfig,
-    UserMode, DEFAULT_CONFIG_TOML, MIN_REFRESH_MS,
+    Config, GeneralConfig, GpuConfig, GraphMetric, MetricsConfig, ProcessConfig, ProcessSort,
+    ShellConfig, UserMode, DEFAULT_CONFIG_TOML, MIN_REFRESH_MS,
 };
 pub use theme::{Theme, BUILTIN_THEMES, DEFAULT_THEME};
 

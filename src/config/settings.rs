@@ -19,6 +19,16 @@ pub struct Config {
     pub gpu: GpuConfig,
     pub processes: ProcessConfig,
     pub shell: ShellConfig,
+    pub metrics: MetricsConfig,
+}
+
+/// The Prometheus endpoint the dashboard serves while it runs (`gpudeck serve` is the same
+/// endpoint without a dashboard).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Where to serve /metrics, IP:PORT; off when absent.
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]

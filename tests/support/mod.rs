@@ -11,6 +11,7 @@ pub mod run_containers;
 pub mod run_fixture;
 pub mod runs;
 pub mod screen;
+pub mod serve;
 pub mod tmux;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,84 @@
+//! A real Prometheus (Debian's package) scrapes `gpudeck serve` on loopback; its HTTP API must
+//! return the simulator's values. Skipped, saying so, when the package is not installed.
+
+mod support;
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use support::metrics::{demo, gpus_json};
+use support::serve::{debian_tool, free_port, get, start, urlencode, wait_for, Reaped};
+use support::Dirs;
+
+/// A Prometheus with its own config, storage and port, scraping `target` every second.
+fn prometheus(binary: &str, dirs: &Dirs, target: &str) -> (Reaped, String) {
+    let root = dirs.root.path().join("prometheus");
+    std::fs::create_dir_all(root.join("data")).unwrap();
+    let config = root.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+             scrape_configs:\n  - job_name: gpudeck\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let child = Command::new(binary)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            root.join("data").display()
+        ))
+        .arg(format!("--web.listen-address={listen}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("prometheus starts");
+    (Reaped(child), listen)
+}
+
+/// The instant query's result vector, once Prometheus answers with one.
+fn query(prom: &str, promql: &str) -> Option<Vec<Value>> {
+    let (status, body) = get(prom, &format!("/api/v1/query?query={}", urlencode(promql))).ok()?;
+    if status != 200 {
+        return None;
+    }
+    let doc: Value = serde_json::from_str(&body).ok()?;
+    let result = doc["data"]["result"].as_array()?.clone();
+    (!result.is_empty()).then_some(result)
+}
+
+#[test]
+fn prometheus_scrapes_the_simulators_gpu_series() {
+    let Some(binary) = debian_tool("/usr/bin/prometheus") else {
+        return;
+    };
+    let dirs = Dirs::new();
+    let served = start(demo(&dirs, &["serve", "--metrics", "127.0.0.1:0"]));
+    let (mut prom, listen) = prometheus(binary, &dirs, &served.addr);
+    let gpus = gpus_json(demo(&dirs, &[]));
+    // The first sample is queryable about 5-6 s after Prometheus starts.
+    let series = wait_for(60, "Prometheus to have gpudeck's series", || {
+        if let Ok(Some(status)) = prom.0.try_wait() {
+            panic!("prometheus exited early: {status:?}");
+        }
+        query(&listen, r#"gpudeck_gpu_utilization_ratio{job="gpudeck"}"#)
+            .filter(|r| r.len() == gpus.len())
+    });
+    for gpu in &gpus {
+        let index = gpu["index"].to_string();
+        let got = series
+            .iter()
+            .find(|s| s["metric"]["gpu"].as_str() == Some(index.as_str()))
+            .unwrap_or_else(|| panic!("no series for GPU {index}: {series:?}"));
+        assert_eq!(got["metric"]["uuid"], gpu["uuid"]);
+        let value: f64 = got["value"][1].as_str().unwrap().parse().unwrap();
+        assert_eq!(value, gpu["util_gpu_pct"].as_f64().unwrap() / 100.0);
+    }
+    let used = query(&listen, r#"gpudeck_gpu_memory_used_bytes{gpu="1"}"#).unwrap();
+    let used: f64 = used[0]["value"][1].as_str().unwrap().parse().unwrap();
+    assert_eq!(Some(used), gpus[1]["memory_used_bytes"].as_f64());
+    let up = query(&listen, r#"up{job="gpudeck"}"#).unwrap();
+    assert_eq!(up[0]["value"][1], "1");
+}
