@@ -22,6 +22,7 @@ use super::logs::print_log;
 use super::record::RunState;
 use super::recorded::with_summaries;
 use super::rerun::rerun as rerun_run;
+use super::slurm::{batch_script, Backend, SlurmSettings};
 use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
@@ -43,11 +44,40 @@ pub fn run(
     gpus: impl FnOnce() -> GpuReport,
     container: ContainerSetup,
 ) -> ExitCode {
-    finish(spec_from(args).and_then(|spec| {
-        launch(store, (gpu_source, container), gpus, |ctx| {
+    finish(spec_from(args).and_then(|spec| match spec.backend {
+        Backend::Slurm => slurm_run(&spec, args.dry_run),
+        Backend::Local if args.dry_run => Err(RunError::DryRunLocal),
+        Backend::Local => launch(store, (gpu_source, container), gpus, |ctx| {
             start_run(&spec, ctx)
-        })
+        }),
     }))
+}
+
+/// A Slurm run: with `--dry-run` its batch script on stdout; submitting is not done yet, so
+/// without it a refusal that says how to submit the script by hand.
+fn slurm_run(spec: &RunSpec, dry_run: bool) -> Result<u8, RunError> {
+    let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
+        path: ".".into(),
+        why: format!("the current directory cannot be read: {e}"),
+    })?;
+    let workdir = std::path::absolute(cwd.join(spec.workdir.as_deref().unwrap_or(&cwd)))
+        .unwrap_or_else(|_| cwd.clone());
+    let spec = RunSpec {
+        workdir: Some(workdir.clone()),
+        ..spec.clone()
+    };
+    // A dry run has no run directory yet: the job's logs go to its work dir.
+    let script = batch_script(&spec, &spec.slurm, &dry_run_id(&spec), &workdir)?;
+    if !dry_run {
+        return Err(RunError::SlurmSubmitUnsupported);
+    }
+    print_all(script.as_bytes())?;
+    Ok(EXIT_OK)
+}
+
+/// The run id a dry run's script carries, since no run is created for it.
+fn dry_run_id(spec: &RunSpec) -> String {
+    format!("slurm-{}", spec.effective_name())
 }
 
 /// `gpudeck rerun RUN`: a new run from the old one's spec; prints the new id as `run` does.
@@ -146,6 +176,14 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         env,
         workdir: args.workdir.clone(),
         command: args.command.clone(),
+        backend: args.on,
+        slurm: SlurmSettings {
+            nodes: args.nodes,
+            time: args.time.clone(),
+            partition: args.partition.clone(),
+            account: args.account.clone(),
+            ..SlurmSettings::default()
+        },
     };
     Ok(base.apply(overrides))
 }
@@ -282,7 +320,9 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 RunError::BadSpec { .. }
                 | RunError::BadGpuList { .. }
                 | RunError::BadEnv { .. }
-                | RunError::NoCommand => EXIT_USAGE,
+                | RunError::NoCommand
+                | RunError::Slurm(_)
+                | RunError::DryRunLocal => EXIT_USAGE,
                 _ => EXIT_FAILED,
             };
             ExitCode::from(code)

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use super::slurm::SlurmError;
 use crate::docker::DockerError;
 use crate::shell::{ShellError, TOOLKIT_MESSAGE};
 
@@ -71,6 +72,12 @@ pub enum RunError {
     NoMetrics { id: String, why: String },
     #[error("the export could not be written to {path}: {why}")]
     ExportNotWritten { path: PathBuf, why: String },
+    #[error("{0}")]
+    Slurm(SlurmError),
+    #[error("submitting to Slurm is not supported yet")]
+    SlurmSubmitUnsupported,
+    #[error("--dry-run only applies to the slurm backend (--on slurm)")]
+    DryRunLocal,
 }
 
 impl RunError {
@@ -147,6 +154,13 @@ impl RunError {
             RunError::ExportNotWritten { .. } => {
                 "Check that the directory exists and is writable, or leave out --output to print to stdout.".into()
             }
+            RunError::Slurm(e) => e.fix(),
+            RunError::SlurmSubmitUnsupported => {
+                "Add --dry-run to print the batch script, then submit it yourself: `gpudeck run --on slurm --dry-run ... > job.sh && sbatch job.sh`.".into()
+            }
+            RunError::DryRunLocal => {
+                "Leave out --dry-run to start the run here, or add --on slurm to print its batch script.".into()
+            }
         }
     }
 
@@ -155,6 +169,12 @@ impl RunError {
             path: path.to_path_buf(),
             why: why.to_string(),
         }
+    }
+}
+
+impl From<SlurmError> for RunError {
+    fn from(e: SlurmError) -> Self {
+        RunError::Slurm(e)
     }
 }
 
