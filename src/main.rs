@@ -85,7 +85,10 @@ fn main() -> ExitCode {
             &RunStore::new(&dirs.data),
             gpu_choice(&cli),
             || gpu_report(sources),
-            container_setup(docker_host.clone(), &config, &dirs),
+            (
+                container_setup(docker_host.clone(), &config, &dirs),
+                config.slurm.settings(),
+            ),
         ),
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),

@@ -148,3 +148,35 @@ fn dry_run_on_the_local_backend_is_a_usage_error() {
     );
     assert!(!runs_dir(&dirs).exists());
 }
+
+#[test]
+fn the_config_slurm_section_fills_what_the_spec_and_flags_leave_out() {
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.config()).expect("config dir");
+    let config = "[slurm]\npartition = \"gpu\"\naccount = \"ml\"\ncontainer = \"apptainer\"\n";
+    std::fs::write(dirs.config().join("config.toml"), config).expect("config");
+    let out = output(
+        &dirs,
+        &[
+            "run",
+            "--on",
+            "slurm",
+            "--dry-run",
+            "--partition",
+            "debug",
+            "--image",
+            "pytorch:24",
+            "--",
+            "python",
+            "train.py",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let script = stdout(&out);
+    assert!(script.contains("#SBATCH --partition=debug\n"), "{script}");
+    assert!(script.contains("#SBATCH --account=ml\n"), "{script}");
+    assert!(
+        script.contains(" docker://pytorch:24 python train.py\n"),
+        "{script}"
+    );
+}

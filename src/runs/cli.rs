@@ -36,16 +36,16 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 /// `gpudeck run`: pre-flight, start detached, print the id and where the logs are. `container`
-/// is only used by a run with an image.
+/// is only used by a run with an image; `slurm` (the config's `[slurm]`) by a Slurm run.
 pub fn run(
     args: &RunArgs,
     store: &RunStore,
     gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
-    container: ContainerSetup,
+    (container, slurm): (ContainerSetup, SlurmSettings),
 ) -> ExitCode {
     finish(spec_from(args).and_then(|spec| match spec.backend {
-        Backend::Slurm => slurm_run(&spec, args.dry_run),
+        Backend::Slurm => slurm_run(&spec, slurm, args.dry_run),
         Backend::Local if args.dry_run => Err(RunError::DryRunLocal),
         Backend::Local => launch(store, (gpu_source, container), gpus, |ctx| {
             start_run(&spec, ctx)
@@ -55,7 +55,7 @@ pub fn run(
 
 /// A Slurm run: with `--dry-run` its batch script on stdout; submitting is not done yet, so
 /// without it a refusal that says how to submit the script by hand.
-fn slurm_run(spec: &RunSpec, dry_run: bool) -> Result<u8, RunError> {
+fn slurm_run(spec: &RunSpec, config: SlurmSettings, dry_run: bool) -> Result<u8, RunError> {
     let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
         path: ".".into(),
         why: format!("the current directory cannot be read: {e}"),
@@ -67,7 +67,8 @@ fn slurm_run(spec: &RunSpec, dry_run: bool) -> Result<u8, RunError> {
         ..spec.clone()
     };
     // A dry run has no run directory yet: the job's logs go to its work dir.
-    let script = batch_script(&spec, &spec.slurm, &dry_run_id(&spec), &workdir)?;
+    let settings = config.overlaid(spec.slurm.clone());
+    let script = batch_script(&spec, &settings, &dry_run_id(&spec), &workdir)?;
     if !dry_run {
         return Err(RunError::SlurmSubmitUnsupported);
     }
