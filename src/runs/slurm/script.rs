@@ -15,7 +15,7 @@ use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
 /// Each per-gpu task's place in the job, from what Slurm sets for the task. Rank order follows
 /// `--distribution=block`: node by node, so rank = node * tasks per node + local rank, which is
 /// the worker order of `GPUDECK_TF_WORKERS`.
-const PER_GPU_WRAPPER: &str = r#"export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS" LOCAL_WORLD_SIZE="$SLURM_NTASKS_PER_NODE"; export TF_CONFIG="{\"cluster\":{\"worker\":[$GPUDECK_TF_WORKERS]},\"task\":{\"type\":\"worker\",\"index\":$SLURM_PROCID}}"; exec "$@""#;
+const PER_GPU_WRAPPER: &str = r#"export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS" LOCAL_WORLD_SIZE="$SLURM_NTASKS_PER_NODE" TF_CONFIG="${GPUDECK_TF_HEAD}${SLURM_PROCID}}}"; exec "$@""#;
 
 /// The task's node and the job's node count are known only inside the task, so torchrun's
 /// options are written there; `$1` says how many of the words after it are a container prefix.
@@ -28,14 +28,15 @@ MASTER_ADDR="$(head -n1 <<< "$GPUDECK_HOSTS")"
 MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))
 export MASTER_ADDR MASTER_PORT"#;
 
-/// TensorFlow's worker list: every task's host and port (`MASTER_PORT + 1 + local rank`).
+/// TensorFlow's cluster: every task's host and port (`MASTER_PORT + 1 + local rank`), up to
+/// where each task's index goes; the wrapper stays free of quotes and backslashes that way.
 const TF_WORKERS: &str = r#"GPUDECK_TF_WORKERS=""
 for host in $GPUDECK_HOSTS; do
   for ((i = 0; i < GPUDECK_GPUS_PER_NODE; i++)); do
     GPUDECK_TF_WORKERS+="${GPUDECK_TF_WORKERS:+,}\"$host:$((MASTER_PORT + 1 + i))\""
   done
 done
-export GPUDECK_TF_WORKERS"#;
+export GPUDECK_TF_HEAD="{\"cluster\":{\"worker\":[$GPUDECK_TF_WORKERS]},\"task\":{\"type\":\"worker\",\"index\":""#;
 
 /// What the header and the launch line are made from, checked.
 struct Job<'a> {

@@ -110,7 +110,7 @@ fn per_gpu_runs_one_task_per_gpu_with_its_place_from_slurm() {
         r#"LOCAL_RANK="$SLURM_LOCALID""#,
         r#"WORLD_SIZE="$SLURM_NTASKS""#,
         r#"LOCAL_WORLD_SIZE="$SLURM_NTASKS_PER_NODE""#,
-        r#"\"index\":$SLURM_PROCID"#,
+        r#"TF_CONFIG="${GPUDECK_TF_HEAD}${SLURM_PROCID}}}""#,
     ] {
         assert!(PER_GPU_WRAPPER.contains(derived), "{derived}");
     }
