@@ -192,9 +192,11 @@ fn launch_line(job: &Job<'_>, command: &[String]) -> Result<String, SlurmError> 
     };
     match job.launcher {
         Launcher::Single => srun.push("--ntasks=1".into()),
+        // The job's GPUs come from `--gres`; `single:1` binds each task to one of its node's
+        // (Slurm sets the task's CUDA_VISIBLE_DEVICES), without mixing `--gpus-per-task` in.
         Launcher::PerGpu => {
             srun.push(format!("--ntasks-per-node={}", job.gpus_per_node));
-            srun.push("--gpus-per-task=1".into());
+            srun.push("--gpu-bind=single:1".into());
             srun.push("--distribution=block".into());
             srun.extend(task_log("rank%t")?);
         }

@@ -99,7 +99,7 @@ fn per_gpu_runs_one_task_per_gpu_with_its_place_from_slurm() {
     assert_eq!(
         last_line(&text),
         format!(
-            "srun --ntasks-per-node=4 --gpus-per-task=1 --distribution=block \
+            "srun --ntasks-per-node=4 --gpu-bind=single:1 --distribution=block \
              '--output=/work/logs/gpudeck-train-%j-rank%t.out' \
              '--error=/work/logs/gpudeck-train-%j-rank%t.err' \
              bash -c {wrapper} gpudeck-rank python train.py --lr 0.1"
