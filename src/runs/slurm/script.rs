@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::validate::{
-    env_name, extra_line, quote, quote_all, sbatch_path, sbatch_word, time_limit,
+    env_name, extra_line, mount_source, quote, quote_all, sbatch_path, sbatch_word, time_limit,
 };
 use super::{SlurmContainer, SlurmError, SlurmSettings};
 use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
@@ -113,17 +113,21 @@ fn job_of<'a>(
         }
         _ => {}
     }
+    let workdir = spec.workdir.as_deref().unwrap_or(log_dir);
     let container = match (&spec.image, settings.container) {
         (None, _) => None,
         (Some(_), None) => return Err(SlurmError::NoContainerSupport),
         (Some(image), Some(kind)) => Some((kind, image.as_str())),
     };
+    if container.is_some() {
+        mount_source(workdir)?;
+    }
     Ok(Job {
         name: sbatch_word("run name", &spec.effective_name())?,
         nodes,
         gpus_per_node,
         launcher: spec.launcher,
-        workdir: spec.workdir.as_deref().unwrap_or(log_dir),
+        workdir,
         log_dir: sbatch_path("log dir", &path_text(log_dir))?,
         container,
     })
@@ -182,7 +186,35 @@ fn header(job: &Job<'_>, settings: &SlurmSettings) -> Result<Vec<String>, SlurmE
 
 /// The `srun` line that starts the tasks.
 fn launch_line(job: &Job<'_>, command: &[String]) -> Result<String, SlurmError> {
-    let mut srun = vec!["srun".to_string()];
+    let mut srun = srun_options(job)?;
+    if let Some((SlurmContainer::Pyxis, image)) = job.container {
+        srun.extend(pyxis_options(image, job.workdir)?);
+    }
+    let prefix = match job.container {
+        Some((SlurmContainer::Apptainer, image)) => apptainer_prefix(image, job.workdir),
+        _ => Vec::new(),
+    };
+    let program = match job.launcher {
+        Launcher::Single => [prefix, command.to_vec()].concat(),
+        Launcher::PerGpu => {
+            let wrapper = ["bash", "-c", PER_GPU_WRAPPER, "gpudeck-rank"].map(String::from);
+            [wrapper.to_vec(), prefix, command.to_vec()].concat()
+        }
+        Launcher::Torchrun => {
+            let wrapper = ["bash", "-c", TORCHRUN_WRAPPER, "gpudeck-torchrun"].map(String::from);
+            let count = vec![prefix.len().to_string()];
+            [wrapper.to_vec(), count, prefix, command.to_vec()].concat()
+        }
+    };
+    Ok(format!(
+        "{} {}",
+        srun.join(" "),
+        quote_all("command", &program)?
+    ))
+}
+
+/// `srun` and its task layout: how many tasks, their GPU binding, their log files.
+fn srun_options(job: &Job<'_>) -> Result<Vec<String>, SlurmError> {
     let task_log = |tag: &str| -> Result<Vec<String>, SlurmError> {
         let stem = format!("{}/gpudeck-{}-%j-{tag}", job.log_dir, job.name);
         Ok(vec![
@@ -190,6 +222,7 @@ fn launch_line(job: &Job<'_>, command: &[String]) -> Result<String, SlurmError> 
             quote("log dir", &format!("--error={stem}.err"))?,
         ])
     };
+    let mut srun = vec!["srun".to_string()];
     match job.launcher {
         Launcher::Single => srun.push("--ntasks=1".into()),
         // The job's GPUs come from `--gres`; `single:1` binds each task to one of its node's
@@ -205,32 +238,7 @@ fn launch_line(job: &Job<'_>, command: &[String]) -> Result<String, SlurmError> 
             srun.extend(task_log("node%n")?);
         }
     }
-    if let Some((SlurmContainer::Pyxis, image)) = job.container {
-        srun.extend(pyxis_options(image, job.workdir)?);
-    }
-    let prefix = match job.container {
-        Some((SlurmContainer::Apptainer, image)) => apptainer_prefix(image, job.workdir),
-        _ => Vec::new(),
-    };
-    let program = match job.launcher {
-        Launcher::Single => [prefix, command.to_vec()].concat(),
-        Launcher::PerGpu => {
-            let mut words = vec!["bash".into(), "-c".into(), PER_GPU_WRAPPER.into()];
-            words.push("gpudeck-rank".into());
-            [words, prefix, command.to_vec()].concat()
-        }
-        Launcher::Torchrun => {
-            let mut words = vec!["bash".into(), "-c".into(), TORCHRUN_WRAPPER.into()];
-            words.push("gpudeck-torchrun".into());
-            words.push(prefix.len().to_string());
-            [words, prefix, command.to_vec()].concat()
-        }
-    };
-    Ok(format!(
-        "{} {}",
-        srun.join(" "),
-        quote_all("command", &program)?
-    ))
+    Ok(srun)
 }
 
 /// pyxis runs the task in the image, with the work dir mounted at /workspace.

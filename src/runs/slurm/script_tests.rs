@@ -270,6 +270,19 @@ fn launchers_that_need_gpus_and_nodes_are_refused_without_them() {
     assert_eq!(refusal(&image, &none), SlurmError::NoContainerSupport);
 }
 
+#[test]
+fn a_container_work_dir_that_would_split_the_mount_is_refused() {
+    for kind in [SlurmContainer::Pyxis, SlurmContainer::Apptainer] {
+        let (mut run, settings) = with_image(spec(Launcher::Single, "count:1"), kind);
+        run.workdir = Some(PathBuf::from("/data/a,b:c"));
+        let err = refusal(&run, &settings);
+        assert!(err.to_string().contains("cannot hold `,` or `:`"), "{err}");
+    }
+    let mut host = spec(Launcher::Single, "count:1");
+    host.workdir = Some(PathBuf::from("/data/a,b:c"));
+    assert!(batch_script(&host, &SlurmSettings::default(), "r", Path::new("/l")).is_ok());
+}
+
 /// Arguments and env values a shell would otherwise expand, split or run.
 fn hostile() -> Vec<String> {
     [

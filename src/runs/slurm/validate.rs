@@ -47,6 +47,20 @@ pub(super) fn sbatch_path(field: &'static str, value: &str) -> Result<String, Sl
     Ok(value.to_string())
 }
 
+/// A work dir mounted into a container: pyxis splits `--container-mounts` at `,` and `:`, and
+/// Apptainer's `--bind` at `:`, so a path holding either would mount something else.
+pub(super) fn mount_source(path: &std::path::Path) -> Result<(), SlurmError> {
+    let text = path.to_string_lossy();
+    if text.contains([',', ':']) {
+        return Err(SlurmError::BadValue {
+            field: "work dir",
+            value: text.into_owned(),
+            why: "a directory mounted into a container cannot hold `,` or `:`",
+        });
+    }
+    Ok(())
+}
+
 /// An extra `#SBATCH` option, kept as given once it is one option on one line.
 pub(super) fn extra_line(line: &str) -> Result<String, SlurmError> {
     let bad = |why| SlurmError::BadExtra {
