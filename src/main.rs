@@ -87,7 +87,10 @@ fn main() -> ExitCode {
             || gpu_report(sources),
             (
                 container_setup(docker_host.clone(), &config, &dirs),
-                config.slurm.settings(),
+                runs::slurm::SlurmDefaults {
+                    backend: config.runs.backend,
+                    settings: config.slurm.settings(),
+                },
             ),
         ),
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),

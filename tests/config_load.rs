@@ -119,7 +119,7 @@ fn unknown_section_warns() {
     assert_eq!(
         warning,
         "CONFIG:1:2: unknown field `gpus`, expected one of `general`, `gpu`, `processes`, `shell`, \
-         `slurm` — using the built-in defaults"
+         `runs`, `slurm` — using the built-in defaults"
     );
 }
 

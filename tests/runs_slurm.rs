@@ -180,3 +180,17 @@ fn the_config_slurm_section_fills_what_the_spec_and_flags_leave_out() {
         "{script}"
     );
 }
+
+#[test]
+fn the_config_can_make_slurm_the_backend_and_on_local_wins_over_it() {
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.config()).expect("config dir");
+    let config = "[runs]\nbackend = \"slurm\"\n";
+    std::fs::write(dirs.config().join("config.toml"), config).expect("config");
+    let out = output(&dirs, &["run", "--dry-run", "--", "python", "train.py"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("\nsrun --ntasks=1 python train.py\n"));
+    let local = output(&dirs, &["run", "--on", "local", "--dry-run", "--", "true"]);
+    assert_eq!(local.status.code(), Some(2), "{}", stderr(&local));
+    assert!(!runs_dir(&dirs).exists());
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runs::slurm::{SlurmContainer, SlurmSettings};
+use crate::runs::slurm::{Backend, SlurmContainer, SlurmSettings};
 
 /// The documented built-in configuration; a user's file is layered over it.
 pub const DEFAULT_CONFIG_TOML: &str = include_str!("../../config/default.toml");
@@ -21,7 +21,16 @@ pub struct Config {
     pub gpu: GpuConfig,
     pub processes: ProcessConfig,
     pub shell: ShellConfig,
+    pub runs: RunsConfig,
     pub slurm: SlurmConfig,
+}
+
+/// What `gpudeck run` does with a run that does not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunsConfig {
+    /// Where a run without `backend` (or `--on`) goes.
+    pub backend: Backend,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]

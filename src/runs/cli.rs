@@ -22,7 +22,7 @@ use super::logs::print_log;
 use super::record::RunState;
 use super::recorded::with_summaries;
 use super::rerun::rerun as rerun_run;
-use super::slurm::{batch_script, Backend, SlurmSettings};
+use super::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
 use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
@@ -36,21 +36,24 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 /// `gpudeck run`: pre-flight, start detached, print the id and where the logs are. `container`
-/// is only used by a run with an image; `slurm` (the config's `[slurm]`) by a Slurm run.
+/// is only used by a run with an image; `slurm` (the config's `[runs] backend` and `[slurm]`)
+/// picks the backend of a run that names none, and fills a Slurm run's settings.
 pub fn run(
     args: &RunArgs,
     store: &RunStore,
     gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
-    (container, slurm): (ContainerSetup, SlurmSettings),
+    (container, slurm): (ContainerSetup, SlurmDefaults),
 ) -> ExitCode {
-    finish(spec_from(args).and_then(|spec| match spec.backend {
-        Backend::Slurm => slurm_run(&spec, slurm, args.dry_run),
-        Backend::Local if args.dry_run => Err(RunError::DryRunLocal),
-        Backend::Local => launch(store, (gpu_source, container), gpus, |ctx| {
-            start_run(&spec, ctx)
+    finish(
+        spec_from(args).and_then(|spec| match spec.backend.unwrap_or(slurm.backend) {
+            Backend::Slurm => slurm_run(&spec, slurm.settings, args.dry_run),
+            Backend::Local if args.dry_run => Err(RunError::DryRunLocal),
+            Backend::Local => launch(store, (gpu_source, container), gpus, |ctx| {
+                start_run(&spec, ctx)
+            }),
         }),
-    }))
+    )
 }
 
 /// A Slurm run: with `--dry-run` its batch script on stdout; submitting is not done yet, so

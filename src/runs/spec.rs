@@ -169,9 +169,10 @@ pub struct RunSpec {
     pub workdir: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// `local` (this machine, the default) or `slurm` (a batch job; see `[slurm]`).
-    #[serde(default, skip_serializing_if = "Backend::is_local")]
-    pub backend: Backend,
+    /// `local` (this machine) or `slurm` (a batch job; see `[slurm]`); unset: the config's
+    /// `[runs] backend`, by default local.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<Backend>,
     /// Nodes, GPUs per node, time limit, partition, account, container support and extra
     /// `#SBATCH` options of a Slurm run; ignored by the local backend.
     #[serde(default, skip_serializing_if = "is_default")]
@@ -247,8 +248,8 @@ impl RunSpec {
         if !flags.command.is_empty() {
             self.command = flags.command;
         }
-        if let Some(backend) = flags.backend {
-            self.backend = backend;
+        if flags.backend.is_some() {
+            self.backend = flags.backend;
         }
         self.slurm = self.slurm.overlaid(flags.slurm);
         self

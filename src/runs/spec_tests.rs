@@ -165,7 +165,7 @@ container = "pyxis"
 extra = ["--mem=64G"]
 "#;
     let spec = RunSpec::parse("spec.toml", text).expect("parses");
-    assert_eq!(spec.backend, Backend::Slurm);
+    assert_eq!(spec.backend, Some(Backend::Slurm));
     assert_eq!(spec.slurm.nodes, Some(2));
     assert_eq!(spec.slurm.container, Some(SlurmContainer::Pyxis));
     let flagged = spec.apply(SpecOverrides {
@@ -184,7 +184,7 @@ extra = ["--mem=64G"]
         flagged
     );
     let local = RunSpec::parse("s", "command = [\"x\"]").expect("parses");
-    assert_eq!(local.backend, Backend::Local);
+    assert_eq!(local.backend, None, "unset: the config decides");
     assert!(
         !local.to_toml().contains("slurm"),
         "a local spec stores no slurm fields"

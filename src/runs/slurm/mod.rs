@@ -20,10 +20,12 @@ pub enum Backend {
     Slurm,
 }
 
-impl Backend {
-    pub fn is_local(&self) -> bool {
-        *self == Backend::Local
-    }
+/// What the config gives runs that do not say: the backend, and the Slurm settings a spec's
+/// `[slurm]` table is laid over.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlurmDefaults {
+    pub backend: Backend,
+    pub settings: SlurmSettings,
 }
 
 /// How a run with an `image` is containerised on the cluster.
