@@ -75,7 +75,10 @@ fn slurm_run(spec: &RunSpec, config: SlurmSettings, dry_run: bool) -> Result<u8,
     if !dry_run {
         return Err(RunError::SlurmSubmitUnsupported);
     }
-    print_all(script.as_bytes())?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(script.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| RunError::ScriptNotPrinted { why: e.to_string() })?;
     Ok(EXIT_OK)
 }
 

@@ -78,6 +78,8 @@ pub enum RunError {
     SlurmSubmitUnsupported,
     #[error("--dry-run only applies to the slurm backend (--on slurm)")]
     DryRunLocal,
+    #[error("the batch script could not be printed: {why}")]
+    ScriptNotPrinted { why: String },
 }
 
 impl RunError {
@@ -157,6 +159,9 @@ impl RunError {
             RunError::Slurm(e) => e.fix(),
             RunError::SlurmSubmitUnsupported => {
                 "Add --dry-run to print the batch script, then submit it yourself: `gpudeck run --on slurm --dry-run ... > job.sh && sbatch job.sh`.".into()
+            }
+            RunError::ScriptNotPrinted { .. } => {
+                "Check where stdout goes (`> job.sh` into a writable directory).".into()
             }
             RunError::DryRunLocal => {
                 "Leave out --dry-run to start the run here, or add --on slurm to print its batch script.".into()
