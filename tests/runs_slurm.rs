@@ -137,7 +137,7 @@ fn specs_a_cluster_cannot_run_are_usage_errors() {
 }
 
 #[test]
-fn dry_run_on_the_local_backend_is_a_usage_error() {
+fn slurm_flags_on_the_local_backend_are_usage_errors() {
     let dirs = Dirs::new();
     let out = output(&dirs, &["run", "--dry-run", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

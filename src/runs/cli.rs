@@ -48,12 +48,27 @@ pub fn run(
     finish(
         spec_from(args).and_then(|spec| match spec.backend.unwrap_or(slurm.backend) {
             Backend::Slurm => slurm_run(&spec, slurm.settings, args.dry_run),
-            Backend::Local if args.dry_run => Err(RunError::DryRunLocal),
-            Backend::Local => launch(store, (gpu_source, container), gpus, |ctx| {
-                start_run(&spec, ctx)
-            }),
+            Backend::Local => match slurm_only_flag(args) {
+                Some(flag) => Err(RunError::SlurmOnly { flag }),
+                None => launch(store, (gpu_source, container), gpus, |ctx| {
+                    start_run(&spec, ctx)
+                }),
+            },
         }),
     )
+}
+
+/// The first flag given that means nothing to a local run.
+fn slurm_only_flag(args: &RunArgs) -> Option<&'static str> {
+    [
+        (args.dry_run, "--dry-run"),
+        (args.nodes.is_some(), "--nodes"),
+        (args.time.is_some(), "--time"),
+        (args.partition.is_some(), "--partition"),
+        (args.account.is_some(), "--account"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
 }
 
 /// A Slurm run: with `--dry-run` its batch script on stdout; submitting is not done yet, so
@@ -71,6 +86,9 @@ fn slurm_run(spec: &RunSpec, config: SlurmSettings, dry_run: bool) -> Result<u8,
     };
     // A dry run has no run directory yet: the job's logs go to its work dir.
     let settings = config.overlaid(spec.slurm.clone());
+    if spec.gpu_memory.is_some() || spec.keep {
+        eprintln!("gpudeck: warning: gpu_memory and keep apply to local runs; the batch script ignores them");
+    }
     let script = batch_script(&spec, &settings, &dry_run_id(&spec), &workdir)?;
     if !dry_run {
         return Err(RunError::SlurmSubmitUnsupported);
@@ -329,7 +347,7 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::BadEnv { .. }
                 | RunError::NoCommand
                 | RunError::Slurm(_)
-                | RunError::DryRunLocal => EXIT_USAGE,
+                | RunError::SlurmOnly { .. } => EXIT_USAGE,
                 _ => EXIT_FAILED,
             };
             ExitCode::from(code)

@@ -76,8 +76,8 @@ pub enum RunError {
     Slurm(SlurmError),
     #[error("submitting to Slurm is not supported yet")]
     SlurmSubmitUnsupported,
-    #[error("--dry-run only applies to the slurm backend (--on slurm)")]
-    DryRunLocal,
+    #[error("{flag} only applies to the slurm backend (--on slurm)")]
+    SlurmOnly { flag: &'static str },
     #[error("the batch script could not be printed: {why}")]
     ScriptNotPrinted { why: String },
 }
@@ -163,9 +163,9 @@ impl RunError {
             RunError::ScriptNotPrinted { .. } => {
                 "Check where stdout goes (`> job.sh` into a writable directory).".into()
             }
-            RunError::DryRunLocal => {
-                "Leave out --dry-run to start the run here, or add --on slurm to print its batch script.".into()
-            }
+            RunError::SlurmOnly { flag } => format!(
+                "Leave out {flag} to start the run here, or add --on slurm for a batch job."
+            ),
         }
     }
 
