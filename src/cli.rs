@@ -147,7 +147,8 @@ pub struct RunArgs {
     /// The directory the command runs in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
-    /// Where the run runs: local (this machine, the default) or slurm (a batch job).
+    /// Where the run runs: local (this machine) or slurm (a batch job); default: the spec's
+    /// backend, else the config's [runs] backend, else local.
     #[arg(long = "on", value_enum, value_name = "BACKEND")]
     pub on: Option<crate::runs::slurm::Backend>,
     /// Slurm only: print the batch script instead of submitting it; touches no GPU or run store.
