@@ -155,6 +155,25 @@ pub struct RunArgs {
     /// The directory the command runs in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    /// Where the run runs: local (this machine) or slurm (a batch job); default: the spec's
+    /// backend, else the config's [runs] backend, else local.
+    #[arg(long = "on", value_enum, value_name = "BACKEND")]
+    pub on: Option<crate::runs::slurm::Backend>,
+    /// Slurm only: print the batch script instead of submitting it; touches no GPU or run store.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Slurm: nodes to run on (default 1).
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u32>,
+    /// Slurm: time limit as sbatch takes it, e.g. 02:00:00.
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+    /// Slurm: the partition to submit to.
+    #[arg(long, value_name = "PARTITION")]
+    pub partition: Option<String>,
+    /// Slurm: the account to charge.
+    #[arg(long, value_name = "ACCOUNT")]
+    pub account: Option<String>,
     /// The command, after `--` (argv, never a shell string).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -86,7 +86,13 @@ fn main() -> ExitCode {
             &RunStore::new(&dirs.data),
             gpu_choice(&cli),
             || gpu_report(sources),
-            container_setup(docker_host.clone(), &config, &dirs),
+            (
+                container_setup(docker_host.clone(), &config, &dirs),
+                runs::slurm::SlurmDefaults {
+                    backend: config.runs.backend,
+                    settings: config.slurm.settings(),
+                },
+            ),
         ),
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),

@@ -118,8 +118,8 @@ fn unknown_section_warns() {
     let warning = warning_for("[gpus]\ngraph = \"power\"\n");
     assert_eq!(
         warning,
-        "CONFIG:1:2: unknown field `gpus`, expected one of `general`, `gpu`, `processes`, `shell` \
-         — using the built-in defaults"
+        "CONFIG:1:2: unknown field `gpus`, expected one of `general`, `gpu`, `processes`, `shell`, \
+         `metrics`, `runs`, `slurm` — using the built-in defaults"
     );
 }
 

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::runs::slurm::{Backend, SlurmContainer, SlurmSettings};
+
 /// The documented built-in configuration; a user's file is layered over it.
 pub const DEFAULT_CONFIG_TOML: &str = include_str!("../../config/default.toml");
 
@@ -20,6 +22,8 @@ pub struct Config {
     pub processes: ProcessConfig,
     pub shell: ShellConfig,
     pub metrics: MetricsConfig,
+    pub runs: RunsConfig,
+    pub slurm: SlurmConfig,
 }
 
 /// The Prometheus endpoint the dashboard serves while it runs (`gpudeck serve` is the same
@@ -29,6 +33,14 @@ pub struct Config {
 pub struct MetricsConfig {
     /// Where to serve /metrics, IP:PORT; off when absent.
     pub listen: Option<std::net::SocketAddr>,
+}
+
+/// What `gpudeck run` does with a run that does not say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunsConfig {
+    /// Where a run without `backend` (or `--on`) goes.
+    pub backend: Backend,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -98,6 +110,36 @@ impl Default for ProcessConfig {
         Self {
             sort: ProcessSort::Memory,
             sort_descending: true,
+        }
+    }
+}
+
+/// What every Slurm run gets unless its spec's `[slurm]` table or a flag says otherwise; none
+/// is set by default, so sbatch's and the cluster's own defaults apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlurmConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// A time limit as sbatch takes it ("02:00:00").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    /// How runs with an image are containerised on the cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<SlurmContainer>,
+}
+
+impl SlurmConfig {
+    /// The config's values as the settings a spec's `[slurm]` table is laid over.
+    pub fn settings(&self) -> SlurmSettings {
+        SlurmSettings {
+            time: self.time.clone(),
+            partition: self.partition.clone(),
+            account: self.account.clone(),
+            container: self.container,
+            ..SlurmSettings::default()
         }
     }
 }
@@ -262,6 +304,23 @@ mod tests {
         let from_file: Config = standalone(DEFAULT_CONFIG_TOML).unwrap();
         assert_eq!(from_file, Config::default());
         assert_eq!(super::super::builtin_config().unwrap(), Config::default());
+    }
+
+    #[test]
+    fn a_slurm_section_gives_the_settings_a_spec_overrides() {
+        let text = "[slurm]\npartition = \"gpu\"\naccount = \"ml\"\ntime = \"01:00:00\"\n\
+                    container = \"apptainer\"\n";
+        let config: Config = standalone(text).unwrap();
+        let spec = SlurmSettings {
+            partition: Some("debug".into()),
+            ..SlurmSettings::default()
+        };
+        let merged = config.slurm.settings().overlaid(spec);
+        assert_eq!(merged.partition.as_deref(), Some("debug"));
+        assert_eq!(merged.account.as_deref(), Some("ml"));
+        assert_eq!(merged.time.as_deref(), Some("01:00:00"));
+        assert_eq!(merged.container, Some(SlurmContainer::Apptainer));
+        assert!(standalone::<Config>("[slurm]\nnodes = 2\n").is_err());
     }
 
     #[test]

@@ -22,6 +22,7 @@ use super::logs::print_log;
 use super::record::RunState;
 use super::recorded::with_summaries;
 use super::rerun::rerun as rerun_run;
+use super::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
 use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
@@ -35,19 +36,73 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 /// `gpudeck run`: pre-flight, start detached, print the id and where the logs are. `container`
-/// is only used by a run with an image.
+/// is only used by a run with an image; `slurm` (the config's `[runs] backend` and `[slurm]`)
+/// picks the backend of a run that names none, and fills a Slurm run's settings.
 pub fn run(
     args: &RunArgs,
     store: &RunStore,
     gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
-    container: ContainerSetup,
+    (container, slurm): (ContainerSetup, SlurmDefaults),
 ) -> ExitCode {
-    finish(spec_from(args).and_then(|spec| {
-        launch(store, (gpu_source, container), gpus, |ctx| {
-            start_run(&spec, ctx)
-        })
-    }))
+    finish(
+        spec_from(args).and_then(|spec| match spec.backend.unwrap_or(slurm.backend) {
+            Backend::Slurm => slurm_run(&spec, slurm.settings, args.dry_run),
+            Backend::Local => match slurm_only_flag(args) {
+                Some(flag) => Err(RunError::SlurmOnly { flag }),
+                None => launch(store, (gpu_source, container), gpus, |ctx| {
+                    start_run(&spec, ctx)
+                }),
+            },
+        }),
+    )
+}
+
+/// The first flag given that means nothing to a local run.
+fn slurm_only_flag(args: &RunArgs) -> Option<&'static str> {
+    [
+        (args.dry_run, "--dry-run"),
+        (args.nodes.is_some(), "--nodes"),
+        (args.time.is_some(), "--time"),
+        (args.partition.is_some(), "--partition"),
+        (args.account.is_some(), "--account"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// A Slurm run: with `--dry-run` its batch script on stdout; submitting is not done yet, so
+/// without it a refusal that says how to submit the script by hand.
+fn slurm_run(spec: &RunSpec, config: SlurmSettings, dry_run: bool) -> Result<u8, RunError> {
+    let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
+        path: ".".into(),
+        why: format!("the current directory cannot be read: {e}"),
+    })?;
+    let workdir = std::path::absolute(cwd.join(spec.workdir.as_deref().unwrap_or(&cwd)))
+        .unwrap_or_else(|_| cwd.clone());
+    let spec = RunSpec {
+        workdir: Some(workdir.clone()),
+        ..spec.clone()
+    };
+    // A dry run has no run directory yet: the job's logs go to its work dir.
+    let settings = config.overlaid(spec.slurm.clone());
+    if spec.gpu_memory.is_some() || spec.keep {
+        eprintln!("gpudeck: warning: gpu_memory and keep apply to local runs; the batch script ignores them");
+    }
+    let script = batch_script(&spec, &settings, &dry_run_id(&spec), &workdir)?;
+    if !dry_run {
+        return Err(RunError::SlurmSubmitUnsupported);
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(script.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| RunError::ScriptNotPrinted { why: e.to_string() })?;
+    Ok(EXIT_OK)
+}
+
+/// The run id a dry run's script carries, since no run is created for it.
+fn dry_run_id(spec: &RunSpec) -> String {
+    format!("slurm-{}", spec.effective_name())
 }
 
 /// `gpudeck rerun RUN`: a new run from the old one's spec; prints the new id as `run` does.
@@ -146,6 +201,14 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         env,
         workdir: args.workdir.clone(),
         command: args.command.clone(),
+        backend: args.on,
+        slurm: SlurmSettings {
+            nodes: args.nodes,
+            time: args.time.clone(),
+            partition: args.partition.clone(),
+            account: args.account.clone(),
+            ..SlurmSettings::default()
+        },
     };
     Ok(base.apply(overrides))
 }
@@ -282,7 +345,9 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 RunError::BadSpec { .. }
                 | RunError::BadGpuList { .. }
                 | RunError::BadEnv { .. }
-                | RunError::NoCommand => EXIT_USAGE,
+                | RunError::NoCommand
+                | RunError::Slurm(_)
+                | RunError::SlurmOnly { .. } => EXIT_USAGE,
                 _ => EXIT_FAILED,
             };
             ExitCode::from(code)

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use super::slurm::SlurmError;
 use crate::docker::DockerError;
 use crate::shell::{ShellError, TOOLKIT_MESSAGE};
 
@@ -71,6 +72,14 @@ pub enum RunError {
     NoMetrics { id: String, why: String },
     #[error("the export could not be written to {path}: {why}")]
     ExportNotWritten { path: PathBuf, why: String },
+    #[error("{0}")]
+    Slurm(SlurmError),
+    #[error("submitting to Slurm is not supported yet")]
+    SlurmSubmitUnsupported,
+    #[error("{flag} only applies to the slurm backend (--on slurm)")]
+    SlurmOnly { flag: &'static str },
+    #[error("the batch script could not be printed: {why}")]
+    ScriptNotPrinted { why: String },
 }
 
 impl RunError {
@@ -147,6 +156,16 @@ impl RunError {
             RunError::ExportNotWritten { .. } => {
                 "Check that the directory exists and is writable, or leave out --output to print to stdout.".into()
             }
+            RunError::Slurm(e) => e.fix(),
+            RunError::SlurmSubmitUnsupported => {
+                "Add --dry-run to print the batch script, then submit it yourself: `gpudeck run --on slurm --dry-run ... > job.sh && sbatch job.sh`.".into()
+            }
+            RunError::ScriptNotPrinted { .. } => {
+                "Check where stdout goes (`> job.sh` into a writable directory).".into()
+            }
+            RunError::SlurmOnly { flag } => format!(
+                "Leave out {flag} to start the run here, or add --on slurm for a batch job."
+            ),
         }
     }
 
@@ -155,6 +174,12 @@ impl RunError {
             path: path.to_path_buf(),
             why: why.to_string(),
         }
+    }
+}
+
+impl From<SlurmError> for RunError {
+    fn from(e: SlurmError) -> Self {
+        RunError::Slurm(e)
     }
 }
 

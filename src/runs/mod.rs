@@ -2,7 +2,8 @@
 //! the detached supervisor and its GPU sampler, the run store on disk, stopping, re-running,
 //! exporting, the `gpudeck run/runs/logs/stop/export/rerun` commands; what a run recorded, read
 //! back; the runs collector behind the dashboard's Runs tab; and the pure parts of watching them:
-//! progress parsed from logs, per-second GPU metrics, summaries and alerts.
+//! progress parsed from logs, per-second GPU metrics, summaries and alerts; and the Slurm
+//! backend's batch script.
 
 pub mod cli;
 mod clock;
@@ -28,6 +29,7 @@ mod rerun;
 mod run_lock;
 mod sampler;
 pub mod series;
+pub mod slurm;
 mod spec;
 mod stop;
 mod store;

@@ -9,6 +9,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::error::RunError;
+use super::slurm::{Backend, SlurmSettings};
 use crate::config::layer::located_toml_error;
 
 /// Which GPUs a run gets.
@@ -168,6 +169,14 @@ pub struct RunSpec {
     pub workdir: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// `local` (this machine) or `slurm` (a batch job; see `[slurm]`); unset: the config's
+    /// `[runs] backend`, by default local.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<Backend>,
+    /// Nodes, GPUs per node, time limit, partition, account, container support and extra
+    /// `#SBATCH` options of a Slurm run; ignored by the local backend.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub slurm: SlurmSettings,
 }
 
 /// The `gpudeck run` flags; each one given replaces the spec file's field (env adds).
@@ -183,6 +192,10 @@ pub struct SpecOverrides {
     pub env: Vec<(String, String)>,
     pub workdir: Option<PathBuf>,
     pub command: Vec<String>,
+    /// `--on local|slurm`.
+    pub backend: Option<Backend>,
+    /// `--nodes`, `--time`, `--partition`, `--account`.
+    pub slurm: SlurmSettings,
 }
 
 impl RunSpec {
@@ -235,6 +248,10 @@ impl RunSpec {
         if !flags.command.is_empty() {
             self.command = flags.command;
         }
+        if flags.backend.is_some() {
+            self.backend = flags.backend;
+        }
+        self.slurm = self.slurm.overlaid(flags.slurm);
         self
     }
 
@@ -257,6 +274,10 @@ impl RunSpec {
 
 fn is_false(value: &bool) -> bool {
     !*value
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// `NAME=VALUE` from `--env`.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::runs::slurm::SlurmContainer;
 
 const GOOD: &str = r#"
 name = "resnet"
@@ -148,4 +149,50 @@ fn env_assignments_parse() {
     for bad in ["NOEQUALS", "=x", "1A=x", "A-B=x"] {
         assert!(parse_env(bad).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn a_slurm_spec_reads_its_backend_and_table_and_flags_replace_them() {
+    let text = r#"
+command = ["python", "train.py"]
+backend = "slurm"
+gpus = "count:4"
+[slurm]
+nodes = 2
+time = "02:00:00"
+partition = "gpu"
+container = "pyxis"
+extra = ["--mem=64G"]
+"#;
+    let spec = RunSpec::parse("spec.toml", text).expect("parses");
+    assert_eq!(spec.backend, Some(Backend::Slurm));
+    assert_eq!(spec.slurm.nodes, Some(2));
+    assert_eq!(spec.slurm.container, Some(SlurmContainer::Pyxis));
+    let flagged = spec.apply(SpecOverrides {
+        slurm: SlurmSettings {
+            nodes: Some(4),
+            account: Some("ml".into()),
+            ..SlurmSettings::default()
+        },
+        ..SpecOverrides::default()
+    });
+    assert_eq!(flagged.slurm.nodes, Some(4));
+    assert_eq!(flagged.slurm.partition.as_deref(), Some("gpu"));
+    assert_eq!(flagged.slurm.account.as_deref(), Some("ml"));
+    assert_eq!(
+        RunSpec::parse("s", &flagged.to_toml()).expect("round trip"),
+        flagged
+    );
+    let local = RunSpec::parse("s", "command = [\"x\"]").expect("parses");
+    assert_eq!(local.backend, None, "unset: the config decides");
+    assert!(
+        !local.to_toml().contains("slurm"),
+        "a local spec stores no slurm fields"
+    );
+}
+
+#[test]
+fn an_unknown_slurm_field_is_refused_with_its_place() {
+    let err = RunSpec::parse("spec.toml", "[slurm]\nnode = 2\n").expect_err("refused");
+    assert!(err.to_string().starts_with("spec.toml:2:"), "{err}");
 }
