@@ -503,3 +503,60 @@ fn the_form_refuses_no_gpus_on_the_host_and_an_unclosed_quote() {
     state.update(Action::NewRun);
     assert_eq!(state.overlay, Overlay::None);
 }
+
+#[test]
+fn a_store_of_long_runs_is_summarised_a_bounded_amount_per_look_newest_first() {
+    let data = tempfile::tempdir().unwrap();
+    let rows: Vec<_> = (1..=6000u64)
+        .map(|s| (T0 + s * 10, 0, 50, 1, 100.0))
+        .collect();
+    for id in [
+        "20270115-080000-a-0001",
+        "20270115-090000-b-0002",
+        "20270115-100000-c-0003",
+    ] {
+        finished(data.path(), id, &[0]).metrics(&rows);
+    }
+    let size = std::fs::metadata(data.path().join("runs/20270115-080000-a-0001/metrics.csv"))
+        .unwrap()
+        .len();
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher =
+        Watcher::new(RunStore::new(data.path()), tx).with_summary_budget(size * 2 / 3);
+    let summarised = |rx: &mut mpsc::Receiver<RunsUpdate>| -> Vec<bool> {
+        match drain(rx).pop() {
+            Some(RunsUpdate::Listed { runs, .. }) => {
+                runs.iter().map(|r| r.summary.is_some()).collect()
+            }
+            other => panic!("no listing: {other:?}"),
+        }
+    };
+    assert!(watcher.tick());
+    assert_eq!(
+        summarised(&mut rx),
+        [false, false, false],
+        "half a file is not a summary"
+    );
+    assert!(watcher.tick());
+    assert_eq!(
+        summarised(&mut rx),
+        [false, false, true],
+        "the newest run first"
+    );
+    for _ in 0..4 {
+        assert!(watcher.tick());
+    }
+    assert_eq!(summarised(&mut rx), [true, true, true]);
+    // Read in pieces over several looks, each summary is the whole file's.
+    assert!(watcher.tick());
+    let Some(RunsUpdate::Listed { runs, .. }) = drain(&mut rx).pop() else {
+        panic!("no listing");
+    };
+    for run in runs {
+        let util = run
+            .summary
+            .and_then(|s| s.mean_util_pct())
+            .expect("mean util");
+        assert!((util - 50.0).abs() < 1e-6, "{}: {util}", run.id);
+    }
+}

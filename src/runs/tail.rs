@@ -16,6 +16,8 @@ pub struct Appended {
     pub skipped: u64,
     /// The file was truncated or replaced: what was read before no longer describes it.
     pub restarted: bool,
+    /// Reading reached the end of the file (what is left is at most an unfinished line).
+    pub at_end: bool,
 }
 
 impl Appended {
@@ -109,6 +111,7 @@ impl Follower {
             self.resync = true;
         }
         let end = len.min(self.offset.saturating_add(max_bytes));
+        out.at_end = end == len;
         // One byte more, before the offset: whether reading begins at a line's start.
         let from = self.offset.saturating_sub(1);
         let mut bytes = Vec::with_capacity((end - from) as usize);
@@ -197,6 +200,16 @@ mod tests {
             text.len() as u64
         );
         assert!(lines.iter().all(|l| l.starts_with("line ")));
+    }
+
+    #[test]
+    fn the_end_of_the_file_is_told_apart_from_a_full_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        append(&path, &"0123456789\n".repeat(10));
+        let mut f = Follower::from_start(&path);
+        assert!(!f.read_next(50).unwrap().at_end);
+        assert!(f.read_next(1000).unwrap().at_end);
     }
 
     #[test]

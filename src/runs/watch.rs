@@ -165,6 +165,8 @@ pub struct Watcher {
     /// Lost container runs as their containers showed them at the last look.
     observed: HashMap<String, Run>,
     ticks: u64,
+    /// Metrics bytes the summaries may read per look.
+    summary_budget: u64,
 }
 
 impl Watcher {
@@ -177,7 +179,14 @@ impl Watcher {
             logs: None,
             observed: HashMap::new(),
             ticks: 0,
+            summary_budget: feeds::SUMMARY_BUDGET,
         }
+    }
+
+    /// The same watcher reading at most `bytes` of metrics per look for the list's summaries.
+    pub fn with_summary_budget(mut self, bytes: u64) -> Self {
+        self.summary_budget = bytes;
+        self
     }
 
     fn run(mut self, commands: &mpsc::Receiver<RunsCommand>) {
@@ -265,16 +274,21 @@ impl Watcher {
         let now = clock::now_ms();
         self.summaries
             .retain(|id, _| runs.iter().any(|r| r.id() == id));
+        let mut budget = self.summary_budget;
         let rows = runs
             .iter()
+            .rev()
             .map(|run| {
                 let feed = self
                     .summaries
                     .entry(run.id().to_string())
                     .or_insert_with(|| SummaryFeed::new(run));
-                let summary = feed.update(run, now);
+                let summary = feed.update(run, now, &mut budget);
                 row_of(run, summary)
             })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
             .collect();
         self.send(RunsUpdate::Listed {
             runs: rows,

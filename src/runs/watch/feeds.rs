@@ -13,8 +13,14 @@ use crate::runs::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
 use crate::runs::tail::Follower;
 use crate::runs::METRICS_FILE;
 
-/// Metrics read per look: a day of 8 GPUs is caught up with in a few seconds.
+/// Metrics read per look and run: a day of 8 GPUs is caught up with in a few seconds.
 const METRICS_CHUNK: u64 = 4 << 20;
+/// Less than this is not read (a metrics line is ~100 bytes; the follower passes over a line
+/// longer than a whole read).
+const MIN_METRICS_READ: u64 = 64 << 10;
+/// Metrics read per look over all the runs listed, so that a store of many long runs is
+/// summarised over a few seconds at start rather than in one long look.
+pub const SUMMARY_BUDGET: u64 = 16 << 20;
 /// Log bytes parsed for progress per look, per stream.
 const PROGRESS_CHUNK: u64 = 8 << 20;
 /// A rank's log shown from its last this many bytes, and at most this much of what is new.
@@ -42,16 +48,21 @@ impl MetricsFeed {
         }
     }
 
-    /// The rows appended since the last look, and whether the file was read to its end.
-    fn read(&mut self) -> (Vec<MetricsRow>, bool) {
-        let appended = match self.follower.read_next(METRICS_CHUNK) {
+    /// The rows appended since the last look (at most `max_bytes` of them), the bytes read, and
+    /// whether the file was read to its end.
+    fn read(&mut self, max_bytes: u64) -> (Vec<MetricsRow>, u64, bool) {
+        // A read shorter than a line would pass the line over as too long: wait for the next look.
+        if max_bytes < MIN_METRICS_READ {
+            return (Vec::new(), 0, false);
+        }
+        let appended = match self.follower.read_next(max_bytes) {
             Ok(a) => a,
             Err(e) => {
                 self.error = Some(format!("{}: {e}", self.follower.path().display()));
-                return (Vec::new(), true);
+                return (Vec::new(), 0, true);
             }
         };
-        let caught_up = (appended.data.len() as u64) < METRICS_CHUNK / 2;
+        let used = appended.data.len() as u64 + appended.skipped;
         if appended.restarted {
             self.reader = None;
         }
@@ -71,7 +82,7 @@ impl MetricsFeed {
                 None => {}
             }
         }
-        (rows, caught_up)
+        (rows, used, appended.at_end)
     }
 }
 
@@ -81,6 +92,8 @@ pub struct SummaryFeed {
     metrics: MetricsFeed,
     builder: Option<SummaryBuilder>,
     seen_rows: bool,
+    /// The file has been read to its end once: the summary covers the run so far.
+    caught_up: bool,
     done: Option<Option<RunSummary>>,
 }
 
@@ -90,12 +103,14 @@ impl SummaryFeed {
             metrics: MetricsFeed::new(run),
             builder: None,
             seen_rows: false,
+            caught_up: false,
             done: None,
         }
     }
 
-    /// The summary as of `now_ms`; None while the run has no metrics.
-    pub fn update(&mut self, run: &Run, now_ms: u64) -> Option<RunSummary> {
+    /// The summary as of `now_ms`, reading at most `budget` bytes of metrics (and taking what it
+    /// read off it); None while the run has no metrics, or has not been read to its end yet.
+    pub fn update(&mut self, run: &Run, now_ms: u64, budget: &mut u64) -> Option<RunSummary> {
         if let Some(done) = &self.done {
             return done.clone();
         }
@@ -103,7 +118,9 @@ impl SummaryFeed {
         let builder = self
             .builder
             .get_or_insert_with(|| SummaryBuilder::new(started as i64));
-        let (rows, caught_up) = self.metrics.read();
+        let (rows, used, at_end) = self.metrics.read((*budget).min(METRICS_CHUNK));
+        *budget = budget.saturating_sub(used);
+        self.caught_up |= at_end;
         self.seen_rows |= !rows.is_empty();
         for row in rows {
             builder.push(row);
@@ -111,8 +128,9 @@ impl SummaryFeed {
         let state = run.state();
         let ended = run.record.ended_ms.unwrap_or(now_ms) as i64;
         let gpus: Vec<u32> = run.record.gpus.iter().map(|g| g.index).collect();
-        let summary = self.seen_rows.then(|| builder.summary(ended, &gpus));
-        if state.is_finished() && caught_up {
+        // Half a file's rows against the whole run's length would read as an idle run.
+        let summary = (self.seen_rows && self.caught_up).then(|| builder.summary(ended, &gpus));
+        if state.is_finished() && at_end {
             self.done = Some(summary.clone());
         }
         summary
@@ -190,7 +208,7 @@ impl FocusFeed {
             .record
             .started_ms
             .unwrap_or(self.run.record.created_ms) as i64;
-        let (rows, _) = self.metrics.read();
+        let (rows, _, _) = self.metrics.read(METRICS_CHUNK);
         for row in rows {
             let x = (row.t_unix_ms - started) as f64 / 1000.0;
             let trace = self.traces.entry(row.gpu_index).or_default();
