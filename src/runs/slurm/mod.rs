@@ -1,13 +1,18 @@
 //! The Slurm backend: the `[slurm]` settings of a run spec, why a spec cannot become a batch
-//! job, and the batch script itself (pure; submitting it comes later).
+//! job, the batch script itself (pure), and what Slurm's tools say of a submitted job.
 
 mod script;
+mod status;
 mod validate;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use script::batch_script;
+pub use status::{
+    classify_refusal, exit_code_of, parse_sacct, parse_scontrol, parse_squeue, submitted_job_id,
+    JobEnd, JobView, SubmitError,
+};
 
 /// Where a run's processes run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
