@@ -65,6 +65,7 @@ pub fn classify_refusal(stderr: &str) -> SubmitError {
     if has("unable to contact slurm controller")
         || has("could not establish a configuration source")
         || has("connection refused")
+        || has("unable to process configuration file")
         || has("munge")
     {
         SubmitError::Unreachable { stderr: text }
@@ -107,7 +108,7 @@ pub fn parse_squeue(stdout: &str) -> Option<JobView> {
         "" | "None" => None,
         r => Some(r.to_string()),
     };
-    Some(view_of(state.trim(), None, reason))
+    view_of(state.trim(), None, reason)
 }
 
 /// `sacct -n -P -j ID --format=State,ExitCode,Elapsed`: the job's end from its first line (the
@@ -117,7 +118,7 @@ pub fn parse_sacct(stdout: &str) -> Option<JobEnd> {
     let mut fields = line.split('|');
     let state = fields.next()?.trim();
     let exit = fields.next().and_then(exit_code_of);
-    match view_of(state, exit, None) {
+    match view_of(state, exit, None)? {
         JobView::Ended(end) => Some(end),
         JobView::Queued { .. } => None,
     }
@@ -134,7 +135,7 @@ pub fn parse_scontrol(stdout: &str) -> Option<JobView> {
     let state = field("JobState=")?;
     let exit = field("ExitCode=").and_then(exit_code_of);
     let reason = field("Reason=").filter(|r| *r != "None").map(String::from);
-    Some(view_of(state, exit, reason))
+    view_of(state, exit, reason)
 }
 
 /// Slurm's `CODE:SIGNAL` as one exit code: the code, or 128 + the signal that killed it.
@@ -149,8 +150,8 @@ pub fn exit_code_of(text: &str) -> Option<i32> {
     })
 }
 
-/// One of Slurm's job states as a run's.
-fn view_of(slurm_state: &str, exit_code: Option<i32>, reason: Option<String>) -> JobView {
+/// One of Slurm's job states as a run's; `None` for a word that is no job state (an error text).
+fn view_of(slurm_state: &str, exit_code: Option<i32>, reason: Option<String>) -> Option<JobView> {
     // sacct writes "CANCELLED by UID"; fixed-width tools add a "+".
     let word = slurm_state
         .split_whitespace()
@@ -158,28 +159,30 @@ fn view_of(slurm_state: &str, exit_code: Option<i32>, reason: Option<String>) ->
         .unwrap_or("")
         .trim_end_matches('+');
     let ended = |state| {
-        JobView::Ended(JobEnd {
+        Some(JobView::Ended(JobEnd {
             state,
             exit_code,
             slurm_state: slurm_state.to_string(),
-        })
+        }))
     };
     match word {
         "PENDING" | "CONFIGURING" | "REQUEUED" | "REQUEUE_HOLD" | "RESV_DEL_HOLD" => {
-            JobView::Queued {
+            Some(JobView::Queued {
                 state: RunState::Starting,
                 reason,
-            }
+            })
         }
         "RUNNING" | "COMPLETING" | "SUSPENDED" | "STAGE_OUT" | "SIGNALING" | "RESIZING" => {
-            JobView::Queued {
+            Some(JobView::Queued {
                 state: RunState::Running,
                 reason: None,
-            }
+            })
         }
         "COMPLETED" => ended(RunState::Succeeded),
         "CANCELLED" | "PREEMPTED" => ended(RunState::Stopped),
-        _ => ended(RunState::Failed),
+        "FAILED" | "TIMEOUT" | "NODE_FAIL" | "OUT_OF_MEMORY" | "BOOT_FAIL" | "DEADLINE"
+        | "REVOKED" | "SPECIAL_EXIT" => ended(RunState::Failed),
+        _ => None,
     }
 }
 

@@ -95,6 +95,7 @@ fn sacct_says_nothing_for_live_or_unknown_jobs() {
     assert_eq!(parse_sacct("RUNNING|0:0|00:00:03\n"), None);
     assert_eq!(parse_sacct("PENDING|0:0|00:00:00\n"), None);
     assert_eq!(parse_sacct(""), None);
+    assert_eq!(parse_sacct("Slurm accounting storage is disabled\n"), None);
 }
 
 #[test]
