@@ -51,6 +51,14 @@ fn a_job_that_exits_3_is_failed_with_code_3_and_its_log_is_readable() {
     assert_eq!(stdout(&logs), "out-line\n");
     let errs = slurm.gpudeck(&dirs, &["logs", &id, "--stderr"]);
     assert!(stdout(&errs).contains("err-line"), "{}", stdout(&errs));
+    // Its spec would start here, not on the cluster: refused.
+    let again = slurm.gpudeck(&dirs, &["rerun", &id]);
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("is a Slurm run"),
+        "{}",
+        stderr(&again)
+    );
 }
 
 #[test]
