@@ -26,7 +26,10 @@ pub fn submit(spec: &RunSpec, settings: &SlurmSettings, store: &RunStore) -> Res
     let now = clock::now_ms();
     let name = spec.effective_name();
     let (id, dir) = store.create(&name, &spec.to_toml(), now)?;
-    let script = batch_script(spec, settings, &id, &dir)?;
+    // Checked before with a stand-in id; a run directory it still refuses is not left behind.
+    let script = batch_script(spec, settings, &id, &dir).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&dir);
+    })?;
     write_atomic(&dir, SCRIPT_FILE, script.as_bytes())?;
     let mut run = Run {
         record: submitted_record(spec, id, name, now),
@@ -186,6 +189,11 @@ pub(crate) fn stop_job(run: &Run) -> Result<StopOutcome, RunError> {
         why,
     };
     let mut current = run.reload()?;
+    // It may have ended since anyone looked; scancel would refuse a finished job.
+    let _ = refresh(&mut current);
+    if current.record.state.is_finished() {
+        return Ok(StopOutcome::AlreadyFinished(current.record.state));
+    }
     let Some(job) = current.record.slurm.clone() else {
         return Err(failed("it was never submitted (no job id)".into()));
     };
