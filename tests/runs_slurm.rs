@@ -1,6 +1,7 @@
 //! `gpudeck run --on slurm`: `--dry-run` prints the batch script and touches neither the run
-//! store nor the GPUs; without it, an honest refusal (submitting comes later); the refusals of
-//! specs a cluster cannot run, and `--dry-run` on the local backend.
+//! store nor the GPUs; without sbatch, a refusal that says what to install; the refusals of
+//! specs a cluster cannot run, and `--dry-run` on the local backend. Submitting to a real
+//! cluster is tested in `runs_slurm_cluster.rs`.
 
 mod support;
 
@@ -101,18 +102,21 @@ fn a_spec_file_with_backend_slurm_needs_no_gpu_driver_for_a_dry_run() {
 }
 
 #[test]
-fn without_dry_run_submitting_is_refused_and_says_how_to_submit() {
+fn without_sbatch_submitting_fails_and_says_what_to_install() {
     let dirs = Dirs::new();
-    let out = output(&dirs, &["run", "--on", "slurm", "--", "python", "train.py"]);
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = support::runs::gpudeck(&dirs, &["run", "--on", "slurm", "--", "python", "train.py"])
+        .env("PATH", empty.path())
+        .output()
+        .expect("gpudeck runs");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
+    assert!(err.contains("sbatch is not installed"), "{err}");
     assert!(
-        err.contains("submitting to Slurm is not supported yet"),
+        err.contains("Install Slurm's client tools") && err.contains("--dry-run"),
         "{err}"
     );
-    assert!(err.contains("--dry-run") && err.contains("sbatch"), "{err}");
     assert!(stdout(&out).is_empty());
-    assert!(!runs_dir(&dirs).exists());
 }
 
 #[test]

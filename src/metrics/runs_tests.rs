@@ -45,6 +45,8 @@ fn record() -> RunRecord {
         error: None,
         gpu_source: None,
         metrics_error: None,
+        backend: Default::default(),
+        slurm: None,
         container: None,
     }
 }

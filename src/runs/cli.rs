@@ -23,6 +23,7 @@ use super::record::RunState;
 use super::recorded::with_summaries;
 use super::rerun::rerun as rerun_run;
 use super::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
+use super::slurm_run::look_at_jobs;
 use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
@@ -47,7 +48,7 @@ pub fn run(
 ) -> ExitCode {
     finish(
         spec_from(args).and_then(|spec| match spec.backend.unwrap_or(slurm.backend) {
-            Backend::Slurm => slurm_run(&spec, slurm.settings, args.dry_run),
+            Backend::Slurm => slurm_run(&spec, slurm.settings, args.dry_run, store),
             Backend::Local => match slurm_only_flag(args) {
                 Some(flag) => Err(RunError::SlurmOnly { flag }),
                 None => launch(store, (gpu_source, container), gpus, |ctx| {
@@ -71,9 +72,14 @@ fn slurm_only_flag(args: &RunArgs) -> Option<&'static str> {
     .find_map(|(given, flag)| given.then_some(flag))
 }
 
-/// A Slurm run: with `--dry-run` its batch script on stdout; submitting is not done yet, so
-/// without it a refusal that says how to submit the script by hand.
-fn slurm_run(spec: &RunSpec, config: SlurmSettings, dry_run: bool) -> Result<u8, RunError> {
+/// A Slurm run: with `--dry-run` its batch script on stdout; without, submitted as a run in the
+/// store, whose id is printed as a local run's is.
+fn slurm_run(
+    spec: &RunSpec,
+    config: SlurmSettings,
+    dry_run: bool,
+    store: &RunStore,
+) -> Result<u8, RunError> {
     let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
         path: ".".into(),
         why: format!("the current directory cannot be read: {e}"),
@@ -91,7 +97,17 @@ fn slurm_run(spec: &RunSpec, config: SlurmSettings, dry_run: bool) -> Result<u8,
     }
     let script = batch_script(&spec, &settings, &dry_run_id(&spec), &workdir)?;
     if !dry_run {
-        return Err(RunError::SlurmSubmitUnsupported);
+        let run = super::slurm_run::submit(&spec, &settings, store)?;
+        println!("{}", run.id());
+        let job = run.record.slurm.as_ref().map_or("?", |j| j.job_id.as_str());
+        eprintln!(
+            "gpudeck: {} submitted as Slurm job {job}; follow it with `gpudeck logs {} -f`, \
+             stop it with `gpudeck stop {}`",
+            run.id(),
+            run.id(),
+            run.id()
+        );
+        return Ok(EXIT_OK);
     }
     let mut out = std::io::stdout().lock();
     out.write_all(script.as_bytes())
@@ -217,6 +233,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 pub fn list(store: &RunStore, json: bool) -> ExitCode {
     let (mut runs, mut warnings) = store.list();
     warnings.extend(look_at_lost(&mut runs));
+    warnings.extend(look_at_jobs(&mut runs));
     let now = clock::now_ms();
     let (runs, metric_warnings) = with_summaries(runs, now);
     warnings.extend(metric_warnings);

@@ -37,6 +37,8 @@ fn record(ranks: usize) -> RunRecord {
         error: None,
         gpu_source: None,
         metrics_error: None,
+        backend: Default::default(),
+        slurm: None,
         container: None,
     }
 }

@@ -143,6 +143,8 @@ fn starting_record(
         error: None,
         gpu_source: None,
         metrics_error: None,
+        backend: Default::default(),
+        slurm: None,
         container: None,
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::slurm::SlurmError;
+use super::slurm::{SlurmError, SubmitError};
 use crate::docker::DockerError;
 use crate::shell::{ShellError, TOOLKIT_MESSAGE};
 
@@ -74,8 +74,10 @@ pub enum RunError {
     ExportNotWritten { path: PathBuf, why: String },
     #[error("{0}")]
     Slurm(SlurmError),
-    #[error("submitting to Slurm is not supported yet")]
-    SlurmSubmitUnsupported,
+    #[error("the job was not submitted: {0}")]
+    SlurmSubmit(#[from] SubmitError),
+    #[error("{id} is a Slurm run; running one again is not supported yet")]
+    SlurmRerun { id: String },
     #[error("{flag} only applies to the slurm backend (--on slurm)")]
     SlurmOnly { flag: &'static str },
     #[error("the batch script could not be printed: {why}")]
@@ -157,8 +159,9 @@ impl RunError {
                 "Check that the directory exists and is writable, or leave out --output to print to stdout.".into()
             }
             RunError::Slurm(e) => e.fix(),
-            RunError::SlurmSubmitUnsupported => {
-                "Add --dry-run to print the batch script, then submit it yourself: `gpudeck run --on slurm --dry-run ... > job.sh && sbatch job.sh`.".into()
+            RunError::SlurmSubmit(e) => e.fix(),
+            RunError::SlurmRerun { .. } => {
+                "Submit its spec again: `gpudeck run --on slurm RUN_DIR/spec.toml`.".into()
             }
             RunError::ScriptNotPrinted { .. } => {
                 "Check where stdout goes (`> job.sh` into a writable directory).".into()

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::error::RunError;
 use super::procs::group_has_live_members;
 use super::record::RunState;
+use super::slurm::Backend;
 use super::store::{LogStream, Run};
 
 /// How often a followed log is looked at for new output: a person reading does not notice, and
@@ -53,9 +54,13 @@ fn no_log(run: &Run, rank: usize, stream: LogStream) -> RunError {
 /// Whether output may still come: the supervisor runs the ranks, or it is gone but the ranks
 /// it left behind are not.
 fn still_running(run: &Run) -> bool {
-    let Ok(now) = run.reload() else {
+    let Ok(mut now) = run.reload() else {
         return false;
     };
+    // Nobody else records a Slurm job's end while it is followed.
+    if now.record.backend == Backend::Slurm && super::slurm_run::refresh(&mut now).is_err() {
+        return false;
+    }
     match now.state() {
         RunState::Starting | RunState::Running => true,
         RunState::Lost => now

@@ -30,6 +30,7 @@ mod run_lock;
 mod sampler;
 pub mod series;
 pub mod slurm;
+mod slurm_run;
 mod spec;
 mod stop;
 mod store;

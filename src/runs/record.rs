@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::container_record::ContainerRecord;
 use super::procs::ProcessRef;
+use super::slurm::{Backend, SlurmJob};
 use super::spec::Launcher;
 use crate::gpu::GpuSourceChoice;
 
@@ -124,12 +125,22 @@ pub struct RunRecord {
     /// A container run's engine, image and containers; absent for a host run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<ContainerRecord>,
+    /// Where the run runs; absent (local) in records written before Slurm runs existed.
+    #[serde(default, skip_serializing_if = "Backend::is_local")]
+    pub backend: Backend,
+    /// A Slurm run's job: its id, script and what the queue last said; absent for a local run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmJob>,
 }
 
 impl RunRecord {
     /// The state as a reader should show it: a running run whose supervisor is gone (dead, a
     /// zombie, or its pid now someone else's) is `lost`, unless its containers were looked at.
     pub fn effective_state(&self) -> RunState {
+        // A batch job has no supervisor here; its state is what Slurm last said (`look_at_jobs`).
+        if self.backend == Backend::Slurm {
+            return self.state;
+        }
         match self.state {
             RunState::Running | RunState::Starting => match &self.supervisor {
                 Some(sup) if sup.is_alive() => self.state,

@@ -3,11 +3,18 @@
 
 use super::detach::{start_run, StartContext, Started};
 use super::error::RunError;
+use super::slurm::Backend;
 use super::store::Run;
 
 /// Starts a new run from `run`'s spec (same command, GPU selection, launcher, env and name) in
 /// the work dir `run` ran in, wherever the caller is; pre-flight checks it afresh.
 pub fn rerun(run: &Run, ctx: &StartContext<'_>) -> Result<Started, RunError> {
+    // Its spec would start here, not on the cluster.
+    if run.record.backend == Backend::Slurm {
+        return Err(RunError::SlurmRerun {
+            id: run.id().to_string(),
+        });
+    }
     let mut spec = run.spec()?;
     // A relative work dir was taken from the directory `gpudeck run` ran in; the record has
     // what it resolved to. No work dir meant that directory itself.

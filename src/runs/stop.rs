@@ -9,6 +9,8 @@ use super::container_lost::{settle_stopped, stop_containers};
 use super::error::RunError;
 use super::procs::{group_exists, group_has_live_members, signal_group, ProcStat, ProcessRef};
 use super::record::RunState;
+use super::slurm::Backend;
+use super::slurm_run::stop_job;
 use super::store::Run;
 
 /// How long each of SIGINT and SIGTERM gets before the next, stronger signal.
@@ -36,6 +38,9 @@ pub fn stop_run(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
     let state = run.state();
     if state.is_finished() {
         return Ok(StopOutcome::AlreadyFinished(state));
+    }
+    if run.record.backend == Backend::Slurm {
+        return stop_job(run);
     }
     run.request_stop()?;
     let signal = match (&run.record.container, run.record.process_group) {

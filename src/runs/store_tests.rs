@@ -40,6 +40,8 @@ fn record(id: &str, name: &str) -> RunRecord {
         error: None,
         gpu_source: None,
         metrics_error: None,
+        backend: Default::default(),
+        slurm: None,
         container: None,
     }
 }

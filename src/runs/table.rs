@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::clock;
-use super::record::RunRecord;
+use super::record::{RunRecord, RunState};
 use super::store::Run;
 use super::summary::RunSummary;
 
@@ -66,7 +66,7 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
             [
                 r.id.clone(),
                 r.name.clone(),
-                run.state().to_string(),
+                state_text(run),
                 r.gpu_indices(),
                 r.launcher.as_str().to_string(),
                 clock::rfc3339_utc(r.started_ms.unwrap_or(r.created_ms)),
@@ -95,6 +95,15 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The state, with why a Slurm job still waits in the queue: "starting (Resources)".
+fn state_text(run: &Run) -> String {
+    let reason = run.record.slurm.as_ref().and_then(|j| j.reason.as_deref());
+    match (run.state(), reason) {
+        (RunState::Starting, Some(reason)) => format!("starting ({reason})"),
+        (state, _) => state.to_string(),
+    }
 }
 
 /// The mean utilisation as a whole percentage, `-` when there is none.

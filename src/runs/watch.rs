@@ -271,6 +271,10 @@ impl Watcher {
     fn send_list(&mut self) -> bool {
         let (mut runs, mut warnings) = self.store.list();
         self.look_at_lost(&mut runs, &mut warnings);
+        // Each look runs squeue; between looks the record on disk holds the last answer.
+        if self.ticks % LOST_LOOK_TICKS == 1 {
+            warnings.extend(super::slurm_run::look_at_jobs(&mut runs));
+        }
         let now = clock::now_ms();
         self.summaries
             .retain(|id, _| runs.iter().any(|r| r.id() == id));

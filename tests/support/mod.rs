@@ -12,6 +12,7 @@ pub mod run_fixture;
 pub mod runs;
 pub mod screen;
 pub mod serve;
+pub mod slurm;
 pub mod tmux;
 
 use std::path::{Path, PathBuf};

@@ -161,6 +161,8 @@ pub fn per_gpu_run_dir(
         error: None,
         gpu_source: None,
         metrics_error: None,
+        backend: Default::default(),
+        slurm: None,
         container: Some(ContainerRecord {
             engine: engine.uri,
             engine_tls: None,

@@ -1,13 +1,20 @@
 //! The Slurm backend: the `[slurm]` settings of a run spec, why a spec cannot become a batch
-//! job, and the batch script itself (pure; submitting it comes later).
+//! job, the batch script itself (pure), and what Slurm's tools say of a submitted job.
 
+mod job;
 mod script;
+mod status;
 mod validate;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub use script::batch_script;
+pub use job::{cancel, observe, submit_script, SlurmJob};
+pub use script::{batch_script, log_files};
+pub use status::{
+    classify_refusal, exit_code_of, parse_sacct, parse_scontrol, parse_squeue, submitted_job_id,
+    JobEnd, JobView, SubmitError,
+};
 
 /// Where a run's processes run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -18,6 +25,12 @@ pub enum Backend {
     Local,
     /// As a Slurm batch job (`gpudeck run --on slurm --dry-run` prints its script).
     Slurm,
+}
+
+impl Backend {
+    pub fn is_local(&self) -> bool {
+        *self == Backend::Local
+    }
 }
 
 /// What the config gives runs that do not say: the backend, and the Slurm settings a spec's

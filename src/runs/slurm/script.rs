@@ -4,7 +4,7 @@
 //! Every value a user gives reaches shell code only as a word quoted by `shlex`; the command's
 //! argv is handed to the small fixed wrappers as positional arguments, never spliced into them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::validate::{
     env_name, extra_line, mount_source, quote, quote_all, sbatch_path, sbatch_word, time_limit,
@@ -181,6 +181,30 @@ fn header(job: &Job<'_>, settings: &SlurmSettings) -> Result<Vec<String>, SlurmE
     Ok(options
         .into_iter()
         .map(|o| format!("#SBATCH {o}"))
+        .collect())
+}
+
+/// The files Slurm writes each rank's stdout and stderr to, once the job id is known, in rank
+/// order: the job's own for the single launcher, each task's (per-gpu) or node's (torchrun).
+pub fn log_files(
+    spec: &RunSpec,
+    settings: &SlurmSettings,
+    job_id: &str,
+    log_dir: &Path,
+) -> Result<Vec<(PathBuf, PathBuf)>, SlurmError> {
+    let job = job_of(spec, settings, log_dir)?;
+    let file =
+        |tag: &str, ext: &str| log_dir.join(format!("gpudeck-{}-{job_id}{tag}.{ext}", job.name));
+    let tags: Vec<String> = match job.launcher {
+        Launcher::Single => vec![String::new()],
+        Launcher::PerGpu => (0..job.nodes * job.gpus_per_node)
+            .map(|t| format!("-rank{t}"))
+            .collect(),
+        Launcher::Torchrun => (0..job.nodes).map(|n| format!("-node{n}")).collect(),
+    };
+    Ok(tags
+        .into_iter()
+        .map(|tag| (file(&tag, "out"), file(&tag, "err")))
         .collect())
 }
 
