@@ -2,20 +2,20 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::runs::container_record::ContainerRecord;
-use crate::runs::record::{RankRecord, RUN_SCHEMA};
+use crate::runs::record::RankRecord;
 use crate::runs::spec::Launcher;
 
 fn record(ranks: usize) -> RunRecord {
+    let starting = RunRecord::starting(
+        "r".into(),
+        "r".into(),
+        Launcher::PerGpu,
+        "/work".into(),
+        "box".into(),
+        1_000,
+    );
     RunRecord {
-        schema: RUN_SCHEMA.into(),
-        id: "r".into(),
-        name: "r".into(),
-        launcher: Launcher::PerGpu,
         image: Some("busybox".into()),
-        workdir: "/work".into(),
-        host: "box".into(),
-        driver_version: None,
-        gpus: Vec::new(),
         ranks: (0..ranks)
             .map(|rank| RankRecord {
                 rank,
@@ -27,19 +27,8 @@ fn record(ranks: usize) -> RunRecord {
             })
             .collect(),
         state: RunState::Running,
-        created_ms: 1_000,
         started_ms: Some(2_000),
-        ended_ms: None,
-        supervisor: None,
-        process_group: None,
-        exit_code: None,
-        first_failed_rank: None,
-        error: None,
-        gpu_source: None,
-        metrics_error: None,
-        backend: Default::default(),
-        slurm: None,
-        container: None,
+        ..starting
     }
 }
 

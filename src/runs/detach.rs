@@ -13,7 +13,7 @@ use super::container_check::{check_container_run, prepare_containers, ContainerS
 use super::error::RunError;
 use super::launch::{free_ports, plan_ranks, LaunchInput};
 use super::preflight::{preflight, PreflightInput};
-use super::record::{RankRecord, RunRecord, RunState, RUN_SCHEMA};
+use super::record::{RankRecord, RunRecord, RunState};
 use super::spec::{Launcher, RunSpec};
 use super::stop::wait_for;
 use super::store::{open_log, Run, RunStore, SUPERVISOR_LOG};
@@ -113,7 +113,7 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
     })
 }
 
-/// The record of a run about to start: nothing has run, nothing has ended.
+/// The record of a run about to start, with the host and driver the GPUs were read on.
 fn starting_record(
     id: String,
     name: String,
@@ -122,30 +122,8 @@ fn starting_record(
     gpus: &GpuReport,
 ) -> RunRecord {
     RunRecord {
-        schema: RUN_SCHEMA.into(),
-        id,
-        name,
-        launcher,
-        image: None,
-        workdir,
-        host: gpus.host.clone(),
         driver_version: gpus.system.as_ref().and_then(|s| s.driver_version.clone()),
-        gpus: Vec::new(),
-        ranks: Vec::new(),
-        state: RunState::Starting,
-        created_ms: 0,
-        started_ms: None,
-        ended_ms: None,
-        supervisor: None,
-        process_group: None,
-        exit_code: None,
-        first_failed_rank: None,
-        error: None,
-        gpu_source: None,
-        metrics_error: None,
-        backend: Default::default(),
-        slurm: None,
-        container: None,
+        ..RunRecord::starting(id, name, launcher, workdir, gpus.host.clone(), 0)
     }
 }
 

@@ -134,6 +134,44 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// The record of a run about to start: nothing has run, nothing has ended, no GPUs or ranks
+    /// yet; every optional part absent.
+    pub fn starting(
+        id: String,
+        name: String,
+        launcher: Launcher,
+        workdir: PathBuf,
+        host: String,
+        created_ms: u64,
+    ) -> RunRecord {
+        RunRecord {
+            schema: RUN_SCHEMA.into(),
+            id,
+            name,
+            launcher,
+            image: None,
+            workdir,
+            host,
+            driver_version: None,
+            gpus: Vec::new(),
+            ranks: Vec::new(),
+            state: RunState::Starting,
+            created_ms,
+            started_ms: None,
+            ended_ms: None,
+            supervisor: None,
+            process_group: None,
+            exit_code: None,
+            first_failed_rank: None,
+            error: None,
+            gpu_source: None,
+            metrics_error: None,
+            backend: Default::default(),
+            slurm: None,
+            container: None,
+        }
+    }
+
     /// The state as a reader should show it: a running run whose supervisor is gone (dead, a
     /// zombie, or its pid now someone else's) is `lost`, unless its containers were looked at.
     pub fn effective_state(&self) -> RunState {

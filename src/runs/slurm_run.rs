@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::clock;
 use super::error::RunError;
-use super::record::{RankRecord, RunRecord, RunState, RUN_SCHEMA};
+use super::record::{RankRecord, RunRecord, RunState};
 use super::slurm::{
     batch_script, cancel, log_files, observe, submit_script, Backend, JobView, SlurmJob,
     SlurmSettings,
@@ -62,31 +62,18 @@ pub fn submit(spec: &RunSpec, settings: &SlurmSettings, store: &RunStore) -> Res
 }
 
 fn submitted_record(spec: &RunSpec, id: String, name: String, now: u64) -> RunRecord {
+    let workdir = spec.workdir.clone().unwrap_or_default();
     RunRecord {
-        schema: RUN_SCHEMA.into(),
-        id,
-        name,
-        launcher: spec.launcher,
         image: spec.image.clone(),
-        workdir: spec.workdir.clone().unwrap_or_default(),
-        host: crate::host::hostname(),
-        driver_version: None,
-        gpus: Vec::new(),
-        ranks: Vec::new(),
-        state: RunState::Starting,
-        created_ms: now,
-        started_ms: None,
-        ended_ms: None,
-        supervisor: None,
-        process_group: None,
-        exit_code: None,
-        first_failed_rank: None,
-        error: None,
-        gpu_source: None,
-        metrics_error: None,
-        container: None,
         backend: Backend::Slurm,
-        slurm: None,
+        ..RunRecord::starting(
+            id,
+            name,
+            spec.launcher,
+            workdir,
+            crate::host::hostname(),
+            now,
+        )
     }
 }
 

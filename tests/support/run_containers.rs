@@ -11,8 +11,7 @@ use serde_json::Value;
 use gpudeck::docker::resolve_host;
 use gpudeck::runs::{
     container_plan, plan_ranks, ContainerInput, ContainerRecord, LaunchInput, Launcher, Ports,
-    ProcessRef, RankContainerRef, RankRecord, Run, RunGpu, RunRecord, RunState, RunStore,
-    RUN_SCHEMA,
+    ProcessRef, RankContainerRef, RankRecord, Run, RunGpu, RunRecord, RunStore,
 };
 use gpudeck::shell::{GpuPlumbing, ShellDefaults};
 
@@ -140,29 +139,9 @@ pub fn per_gpu_run_dir(
     plan.write(&dir).unwrap();
     let engine = resolve_host(None, |k| std::env::var(k).ok()).unwrap();
     let record = RunRecord {
-        schema: RUN_SCHEMA.into(),
-        id,
-        name: "refused".into(),
-        launcher: Launcher::PerGpu,
         image: Some(image.into()),
-        workdir: work.to_path_buf(),
-        host: "test".into(),
-        driver_version: None,
         gpus,
         ranks,
-        state: RunState::Starting,
-        created_ms: now,
-        started_ms: None,
-        ended_ms: None,
-        supervisor: None,
-        process_group: None,
-        exit_code: None,
-        first_failed_rank: None,
-        error: None,
-        gpu_source: None,
-        metrics_error: None,
-        backend: Default::default(),
-        slurm: None,
         container: Some(ContainerRecord {
             engine: engine.uri,
             engine_tls: None,
@@ -187,6 +166,14 @@ pub fn per_gpu_run_dir(
                 .collect(),
             observed: None,
         }),
+        ..RunRecord::starting(
+            id,
+            "refused".into(),
+            Launcher::PerGpu,
+            work.to_path_buf(),
+            "test".into(),
+            now,
+        )
     };
     let run = Run { dir, record };
     run.write_record(&run.record).unwrap();
