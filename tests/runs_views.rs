@@ -359,10 +359,10 @@ fn memory_still_held_after_the_end_is_an_alert_that_offers_to_kill() {
     let gpu2: Vec<u32> = samples[2].processes.iter().map(|p| p.pid).collect();
     assert!(!gpu2.is_empty(), "the simulation has processes on GPU 2");
     assert!(state.runs.held.is_none());
-    let totals = vec![Some(80u64 << 30); samples.len()];
+    let statics = state.data().unwrap().inventory.gpus.clone();
     for s in 0..15 {
         let now = (T0 + 31_000 + s * 1000) as i64;
-        state.runs.watch_after_end(now, &samples, &totals);
+        state.runs.watch_after_end(now, &statics, &samples);
     }
     let held = state.runs.held.clone().expect("memory held after the end");
     assert_eq!(held.gpus, vec![2]);

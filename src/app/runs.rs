@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 
 use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
-use crate::gpu::GpuSample;
-use crate::runs::metrics::MetricsRow;
+use crate::gpu::{GpuSample, GpuStatic};
+use crate::runs::metrics::{rows_from, MetricsRow};
 use crate::runs::summary::{memory_held_after_end, Alert};
 use crate::runs::watch::{LogChunk, RunDetail, RunRow, RunsUpdate};
 use crate::runs::RunState;
@@ -152,7 +152,7 @@ impl RunsView {
 
     /// Records the selected run's GPUs from a fresh sample when the run ended recently, and
     /// whether they still hold memory its processes left behind.
-    pub fn watch_after_end(&mut self, now_ms: i64, samples: &[GpuSample], totals: &[Option<u64>]) {
+    pub fn watch_after_end(&mut self, now_ms: i64, statics: &[GpuStatic], samples: &[GpuSample]) {
         let Some(run) = self.selected_run() else {
             return;
         };
@@ -164,24 +164,11 @@ impl RunsView {
             return;
         }
         let gpus = run.gpus.clone();
-        for &gpu in &gpus {
-            let Some(sample) = samples.get(gpu as usize) else {
-                continue;
-            };
+        for row in rows_from(now_ms, statics, samples, &gpus) {
             if self.after_end.len() == AFTER_END_SAMPLES {
                 self.after_end.pop_front();
             }
-            self.after_end.push_back(MetricsRow {
-                t_unix_ms: now_ms,
-                gpu_index: gpu,
-                gpu_uuid: String::new(),
-                util_pct: sample.util_gpu_pct,
-                mem_used_bytes: sample.memory_used_bytes,
-                mem_total_bytes: totals.get(gpu as usize).copied().flatten(),
-                power_w: sample.power_w,
-                temp_c: sample.temp_c,
-                sm_clock_mhz: sample.sm_clock_mhz,
-            });
+            self.after_end.push_back(row);
         }
         let rows: Vec<MetricsRow> = self.after_end.iter().cloned().collect();
         self.held = memory_held_after_end(&rows, &gpus);

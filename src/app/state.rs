@@ -194,14 +194,8 @@ impl AppState {
                     {
                         history.record(gpu, sample);
                     }
-                    let totals: Vec<Option<u64>> = data
-                        .inventory
-                        .gpus
-                        .iter()
-                        .map(|g| g.memory_total_bytes)
-                        .collect();
                     self.runs
-                        .watch_after_end(self.now * 1000, &samples, &totals);
+                        .watch_after_end(self.now * 1000, &data.inventory.gpus, &samples);
                     data.samples = samples;
                 }
                 self.keep_process_selection();

@@ -279,7 +279,8 @@ impl Watcher {
         self.summaries
             .retain(|id, _| runs.iter().any(|r| r.id() == id));
         let mut budget = self.summary_budget;
-        let rows = runs
+        // Newest first, so recent runs get the metrics budget first; the listing is oldest first.
+        let mut rows: Vec<RunRow> = runs
             .iter()
             .rev()
             .map(|run| {
@@ -290,10 +291,8 @@ impl Watcher {
                 let summary = feed.update(run, now, &mut budget);
                 row_of(run, summary)
             })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
             .collect();
+        rows.reverse();
         self.send(RunsUpdate::Listed {
             runs: rows,
             warnings,
