@@ -88,10 +88,7 @@ fn main() -> ExitCode {
             || gpu_report(sources),
             (
                 container_setup(docker_host.clone(), &config, &dirs),
-                runs::slurm::SlurmDefaults {
-                    backend: config.runs.backend,
-                    settings: config.slurm.settings(),
-                },
+                slurm_defaults(&config),
             ),
         ),
         Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
@@ -103,7 +100,10 @@ fn main() -> ExitCode {
             &RunStore::new(&dirs.data),
             gpu_choice(&cli),
             || gpu_report(sources),
-            container_setup(docker_host.clone(), &config, &dirs),
+            (
+                container_setup(docker_host.clone(), &config, &dirs),
+                slurm_defaults(&config),
+            ),
         ),
         Some(Commands::Serve { metrics }) => serve(sources, &dirs, &config, metrics),
         Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
@@ -240,6 +240,7 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
             data_dir: dirs.data.clone(),
             gpu_choice: gpu_choice(cli),
             container: container_setup(cli.docker_host.clone(), config, dirs),
+            slurm: slurm_defaults(config),
             metrics_listen: config.metrics.listen,
         });
     }
@@ -254,8 +255,17 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
         data_dir: dirs.data.clone(),
         gpu_choice: choice,
         container: container_setup(cli.docker_host.clone(), config, dirs),
+        slurm: slurm_defaults(config),
         metrics_listen: config.metrics.listen,
     })
+}
+
+/// The config's backend for runs that name none, and its `[slurm]` settings.
+fn slurm_defaults(config: &Config) -> runs::slurm::SlurmDefaults {
+    runs::slurm::SlurmDefaults {
+        backend: config.runs.backend,
+        settings: config.slurm.settings(),
+    }
 }
 
 /// What a container run needs from the command line and the config: the engine, the shell

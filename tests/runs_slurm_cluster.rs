@@ -1,6 +1,7 @@
 //! `gpudeck run --on slurm` against a real one-node Slurm (2 fake GPUs) started for each test by
 //! `tests/support/slurm-up.sh`: a job's end and exit code, its log through `gpudeck logs`, a
-//! pending job and its reason, `gpudeck stop`, and sbatch's refusals. Where Slurm cannot be
+//! pending job and its reason, `gpudeck stop`, re-run, per-task GPUs and ranks of a per-gpu job,
+//! a job held for good or failed before starting, and sbatch's refusals. Where Slurm cannot be
 //! started here (no root, no packages), each test prints SKIPPED with the reason and passes.
 
 mod support;
@@ -51,14 +52,161 @@ fn a_job_that_exits_3_is_failed_with_code_3_and_its_log_is_readable() {
     assert_eq!(stdout(&logs), "out-line\n");
     let errs = slurm.gpudeck(&dirs, &["logs", &id, "--stderr"]);
     assert!(stdout(&errs).contains("err-line"), "{}", stdout(&errs));
-    // Its spec would start here, not on the cluster: refused.
-    let again = slurm.gpudeck(&dirs, &["rerun", &id]);
-    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
     assert!(
-        stderr(&again).contains("is a Slurm run"),
+        run["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("exited with 3")),
+        "{run}"
+    );
+    assert_eq!(run["slurm"]["exit"], "3:0", "{run}");
+    assert_eq!(run["slurm"]["nodes"], hostname(), "{run}");
+    assert!(run["slurm"]["reported_by"].is_string(), "{run}");
+    // Re-run: the same job submitted again, as a new run with a new job.
+    let again = slurm.gpudeck(&dirs, &["rerun", &id]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let new_id = stdout(&again).trim().to_string();
+    assert_ne!(new_id, id);
+    assert!(
+        stderr(&again).contains("submitted as Slurm job"),
         "{}",
         stderr(&again)
     );
+    wait_until("the re-run to fail as the first did", || {
+        slurm.listed(&dirs, &new_id)["state"] == "failed"
+    });
+    let rerun = slurm.listed(&dirs, &new_id);
+    assert_eq!(rerun["exit_code"], 3, "{rerun}");
+    assert_eq!(rerun["name"], "three", "{rerun}");
+    assert_ne!(rerun["slurm"]["job_id"], run["slurm"]["job_id"], "{rerun}");
+    let logs = slurm.gpudeck(&dirs, &["logs", &new_id]);
+    assert_eq!(stdout(&logs), "out-line\n");
+}
+
+fn hostname() -> String {
+    let out = std::process::Command::new("hostname")
+        .arg("-s")
+        .output()
+        .expect("hostname runs");
+    stdout(&out).trim().to_string()
+}
+
+#[test]
+fn per_gpu_tasks_each_get_their_own_gpu_rank_and_world_size() {
+    let Some(slurm) = cluster() else { return };
+    let dirs = Dirs::new();
+    let id = slurm.submit(
+        &dirs,
+        &[
+            "--launcher",
+            "per-gpu",
+            "--gpus",
+            "count:2",
+            "--",
+            "sh",
+            "-c",
+            "echo rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE cvd=$CUDA_VISIBLE_DEVICES",
+        ],
+    );
+    wait_until("the job to succeed", || {
+        slurm.listed(&dirs, &id)["state"] == "succeeded"
+    });
+    let run = slurm.listed(&dirs, &id);
+    assert_eq!(run["exit_code"], 0, "{run}");
+    assert_eq!(run["slurm"]["gpus_per_node"], 2, "{run}");
+    let mut devices = Vec::new();
+    for rank in 0..2 {
+        let out = slurm.gpudeck(&dirs, &["logs", &id, "--rank", &rank.to_string()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let line = stdout(&out);
+        assert!(
+            line.starts_with(&format!("rank={rank} local={rank} world=2 cvd=")),
+            "rank {rank}: {line}"
+        );
+        let cvd = line.trim().rsplit("cvd=").next().unwrap().to_string();
+        // One GPU per task, bound by Slurm (--gpu-bind=single:1), not the job's whole list.
+        assert!(cvd == "0" || cvd == "1", "rank {rank}: {line}");
+        devices.push(cvd);
+    }
+    assert_ne!(devices[0], devices[1], "two tasks on one GPU: {devices:?}");
+}
+
+#[test]
+fn more_gpus_per_node_than_the_partition_has_is_refused_with_what_it_has() {
+    let Some(slurm) = cluster() else { return };
+    let dirs = Dirs::new();
+    let out = slurm.gpudeck(
+        &dirs,
+        &["run", "--on", "slurm", "--gpus", "count:3", "--", "true"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("more GPUs"), "{err}");
+    assert!(
+        err.contains("Requested node configuration is not available"),
+        "{err}"
+    );
+    // What the nodes have, from sinfo.
+    assert!(err.contains("debug*: 1 node, gpu:2"), "{err}");
+}
+
+#[test]
+fn a_job_that_cannot_start_as_submitted_says_why_and_what_to_do() {
+    let Some(slurm) = cluster() else { return };
+    let dirs = Dirs::new();
+    // `short` allows 1 minute: Slurm takes the job but holds it forever.
+    let id = slurm.submit(
+        &dirs,
+        &["--partition", "short", "--time", "10", "--", "true"],
+    );
+    wait_until("the job to be held", || {
+        slurm.listed(&dirs, &id)["slurm"]["reason"] == "PartitionTimeLimit"
+    });
+    let run = slurm.listed(&dirs, &id);
+    assert_eq!(run["state"], "starting", "{run}");
+    let error = run["error"].as_str().unwrap_or_default();
+    assert!(error.contains("will not start"), "{error}");
+    assert!(error.contains("shorter --time"), "{error}");
+    let listing = slurm.gpudeck(&dirs, &["runs"]);
+    assert!(
+        stdout(&listing).contains("starting (PartitionTimeLimit)"),
+        "{}",
+        stdout(&listing)
+    );
+}
+
+#[test]
+fn a_job_whose_run_dir_the_node_cannot_see_failed_before_starting() {
+    let Some(slurm) = cluster() else { return };
+    let dirs = Dirs::new();
+    let blocker = slurm.submit(&dirs, &["--gpus", "count:2", "--", "sleep", "300"]);
+    wait_until("the blocker to run", || {
+        slurm.listed(&dirs, &blocker)["state"] == "running"
+    });
+    let id = slurm.submit(&dirs, &["--gpus", "count:1", "--", "true"]);
+    let run = slurm.listed(&dirs, &id);
+    let job = run["slurm"]["job_id"].as_str().unwrap().to_string();
+    wait_until("the job to wait for GPUs", || {
+        slurm.listed(&dirs, &id)["slurm"]["reason"] == "Resources"
+    });
+    // As on a node that does not share the file system of the run store: the job's log files
+    // cannot be opened there.
+    let dir = std::path::PathBuf::from(run["dir"].as_str().unwrap());
+    let away = dir.with_extension("away");
+    std::fs::rename(&dir, &away).unwrap();
+    let stop = slurm.gpudeck(&dirs, &["stop", &blocker]);
+    assert!(stop.status.success(), "{}", stderr(&stop));
+    wait_until("Slurm to end the job", || {
+        let out = slurm.command("squeue", &["-h", "-j", &job, "-o", "%T"]);
+        stdout(&out).trim().is_empty()
+    });
+    std::fs::rename(&away, &dir).unwrap();
+    let run = slurm.listed(&dirs, &id);
+    assert_eq!(run["state"], "failed", "{run}");
+    assert_eq!(run["slurm"]["reason"], "JobLaunchFailure", "{run}");
+    let error = run["error"].as_str().unwrap_or_default();
+    assert!(error.contains("failed before starting"), "{error}");
+    assert!(error.contains("share"), "{error}");
+    assert!(run["started_ms"].is_null(), "{run}");
 }
 
 #[test]
@@ -92,12 +240,18 @@ fn stop_cancels_a_running_job_and_records_stopped() {
     wait_until("the job to run", || {
         slurm.listed(&dirs, &id)["state"] == "running"
     });
+    let running = slurm.listed(&dirs, &id);
+    assert_eq!(running["slurm"]["nodes"], hostname(), "{running}");
+    assert!(running["started_ms"].is_u64(), "{running}");
     let out = slurm.gpudeck(&dirs, &["stop", &id]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("stopped"), "{}", stderr(&out));
     let run = slurm.listed(&dirs, &id);
     assert_eq!(run["state"], "stopped", "{run}");
     assert_eq!(run["slurm"]["slurm_state"], "CANCELLED", "{run}");
+    // Stopping it again says it had ended rather than failing in scancel.
+    let again = slurm.gpudeck(&dirs, &["stop", &id]);
+    assert!(again.status.success(), "{}", stderr(&again));
 }
 
 #[test]

@@ -21,6 +21,7 @@ type StartParts = (
     PathBuf,
     crate::gpu::GpuSourceChoice,
     crate::runs::ContainerSetup,
+    crate::runs::slurm::SlurmDefaults,
 );
 
 /// The status line for a start: the new id to select, or why it did not start.
@@ -53,6 +54,7 @@ pub(super) struct Effects {
     pub run_done: mpsc::Sender<RunDone>,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     pub container: crate::runs::ContainerSetup,
+    pub slurm: crate::runs::slurm::SlurmDefaults,
 }
 
 impl Effects {
@@ -118,7 +120,7 @@ impl Effects {
     /// A new run from the selected one's spec, checked against the GPUs as the dashboard sees
     /// them now; starting waits for the supervisor (up to seconds): on a thread.
     fn rerun(&self, id: String, state: &mut AppState) {
-        let Some((gpus, exe, choice, container)) = self.start_parts(state) else {
+        let Some((gpus, exe, choice, container, slurm)) = self.start_parts(state) else {
             return;
         };
         let store = self.store.clone();
@@ -134,6 +136,7 @@ impl Effects {
                     exe,
                     gpu_source: choice,
                     container,
+                    slurm,
                 };
                 crate::runs::rerun(&run, &ctx)
             });
@@ -149,7 +152,7 @@ impl Effects {
         let store = self.store.clone();
         let done = self.run_done.clone();
         self.background("start-run", move || {
-            let (gpus, exe, choice, container) = ctx;
+            let (gpus, exe, choice, container, slurm) = ctx;
             let cwd = spec.workdir.clone().unwrap_or_else(|| PathBuf::from("."));
             let ctx = crate::runs::StartContext {
                 gpus: &gpus,
@@ -159,8 +162,9 @@ impl Effects {
                 exe,
                 gpu_source: choice,
                 container,
+                slurm,
             };
-            let _ = done.blocking_send(started_line(crate::runs::start_run(&spec, &ctx)));
+            let _ = done.blocking_send(started_line(crate::runs::start(&spec, &ctx)));
         });
     }
 
@@ -174,7 +178,13 @@ impl Effects {
             return None;
         };
         match std::env::current_exe() {
-            Ok(exe) => Some((gpus, exe, self.gpu_choice.clone(), self.container.clone())),
+            Ok(exe) => Some((
+                gpus,
+                exe,
+                self.gpu_choice.clone(),
+                self.container.clone(),
+                self.slurm.clone(),
+            )),
             Err(e) => {
                 state.set_status(format!("the gpudeck binary cannot be found: {e}"), true);
                 None

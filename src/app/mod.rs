@@ -112,6 +112,8 @@ pub struct Sources {
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     /// What a container run started from the dashboard (`R` on one) needs.
     pub container: crate::runs::ContainerSetup,
+    /// The backend and Slurm settings a run started from the dashboard gets from the config.
+    pub slurm: crate::runs::slurm::SlurmDefaults,
     /// Serve Prometheus metrics here while the dashboard runs (`[metrics] listen`).
     pub metrics_listen: Option<std::net::SocketAddr>,
 }
@@ -236,6 +238,7 @@ pub async fn run(
         run_done: run_done_tx,
         gpu_choice: sources.gpu_choice.clone(),
         container: sources.container.clone(),
+        slurm: sources.slurm.clone(),
     };
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;

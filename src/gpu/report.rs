@@ -27,6 +27,21 @@ pub struct GpuReport {
     pub error: Option<ReportError>,
 }
 
+impl GpuReport {
+    /// No GPUs read: for work that does not touch this machine's GPUs (a Slurm job).
+    pub fn unread() -> GpuReport {
+        GpuReport {
+            schema: SCHEMA,
+            host: crate::host::hostname(),
+            system: None,
+            gpu_count: 0,
+            gpus: Vec::new(),
+            topology: Vec::new(),
+            error: None,
+        }
+    }
+}
+
 /// One GPU: static facts and the live sample side by side.
 #[derive(Debug, Clone, Serialize)]
 pub struct GpuEntry {

@@ -12,10 +12,11 @@ use crate::cli::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 
+use super::backend::{slurm_job, slurm_warnings};
 use super::clock;
 use super::container_check::ContainerSetup;
 use super::container_lost::look_at_lost;
-use super::detach::{start_run, StartContext, Started};
+use super::detach::{StartContext, Started};
 use super::error::RunError;
 use super::export::{export_csv, export_json, ExportFormat};
 use super::logs::print_log;
@@ -36,9 +37,10 @@ const EXIT_FAILED: u8 = 1;
 /// A mistake in the command line or the spec file.
 const EXIT_USAGE: u8 = 2;
 
-/// `gpudeck run`: pre-flight, start detached, print the id and where the logs are. `container`
-/// is only used by a run with an image; `slurm` (the config's `[runs] backend` and `[slurm]`)
-/// picks the backend of a run that names none, and fills a Slurm run's settings.
+/// `gpudeck run`: pre-flight, start detached (or submit to Slurm), print the id and where the
+/// logs are. `container` is only used by a run with an image; `slurm` (the config's `[runs]
+/// backend` and `[slurm]`) picks the backend of a run that names none, and fills a Slurm run's
+/// settings.
 pub fn run(
     args: &RunArgs,
     store: &RunStore,
@@ -46,17 +48,23 @@ pub fn run(
     gpus: impl FnOnce() -> GpuReport,
     (container, slurm): (ContainerSetup, SlurmDefaults),
 ) -> ExitCode {
-    finish(
-        spec_from(args).and_then(|spec| match spec.backend.unwrap_or(slurm.backend) {
-            Backend::Slurm => slurm_run(&spec, slurm.settings, args.dry_run, store),
-            Backend::Local => match slurm_only_flag(args) {
-                Some(flag) => Err(RunError::SlurmOnly { flag }),
-                None => launch(store, (gpu_source, container), gpus, |ctx| {
-                    start_run(&spec, ctx)
-                }),
-            },
-        }),
-    )
+    finish(spec_from(args).and_then(|spec| {
+        let backend = spec.backend.unwrap_or(slurm.backend);
+        if backend == Backend::Slurm && args.dry_run {
+            return dry_run(&spec, &slurm.settings);
+        }
+        if let (Backend::Local, Some(flag)) = (backend, slurm_only_flag(args)) {
+            return Err(RunError::SlurmOnly { flag });
+        }
+        // A batch job does not touch this machine's GPUs.
+        let gpus = move || match backend {
+            Backend::Local => gpus(),
+            Backend::Slurm => GpuReport::unread(),
+        };
+        launch(store, (gpu_source, container, slurm), gpus, |ctx| {
+            super::backend::start(&spec, ctx)
+        })
+    }))
 }
 
 /// The first flag given that means nothing to a local run.
@@ -72,43 +80,16 @@ fn slurm_only_flag(args: &RunArgs) -> Option<&'static str> {
     .find_map(|(given, flag)| given.then_some(flag))
 }
 
-/// A Slurm run: with `--dry-run` its batch script on stdout; without, submitted as a run in the
-/// store, whose id is printed as a local run's is.
-fn slurm_run(
-    spec: &RunSpec,
-    config: SlurmSettings,
-    dry_run: bool,
-    store: &RunStore,
-) -> Result<u8, RunError> {
-    let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
-        path: ".".into(),
-        why: format!("the current directory cannot be read: {e}"),
-    })?;
-    let workdir = std::path::absolute(cwd.join(spec.workdir.as_deref().unwrap_or(&cwd)))
-        .unwrap_or_else(|_| cwd.clone());
-    let spec = RunSpec {
-        workdir: Some(workdir.clone()),
-        ..spec.clone()
-    };
-    // A dry run has no run directory yet: the job's logs go to its work dir.
-    let settings = config.overlaid(spec.slurm.clone());
-    if spec.gpu_memory.is_some() || spec.keep {
-        eprintln!("gpudeck: warning: gpu_memory and keep apply to local runs; the batch script ignores them");
+/// `--dry-run`: the batch script on stdout; nothing is created or submitted. With no run
+/// directory yet, the job's logs would go to its work dir.
+fn dry_run(spec: &RunSpec, config: &SlurmSettings) -> Result<u8, RunError> {
+    let cwd = current_dir()?;
+    let (spec, settings) = slurm_job(spec, config, &cwd);
+    for warning in slurm_warnings(&spec) {
+        eprintln!("gpudeck: warning: {warning}");
     }
+    let workdir = spec.workdir.clone().unwrap_or(cwd);
     let script = batch_script(&spec, &settings, &dry_run_id(&spec), &workdir)?;
-    if !dry_run {
-        let run = super::slurm_run::submit(&spec, &settings, store)?;
-        println!("{}", run.id());
-        let job = run.record.slurm.as_ref().map_or("?", |j| j.job_id.as_str());
-        eprintln!(
-            "gpudeck: {} submitted as Slurm job {job}; follow it with `gpudeck logs {} -f`, \
-             stop it with `gpudeck stop {}`",
-            run.id(),
-            run.id(),
-            run.id()
-        );
-        return Ok(EXIT_OK);
-    }
     let mut out = std::io::stdout().lock();
     out.write_all(script.as_bytes())
         .and_then(|()| out.flush())
@@ -116,22 +97,35 @@ fn slurm_run(
     Ok(EXIT_OK)
 }
 
+fn current_dir() -> Result<std::path::PathBuf, RunError> {
+    std::env::current_dir().map_err(|e| RunError::BadWorkdir {
+        path: ".".into(),
+        why: format!("the current directory cannot be read: {e}"),
+    })
+}
+
 /// The run id a dry run's script carries, since no run is created for it.
 fn dry_run_id(spec: &RunSpec) -> String {
     format!("slurm-{}", spec.effective_name())
 }
 
-/// `gpudeck rerun RUN`: a new run from the old one's spec; prints the new id as `run` does.
+/// `gpudeck rerun RUN`: a new run from the old one's spec (a Slurm run is submitted again);
+/// prints the new id as `run` does.
 pub fn rerun(
     args: &RerunArgs,
     store: &RunStore,
     gpu_source: GpuSourceChoice,
     gpus: impl FnOnce() -> GpuReport,
-    container: ContainerSetup,
+    (container, slurm): (ContainerSetup, SlurmDefaults),
 ) -> ExitCode {
     finish(store.find(&args.run).and_then(|old| {
         eprintln!("gpudeck: running {} again", old.id());
-        launch(store, (gpu_source, container), gpus, |ctx| {
+        let backend = old.record.backend;
+        let gpus = move || match backend {
+            Backend::Local => gpus(),
+            Backend::Slurm => GpuReport::unread(),
+        };
+        launch(store, (gpu_source, container, slurm), gpus, |ctx| {
             rerun_run(&old, ctx)
         })
     }))
@@ -140,14 +134,11 @@ pub fn rerun(
 /// Gathers what starting needs, starts, and prints the id and how to follow the run.
 fn launch(
     store: &RunStore,
-    (gpu_source, container): (GpuSourceChoice, ContainerSetup),
+    (gpu_source, container, slurm): (GpuSourceChoice, ContainerSetup, SlurmDefaults),
     gpus: impl FnOnce() -> GpuReport,
     start: impl FnOnce(&StartContext<'_>) -> Result<Started, RunError>,
 ) -> Result<u8, RunError> {
-    let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
-        path: ".".into(),
-        why: format!("the current directory cannot be read: {e}"),
-    })?;
+    let cwd = current_dir()?;
     let exe = std::env::current_exe().map_err(|e| RunError::SupervisorFailed {
         id: "(none yet)".into(),
         why: format!("the gpudeck binary cannot be found: {e}"),
@@ -161,6 +152,7 @@ fn launch(
         exe,
         gpu_source,
         container,
+        slurm,
     };
     let started = start(&ctx)?;
     for warning in &started.warnings {
@@ -168,6 +160,17 @@ fn launch(
     }
     let run = &started.run;
     println!("{}", run.id());
+    if let Some(job) = &run.record.slurm {
+        eprintln!(
+            "gpudeck: {} submitted as Slurm job {}; follow it with `gpudeck logs {} -f`, \
+             stop it with `gpudeck stop {}`",
+            run.id(),
+            job.job_id,
+            run.id(),
+            run.id()
+        );
+        return Ok(EXIT_OK);
+    }
     if let (RunState::Failed, Some(error)) = (run.state(), &run.record.error) {
         // Its ranks could not even be started (a container the engine refused, ...).
         eprintln!("gpudeck: {} failed to start: {error}", run.id());
@@ -233,7 +236,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 pub fn list(store: &RunStore, json: bool) -> ExitCode {
     let (mut runs, mut warnings) = store.list();
     warnings.extend(look_at_lost(&mut runs));
-    warnings.extend(look_at_jobs(&mut runs));
+    warnings.extend(look_at_jobs(&mut runs, false));
     let now = clock::now_ms();
     let (runs, metric_warnings) = with_summaries(runs, now);
     warnings.extend(metric_warnings);

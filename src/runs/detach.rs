@@ -14,6 +14,7 @@ use super::error::RunError;
 use super::launch::{free_ports, plan_ranks, LaunchInput};
 use super::preflight::{preflight, PreflightInput};
 use super::record::{RankRecord, RunRecord, RunState};
+use super::slurm::SlurmDefaults;
 use super::spec::{Launcher, RunSpec};
 use super::stop::wait_for;
 use super::store::{open_log, Run, RunStore, SUPERVISOR_LOG};
@@ -47,6 +48,8 @@ pub struct StartContext<'a> {
     pub gpu_source: GpuSourceChoice,
     /// The engine, defaults and tables a container run (`image = ...`) needs.
     pub container: ContainerSetup,
+    /// The config's backend for a spec that names none, and its `[slurm]` settings.
+    pub slurm: SlurmDefaults,
 }
 
 /// Checks the spec, records the run, and starts its supervisor; returns once the supervisor

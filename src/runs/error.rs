@@ -76,8 +76,6 @@ pub enum RunError {
     Slurm(SlurmError),
     #[error("the job was not submitted: {0}")]
     SlurmSubmit(#[from] SubmitError),
-    #[error("{id} is a Slurm run; running one again is not supported yet")]
-    SlurmRerun { id: String },
     #[error("{flag} only applies to the slurm backend (--on slurm)")]
     SlurmOnly { flag: &'static str },
     #[error("the batch script could not be printed: {why}")]
@@ -160,9 +158,6 @@ impl RunError {
             }
             RunError::Slurm(e) => e.fix(),
             RunError::SlurmSubmit(e) => e.fix(),
-            RunError::SlurmRerun { .. } => {
-                "Submit its spec again: `gpudeck run --on slurm RUN_DIR/spec.toml`.".into()
-            }
             RunError::ScriptNotPrinted { .. } => {
                 "Check where stdout goes (`> job.sh` into a writable directory).".into()
             }

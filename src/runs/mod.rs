@@ -5,6 +5,7 @@
 //! progress parsed from logs, per-second GPU metrics, summaries and alerts; and the Slurm
 //! backend's batch script.
 
+mod backend;
 pub mod cli;
 mod clock;
 mod container;
@@ -40,6 +41,7 @@ mod table;
 pub mod tail;
 pub mod watch;
 
+pub use backend::start;
 pub use container_check::ContainerSetup;
 pub use container_record::{ContainerRecord, EngineTls, RankContainerRef};
 pub use container_spec::{

@@ -19,16 +19,19 @@ pub const RUN_SCHEMA: &str = "gpudeck.run/v1";
 const STALE_START_MS: u64 = 120_000;
 
 /// Where a run is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunState {
-    /// Recorded by `gpudeck run`; the supervisor has not started the ranks yet.
+    /// Recorded by `gpudeck run`; the supervisor has not started the ranks yet (a Slurm job:
+    /// pending in the queue).
+    #[default]
     Starting,
     Running,
     Succeeded,
     Failed,
     Stopped,
-    /// The supervisor died without recording an end (never written, only derived by readers).
+    /// The supervisor died without recording an end (derived by readers), or a Slurm job left
+    /// the queue and no Slurm tool can say how it ended (written).
     Lost,
 }
 

@@ -7,12 +7,13 @@ use super::slurm::Backend;
 use super::store::Run;
 
 /// Starts a new run from `run`'s spec (same command, GPU selection, launcher, env and name) in
-/// the work dir `run` ran in, wherever the caller is; pre-flight checks it afresh.
+/// the work dir `run` ran in, wherever the caller is; pre-flight checks it afresh. A Slurm run
+/// is submitted again with the settings it was submitted with.
 pub fn rerun(run: &Run, ctx: &StartContext<'_>) -> Result<Started, RunError> {
-    // Its spec would start here, not on the cluster.
     if run.record.backend == Backend::Slurm {
-        return Err(RunError::SlurmRerun {
-            id: run.id().to_string(),
+        return Ok(Started {
+            run: super::slurm_run::resubmit(run, ctx.store)?,
+            warnings: Vec::new(),
         });
     }
     let mut spec = run.spec()?;

@@ -67,7 +67,10 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
                 r.id.clone(),
                 r.name.clone(),
                 state_text(run),
-                r.gpu_indices(),
+                match &r.slurm {
+                    Some(job) => job.placement(),
+                    None => r.gpu_indices(),
+                },
                 r.launcher.as_str().to_string(),
                 clock::rfc3339_utc(r.started_ms.unwrap_or(r.created_ms)),
                 r.duration_ms(now_ms)

@@ -22,7 +22,8 @@ use feeds::{FocusFeed, LogFeed, SummaryFeed};
 
 /// How often the store is looked at.
 const TICK: Duration = Duration::from_millis(500);
-/// Lost container runs are looked at in the engine every this many ticks.
+/// Lost container runs are looked at in the engine, and Slurm jobs in the queue, every this
+/// many ticks.
 const LOST_LOOK_TICKS: u64 = 10;
 
 /// One run as the runs list shows it.
@@ -44,6 +45,8 @@ pub struct RunRow {
     pub dir: PathBuf,
     /// GPU use so far, from its metrics (None before the first sample).
     pub summary: Option<RunSummary>,
+    /// A Slurm run's job: id, nodes, why it waits, how Slurm ended it.
+    pub slurm: Option<crate::runs::slurm::SlurmJob>,
 }
 
 /// One GPU's history over a run: x is seconds since the run started.
@@ -271,9 +274,11 @@ impl Watcher {
     fn send_list(&mut self) -> bool {
         let (mut runs, mut warnings) = self.store.list();
         self.look_at_lost(&mut runs, &mut warnings);
-        // Each look runs squeue; between looks the record on disk holds the last answer.
-        if self.ticks % LOST_LOOK_TICKS == 1 {
-            warnings.extend(super::slurm_run::look_at_jobs(&mut runs));
+        // Each look runs squeue; between looks the record on disk holds the last answer. A job
+        // just submitted is looked at every second, so it shows running soon after it does.
+        let every_job = self.ticks % LOST_LOOK_TICKS == 1;
+        if every_job || self.ticks % 2 == 1 {
+            warnings.extend(super::slurm_run::look_at_jobs(&mut runs, !every_job));
         }
         let now = clock::now_ms();
         self.summaries
@@ -340,5 +345,6 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
         error: r.error.clone(),
         dir: run.dir.clone(),
         summary,
+        slurm: r.slurm.clone(),
     }
 }

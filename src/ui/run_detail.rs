@@ -62,14 +62,20 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
 }
 
 fn facts_line<'a>(run: &RunRow, now: i64, s: &Styles) -> Line<'a> {
-    let mut spans = vec![
-        Span::styled("GPU ", s.muted()),
-        Span::styled(gpus(&run.gpus), s.text()),
-        Span::styled(
-            format!(" · {} · {} rank(s)", run.launcher.as_str(), run.ranks),
-            s.text(),
-        ),
-    ];
+    let mut spans = match &run.slurm {
+        Some(job) => vec![
+            Span::styled(format!("Slurm job {} ", job.job_id), s.muted()),
+            Span::styled(job.placement(), s.text()),
+        ],
+        None => vec![
+            Span::styled("GPU ", s.muted()),
+            Span::styled(gpus(&run.gpus), s.text()),
+        ],
+    };
+    spans.push(Span::styled(
+        format!(" · {} · {} rank(s)", run.launcher.as_str(), run.ranks),
+        s.text(),
+    ));
     if let Some(image) = &run.image {
         spans.push(Span::styled(format!(" · {image}"), s.text()));
     }

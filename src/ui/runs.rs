@@ -174,7 +174,10 @@ fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
     Row::new(vec![
         Cell::from(short_id(&r.id).to_string()),
         Cell::from(Span::styled(r.state.to_string(), state_style(r.state, s))),
-        Cell::from(gpus(&r.gpus)),
+        Cell::from(match &r.slurm {
+            Some(job) => slurm_gpus(job),
+            None => gpus(&r.gpus),
+        }),
         Cell::from(launcher(r)),
         Cell::from(ago),
         Cell::from(duration),
@@ -203,6 +206,14 @@ pub(super) fn state_style(state: RunState, s: &Styles) -> Style {
         RunState::Running | RunState::Succeeded => s.ok(),
         RunState::Starting | RunState::Stopped => s.warn(),
         RunState::Failed | RunState::Lost => s.error(),
+    }
+}
+
+/// A Slurm job's GPUs in the narrow GPUS column: per node, as the scheduler picks them.
+fn slurm_gpus(job: &crate::runs::slurm::SlurmJob) -> String {
+    match job.gpus_per_node {
+        0 => "slurm".into(),
+        n => format!("{n}/node"),
     }
 }
 

@@ -3,7 +3,7 @@
 # `slurm-up.sh up STATE CTLD_PORT SLURMD_PORT` writes STATE/slurm.conf (point SLURM_CONF at it),
 # starts munged (unless one already answers), slurmctld and slurmd with every state file, log
 # and pid under STATE, and 2 fake GPUs (symlinks to char devices under STATE/dev), then waits
-# until the node is idle. `slurm-up.sh down STATE` stops what `up` started, by pid.
+# until the node is idle. Partitions: `debug` (default, no time limit) and `short` (1 minute). `slurm-up.sh down STATE` stops what `up` started, by pid.
 # Needs root and the Debian slurm-wlm/munge packages; exits non-zero with the reason otherwise.
 set -euo pipefail
 cmd=${1:?up or down}; STATE=${2:?state dir}
@@ -82,6 +82,7 @@ JobCompLoc=$STATE/jobcomp.log
 MinJobAge=300
 NodeName=${H} NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=500 Gres=gpu:2 State=UNKNOWN
 PartitionName=debug Nodes=${H} Default=YES MaxTime=INFINITE State=UP
+PartitionName=short Nodes=${H} MaxTime=1 State=UP
 EOF
 cat >"$STATE/gres.conf" <<EOF
 AutoDetect=off

@@ -49,6 +49,15 @@ impl Cluster {
         cmd.output().expect("gpudeck runs")
     }
 
+    /// One of Slurm's own commands against this cluster.
+    pub fn command(&self, program: &str, args: &[&str]) -> Output {
+        Command::new(program)
+            .args(args)
+            .env("SLURM_CONF", self.conf())
+            .output()
+            .expect("the Slurm command runs")
+    }
+
     /// Submits a run; its id.
     pub fn submit(&self, dirs: &Dirs, args: &[&str]) -> String {
         let mut all = vec!["run", "--on", "slurm"];

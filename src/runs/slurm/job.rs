@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde::{Deserialize, Serialize};
 
-use super::status::{parse_sacct, parse_scontrol, parse_squeue, submitted_job_id};
+use super::status::{parse_sacct, parse_scontrol, parse_squeue, submitted_job_id, SACCT_FORMAT};
 use super::{JobView, SubmitError};
 
 /// The `slurm` section of a Slurm run's `run.json`.
@@ -19,18 +19,77 @@ pub struct SlurmJob {
     #[serde(default)]
     pub partition: Option<String>,
     pub submitted_ms: u64,
+    /// Nodes asked for (0 in records written before it was kept).
+    #[serde(default)]
+    pub node_count: u32,
+    /// GPUs asked for on each node.
+    #[serde(default)]
+    pub gpus_per_node: u32,
     /// Why the job waits in the queue (squeue's reason: "Resources", "Priority").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Slurm's own word for how it ended ("TIMEOUT", "CANCELLED by 0").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm_state: Option<String>,
+    /// Its exit as Slurm reported it (`CODE:SIGNAL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<String>,
+    /// The nodes it ran on, as Slurm writes them ("gpu[01-02]").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
+    /// Its run time as Slurm counted it ("00:01:05").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed: Option<String>,
+    /// Which tool told its end: "sacct" (accounting), "sacct -c" (job-completion log) or
+    /// "scontrol" (the controller, for a few minutes after the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_by: Option<String>,
 }
 
-/// `sbatch --parsable SCRIPT`: the job id.
-pub fn submit_script(script: &Path) -> Result<String, SubmitError> {
+impl SlurmJob {
+    /// Where it runs, in a few words: "2 GPUs/node on gpu[01-02]", "1 GPU on vm", "no GPU".
+    pub fn placement(&self) -> String {
+        let gpus = match (self.gpus_per_node, self.node_count) {
+            (0, _) => "no GPU".to_string(),
+            (1, 0 | 1) => "1 GPU".to_string(),
+            (n, 0 | 1) => format!("{n} GPUs"),
+            (n, _) => format!("{n} GPU{}/node", if n == 1 { "" } else { "s" }),
+        };
+        match (&self.nodes, self.node_count) {
+            (Some(nodes), _) => format!("{gpus} on {nodes}"),
+            (None, 0 | 1) => gpus,
+            (None, n) => format!("{gpus} on {n} nodes"),
+        }
+    }
+
+    /// A job just submitted.
+    pub fn submitted(job_id: String, script: PathBuf, partition: Option<String>, now: u64) -> Self {
+        SlurmJob {
+            job_id,
+            script,
+            partition,
+            submitted_ms: now,
+            node_count: 0,
+            gpus_per_node: 0,
+            reason: None,
+            slurm_state: None,
+            exit: None,
+            nodes: None,
+            elapsed: None,
+            reported_by: None,
+        }
+    }
+}
+
+/// `sbatch --parsable --chdir=WORKDIR SCRIPT`: the job id. Slurm starts the batch script in
+/// `workdir` on the node, and fails the launch (JobLaunchFailure) where it does not exist,
+/// instead of starting it in /tmp.
+pub fn submit_script(script: &Path, workdir: &Path) -> Result<String, SubmitError> {
+    let mut chdir = std::ffi::OsString::from("--chdir=");
+    chdir.push(workdir);
     let output = Command::new("sbatch")
         .arg("--parsable")
+        .arg(chdir)
         .arg(script)
         .output()
         .map_err(|e| match e.kind() {
@@ -42,28 +101,67 @@ pub fn submit_script(script: &Path) -> Result<String, SubmitError> {
         &String::from_utf8_lossy(&output.stdout),
         &String::from_utf8_lossy(&output.stderr),
     )
+    .map_err(|e| match e {
+        SubmitError::NodeConfig { stderr, .. } => SubmitError::NodeConfig {
+            stderr,
+            offered: partitions_offer(),
+        },
+        e => e,
+    })
 }
 
-/// What Slurm says of the job: squeue while it is queued, then sacct (when accounting is on),
-/// then scontrol (while the controller still holds it). `None` when none of them knows it.
-pub fn observe(job_id: &str) -> Result<Option<JobView>, String> {
-    let squeue = tool("squeue", &["--noheader", "--format=%T|%r", "-j", job_id])?;
+/// What each partition's nodes offer ("debug: 1 node, gpu:2"), for a job asking for more.
+fn partitions_offer() -> Option<String> {
+    let out = tool("sinfo", &["--noheader", "--format=%P|%D|%G"]).ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<String> = text
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split('|').map(str::trim);
+            let (partition, nodes, gres) = (f.next()?, f.next()?, f.next()?);
+            let plural = if nodes == "1" { "" } else { "s" };
+            let gres = if gres == "(null)" { "no GPUs" } else { gres };
+            Some(format!("{partition}: {nodes} node{plural}, {gres}"))
+        })
+        .collect();
+    (out.status.success() && !lines.is_empty()).then(|| lines.join("; "))
+}
+
+/// What Slurm says of the job: squeue while it is queued; once it left the queue, sacct from
+/// accounting, else scontrol (while the controller still holds it, a few minutes), else sacct
+/// from the job-completion log. `None` when none of them knows it. The tool that told is named
+/// with the view.
+pub fn observe(job_id: &str) -> Result<Option<(JobView, &'static str)>, String> {
+    let squeue = tool(
+        "squeue",
+        &["--noheader", "--format=%T|%r|%N|%M|%S", "-j", job_id],
+    )?;
     if squeue.status.success() {
         if let Some(view) = parse_squeue(&String::from_utf8_lossy(&squeue.stdout)) {
-            return Ok(Some(view));
+            return Ok(Some((view, "squeue")));
         }
     } else if !stderr_of(&squeue).contains("Invalid job id") {
         return Err(format!("squeue failed: {}", stderr_of(&squeue)));
     }
-    let fields = "--format=State,ExitCode,Elapsed";
-    let sacct = tool("sacct", &["-n", "-P", "-j", job_id, fields]);
-    if let Some(sacct) = sacct.ok().filter(|o| o.status.success()) {
-        if let Some(end) = parse_sacct(&String::from_utf8_lossy(&sacct.stdout)) {
-            return Ok(Some(JobView::Ended(end)));
-        }
+    if let Some(view) = sacct(job_id, false) {
+        return Ok(Some((view, "sacct")));
     }
     let scontrol = tool("scontrol", &["show", "job", job_id])?;
-    Ok(parse_scontrol(&String::from_utf8_lossy(&scontrol.stdout)))
+    if let Some(view) = parse_scontrol(&String::from_utf8_lossy(&scontrol.stdout)) {
+        return Ok(Some((view, "scontrol")));
+    }
+    Ok(sacct(job_id, true).map(|view| (view, "sacct -c")))
+}
+
+/// The job's end from accounting, or (`completions`) from the job-completion log; `None` when
+/// that source is off or does not know the job.
+fn sacct(job_id: &str, completions: bool) -> Option<JobView> {
+    let mut args = vec!["-X", "-n", "-P", "-j", job_id, SACCT_FORMAT];
+    if completions {
+        args.push("-c");
+    }
+    let out = tool("sacct", &args).ok().filter(|o| o.status.success())?;
+    parse_sacct(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// `scancel ID`.
@@ -75,9 +173,11 @@ pub fn cancel(job_id: &str) -> Result<(), String> {
     }
 }
 
+/// Runs one of Slurm's client tools; times come as epoch seconds.
 fn tool(program: &str, args: &[&str]) -> Result<Output, String> {
     Command::new(program)
         .args(args)
+        .env("SLURM_TIME_FORMAT", "%s")
         .output()
         .map_err(|e| match e.kind() {
             ErrorKind::NotFound => format!("{program} is not installed (not found on PATH)"),

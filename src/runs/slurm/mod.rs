@@ -1,6 +1,7 @@
 //! The Slurm backend: the `[slurm]` settings of a run spec, why a spec cannot become a batch
 //! job, the batch script itself (pure), and what Slurm's tools say of a submitted job.
 
+mod explain;
 mod job;
 mod script;
 mod status;
@@ -9,11 +10,12 @@ mod validate;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+pub use explain::{ended as explain_end, waiting as explain_wait};
 pub use job::{cancel, observe, submit_script, SlurmJob};
-pub use script::{batch_script, log_files};
+pub use script::{batch_script, job_shape, log_files};
 pub use status::{
     classify_refusal, exit_code_of, parse_sacct, parse_scontrol, parse_squeue, submitted_job_id,
-    JobEnd, JobView, SubmitError,
+    JobView, SubmitError, SACCT_FORMAT,
 };
 
 /// Where a run's processes run.

@@ -184,6 +184,16 @@ fn header(job: &Job<'_>, settings: &SlurmSettings) -> Result<Vec<String>, SlurmE
         .collect())
 }
 
+/// How many nodes the job asks for, and GPUs on each.
+pub fn job_shape(
+    spec: &RunSpec,
+    settings: &SlurmSettings,
+    log_dir: &Path,
+) -> Result<(u32, u32), SlurmError> {
+    let job = job_of(spec, settings, log_dir)?;
+    Ok((job.nodes, job.gpus_per_node))
+}
+
 /// The files Slurm writes each rank's stdout and stderr to, once the job id is known, in rank
 /// order: the job's own for the single launcher, each task's (per-gpu) or node's (torchrun).
 pub fn log_files(

@@ -20,8 +20,9 @@ fn refusals_are_told_apart_and_keep_sbatch_words() {
     let account = "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified";
     let down = "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)";
     let config = "sbatch: error: Could not establish a configuration source";
-    let other =
+    let too_big =
         "sbatch: error: Batch job submission failed: Requested node configuration is not available";
+    let other = "sbatch: error: Batch job submission failed: Invalid qos specification";
     assert!(
         matches!(submitted_job_id(false, "", partition), Err(SubmitError::UnknownPartition { stderr }) if stderr.contains("Invalid partition name"))
     );
@@ -37,10 +38,23 @@ fn refusals_are_told_apart_and_keep_sbatch_words() {
         classify_refusal(config),
         SubmitError::Unreachable { .. }
     ));
-    let rejected = classify_refusal(other);
-    assert!(rejected
+    let node = classify_refusal(too_big);
+    assert!(node
         .to_string()
         .contains("Requested node configuration is not available"));
+    assert!(node.to_string().contains("more GPUs"));
+    assert!(matches!(node, SubmitError::NodeConfig { .. }));
+    let offered = SubmitError::NodeConfig {
+        stderr: too_big.into(),
+        offered: Some("debug*: 1 node, gpu:2".into()),
+    };
+    assert!(
+        offered.fix().contains("debug*: 1 node, gpu:2"),
+        "{}",
+        offered.fix()
+    );
+    let rejected = classify_refusal(other);
+    assert!(rejected.to_string().contains("Invalid qos"));
     assert!(matches!(rejected, SubmitError::Rejected { .. }));
 }
 
@@ -52,21 +66,18 @@ fn not_installed_says_to_install_or_dry_run() {
 }
 
 #[test]
-fn squeue_pending_carries_its_reason() {
-    assert_eq!(
-        parse_squeue("PENDING|Resources\n"),
-        Some(JobView::Queued {
-            state: RunState::Starting,
-            reason: Some("Resources".into())
-        })
-    );
-    assert_eq!(
-        parse_squeue("RUNNING|None\n"),
-        Some(JobView::Queued {
-            state: RunState::Running,
-            reason: None
-        })
-    );
+fn squeue_pending_carries_its_reason_and_running_its_nodes_and_start() {
+    let pending = parse_squeue("PENDING|Resources||0:00|1795472300\n").unwrap();
+    assert_eq!(pending.state, RunState::Starting);
+    assert_eq!(pending.reason.as_deref(), Some("Resources"));
+    // A pending job's %S is a guess of when it will start, not a start.
+    assert_eq!((pending.nodes, pending.started_s), (None, None));
+    let running = parse_squeue("RUNNING|None|gpu[01-02]|1:05|1795472198\n").unwrap();
+    assert_eq!(running.state, RunState::Running);
+    assert_eq!(running.reason, None);
+    assert_eq!(running.nodes.as_deref(), Some("gpu[01-02]"));
+    assert_eq!(running.elapsed.as_deref(), Some("1:05"));
+    assert_eq!(running.started_s, Some(1_795_472_198));
     assert_eq!(parse_squeue(""), None);
     assert_eq!(parse_squeue("\n  \n"), None);
 }
@@ -74,57 +85,64 @@ fn squeue_pending_carries_its_reason() {
 #[test]
 fn sacct_end_states_map_to_run_states() {
     let end = |text| parse_sacct(text).expect("ended");
-    let failed = end("FAILED|3:0|00:00:01\nFAILED|3:0|00:00:01\n");
+    let failed = end("FAILED|3:0|00:00:01|vm|1795472198|1795472199|NonZeroExitCode\n");
     assert_eq!(
-        (failed.state, failed.exit_code),
+        (failed.state, failed.exit_code()),
         (RunState::Failed, Some(3))
     );
-    let ok = end("COMPLETED|0:0|00:00:02\n");
-    assert_eq!((ok.state, ok.exit_code), (RunState::Succeeded, Some(0)));
-    let cancelled = end("CANCELLED by 0|0:15|00:00:05\n");
+    assert_eq!(failed.nodes.as_deref(), Some("vm"));
+    assert_eq!(
+        (failed.started_s, failed.ended_s),
+        (Some(1_795_472_198), Some(1_795_472_199))
+    );
+    assert_eq!(failed.elapsed.as_deref(), Some("00:00:01"));
+    let ok = end("COMPLETED|0:0|00:00:02|vm|1|3|\n");
+    assert_eq!((ok.state, ok.exit_code()), (RunState::Succeeded, Some(0)));
+    let cancelled = end("CANCELLED by 0|0:15|00:00:05|vm|1|6|\n");
     assert_eq!(cancelled.state, RunState::Stopped);
-    assert_eq!(cancelled.exit_code, Some(143));
-    let timeout = end("TIMEOUT|0:0|00:01:00\n");
+    assert_eq!(cancelled.exit_code(), Some(143));
+    assert_eq!(cancelled.slurm_state, "CANCELLED by 0");
+    let timeout = end("TIMEOUT|0:0|00:01:00|vm|1|61|");
     assert_eq!(timeout.state, RunState::Failed);
     assert_eq!(timeout.slurm_state, "TIMEOUT");
     assert_eq!(end("CANCELLED+|0:0|00:00:01").state, RunState::Stopped);
+    // Cancelled while pending: it never ran anywhere.
+    let never = end("CANCELLED by 0|0:0|00:00:00|None assigned|Unknown|1795472199|");
+    assert_eq!((never.nodes, never.started_s), (None, None));
 }
 
 #[test]
 fn sacct_says_nothing_for_live_or_unknown_jobs() {
-    assert_eq!(parse_sacct("RUNNING|0:0|00:00:03\n"), None);
+    assert_eq!(parse_sacct("RUNNING|0:0|00:00:03|vm|1|Unknown|\n"), None);
     assert_eq!(parse_sacct("PENDING|0:0|00:00:00\n"), None);
     assert_eq!(parse_sacct(""), None);
     assert_eq!(parse_sacct("Slurm accounting storage is disabled\n"), None);
 }
 
 #[test]
-fn scontrol_state_reason_and_exit() {
-    let text = "JobId=7 JobName=gpudeck-x\n   UserId=root(0) GroupId=root(0)\n   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=3:0\n";
+fn scontrol_state_reason_exit_nodes_and_times() {
+    // As `SLURM_TIME_FORMAT=%s scontrol show job 5` printed it on the test cluster.
+    let text = "JobId=5 JobName=wrap\n   UserId=root(0) GroupId=root(0)\n   JobState=FAILED Reason=JobLaunchFailure Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:53\n   RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A\n   StartTime=1795472198 EndTime=1795472198 Deadline=N/A\n   ReqNodeList=(null) ExcNodeList=(null)\n   NodeList=vm\n";
+    let failed = parse_scontrol(text).unwrap();
+    assert_eq!(failed.state, RunState::Failed);
+    assert_eq!(failed.reason.as_deref(), Some("JobLaunchFailure"));
+    assert_eq!(failed.exit.as_deref(), Some("0:53"));
+    assert_eq!(failed.nodes.as_deref(), Some("vm"));
+    assert_eq!(failed.started_s, Some(1_795_472_198));
+    assert_eq!(failed.ended_s, Some(1_795_472_198));
+    let pending = parse_scontrol(
+        "JobId=8 JobState=PENDING Reason=Resources Dependency=(null) ExitCode=0:0 StartTime=1795479999 NodeList=(null)",
+    )
+    .unwrap();
+    assert_eq!(pending.state, RunState::Starting);
+    assert_eq!(pending.reason.as_deref(), Some("Resources"));
     assert_eq!(
-        parse_scontrol(text),
-        Some(JobView::Ended(JobEnd {
-            state: RunState::Failed,
-            exit_code: Some(3),
-            slurm_state: "FAILED".into()
-        }))
+        (pending.started_s, pending.exit, pending.nodes),
+        (None, None, None)
     );
-    let pending = "JobId=8 JobState=PENDING Reason=Resources Dependency=(null) ExitCode=0:0";
-    assert_eq!(
-        parse_scontrol(pending),
-        Some(JobView::Queued {
-            state: RunState::Starting,
-            reason: Some("Resources".into())
-        })
-    );
-    let cancelled = parse_scontrol("JobState=CANCELLED Reason=None ExitCode=0:15");
-    assert!(matches!(
-        cancelled,
-        Some(JobView::Ended(JobEnd {
-            state: RunState::Stopped,
-            ..
-        }))
-    ));
+    let cancelled = parse_scontrol("JobState=CANCELLED Reason=None ExitCode=0:15").unwrap();
+    assert_eq!(cancelled.state, RunState::Stopped);
+    assert_eq!(cancelled.reason, None);
     assert_eq!(
         parse_scontrol("slurm_load_jobs error: Invalid job id specified"),
         None
