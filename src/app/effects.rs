@@ -93,10 +93,17 @@ impl Effects {
     fn stop_run(&self, id: String, state: &mut AppState) {
         let store = self.store.clone();
         let done = self.run_done.clone();
-        state.set_status(
-            format!("stopping {id}: SIGINT, then SIGTERM, then SIGKILL…"),
-            false,
-        );
+        let job = state
+            .runs
+            .runs
+            .iter()
+            .find(|r| r.id == id)
+            .and_then(|r| r.slurm.as_ref().map(|j| j.job_id.clone()));
+        let how = match job {
+            Some(job) => format!("cancelling Slurm job {job} (scancel)…"),
+            None => "SIGINT, then SIGTERM, then SIGKILL…".into(),
+        };
+        state.set_status(format!("stopping {id}: {how}"), false);
         self.background("stop-run", move || {
             let result = store
                 .find(&id)
