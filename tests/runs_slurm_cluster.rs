@@ -21,6 +21,55 @@ fn cluster() -> Option<Cluster> {
 }
 
 #[test]
+fn with_accounting_a_jobs_end_is_what_sacct_reports() {
+    let slurm = match Cluster::start_with_accounting() {
+        Ok(cluster) => cluster,
+        Err(why) => {
+            eprintln!("SKIPPED: no Slurm cluster with accounting could be started: {why}");
+            return;
+        }
+    };
+    let dirs = Dirs::new();
+    let id = slurm.submit(&dirs, &["--", "sh", "-c", "sleep 1; exit 3"]);
+    let job = slurm.listed(&dirs, &id)["slurm"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Until accounting has the end, the controller would be asked instead.
+    wait_until("sacct to have the job's end", || {
+        let out = slurm.command("sacct", &["-X", "-n", "-P", "-j", &job, "-o", "State"]);
+        stdout(&out).trim() == "FAILED"
+    });
+    let run = slurm.listed(&dirs, &id);
+    assert_eq!(run["state"], "failed", "{run}");
+    assert_eq!(run["exit_code"], 3, "{run}");
+    assert_eq!(run["slurm"]["reported_by"], "sacct", "{run}");
+    assert_eq!(run["slurm"]["exit"], "3:0", "{run}");
+    assert_eq!(run["slurm"]["nodes"], hostname(), "{run}");
+    assert!(run["slurm"]["elapsed"].is_string(), "{run}");
+    let (start, end) = (
+        run["started_ms"].as_u64().unwrap(),
+        run["ended_ms"].as_u64().unwrap(),
+    );
+    assert!(end >= start + 1000, "{run}");
+    // A cancelled job as accounting words it.
+    let sleeper = slurm.submit(&dirs, &["--", "sleep", "300"]);
+    wait_until("the job to run", || {
+        slurm.listed(&dirs, &sleeper)["state"] == "running"
+    });
+    let stop = slurm.gpudeck(&dirs, &["stop", &sleeper]);
+    assert!(stop.status.success(), "{}", stderr(&stop));
+    let run = slurm.listed(&dirs, &sleeper);
+    assert_eq!(run["state"], "stopped", "{run}");
+    assert!(
+        run["slurm"]["slurm_state"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("CANCELLED")),
+        "{run}"
+    );
+}
+
+#[test]
 fn a_job_that_exits_3_is_failed_with_code_3_and_its_log_is_readable() {
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();

@@ -3,8 +3,12 @@
 # `slurm-up.sh up STATE CTLD_PORT SLURMD_PORT` writes STATE/slurm.conf (point SLURM_CONF at it),
 # starts munged (unless one already answers), slurmctld and slurmd with every state file, log
 # and pid under STATE, and 2 fake GPUs (symlinks to char devices under STATE/dev), then waits
-# until the node is idle. Partitions: `debug` (default, no time limit) and `short` (1 minute). `slurm-up.sh down STATE` stops what `up` started, by pid.
-# Needs root and the Debian slurm-wlm/munge packages; exits non-zero with the reason otherwise.
+# until the node is idle. Partitions: `debug` (default, no time limit) and `short` (1 minute).
+# `slurm-up.sh up STATE CTLD_PORT SLURMD_PORT DB_PORT DBD_PORT` also starts accounting: a MariaDB
+# of its own (data dir, socket and port under STATE) and slurmdbd, so sacct has job records.
+# `slurm-up.sh down STATE` stops what `up` started, by pid.
+# Needs root and the Debian slurm-wlm/munge packages (and slurmdbd, mariadb-server for
+# accounting); exits non-zero with the reason otherwise.
 set -euo pipefail
 cmd=${1:?up or down}; STATE=${2:?state dir}
 
@@ -25,15 +29,18 @@ if [ "$cmd" = down ]; then
     end=$(( $(date +%s) + 10 ))
     while [ -n "$(timeout 3 squeue -h -o %i 2>/dev/null)" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.2; done
   fi
-  for d in slurmd slurmctld munged; do
+  for d in slurmd slurmctld slurmdbd mariadb munged; do
     [ -s "$STATE/$d.pid" ] && kill "$(cat "$STATE/$d.pid")" 2>/dev/null || true
   done
   exit 0
 fi
 
 CTLD_PORT=${3:?slurmctld port}; SLURMD_PORT=${4:?slurmd port}
+DB_PORT=${5:-}; DBD_PORT=${6:-}
 [ "$(id -u)" = 0 ] || { echo "not root" >&2; exit 1; }
-for tool in munged slurmctld slurmd sbatch squeue scontrol scancel; do
+TOOLS="munged slurmctld slurmd sbatch squeue scontrol scancel"
+[ -n "$DB_PORT" ] && TOOLS="$TOOLS mariadbd mariadb-install-db mariadb-admin slurmdbd"
+for tool in $TOOLS; do
   command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 1; }
 done
 mkdir -p "$STATE/ctld" "$STATE/spool" "$STATE/dev"
@@ -45,6 +52,45 @@ if ! (munge -n | unmunge) >/dev/null 2>&1; then
   setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground >"$STATE/munged.log" 2>&1 &
   echo $! >"$STATE/munged.pid"
   wait_for 10 "$STATE/munged.pid" sh -c 'munge -n | unmunge'
+fi
+
+ACCOUNTING="AccountingStorageType=accounting_storage/none"
+if [ -n "$DB_PORT" ]; then
+  # A database of its own, so job ids (which restart at 1) never meet an earlier cluster's.
+  install -d -o mysql -g mysql "$STATE/mysql" "$STATE/mysql-run"
+  mariadb-install-db --user=mysql --datadir="$STATE/mysql" --skip-test-db \
+    --auth-root-authentication-method=socket >"$STATE/mariadb-install.log" 2>&1
+  SOCK="$STATE/mysql-run/mysqld.sock"
+  mariadbd --user=mysql --datadir="$STATE/mysql" --socket="$SOCK" --port="$DB_PORT" \
+    --bind-address=127.0.0.1 --pid-file="$STATE/mysql-run/mariadbd.pid" >"$STATE/mariadb.log" 2>&1 &
+  echo $! >"$STATE/mariadb.pid"
+  wait_for 30 "$STATE/mariadb.pid" mariadb-admin --socket="$SOCK" ping
+  mariadb --socket="$SOCK" -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmpw';
+    CREATE USER 'slurm'@'localhost' IDENTIFIED BY 'slurmpw';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';"
+  cat >"$STATE/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=${DBD_PORT}
+SlurmUser=root
+LogFile=$STATE/slurmdbd.log
+PidFile=$STATE/slurmdbd.daemon.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=${DB_PORT}
+StorageUser=slurm
+StoragePass=slurmpw
+StorageLoc=slurm_acct_db
+EOF
+  chmod 0600 "$STATE/slurmdbd.conf"
+  slurmdbd -D >"$STATE/slurmdbd.out" 2>&1 &
+  echo $! >"$STATE/slurmdbd.pid"
+  wait_for 30 "$STATE/slurmdbd.pid" bash -c "exec 3<>/dev/tcp/127.0.0.1/$DBD_PORT"
+  ACCOUNTING="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=${DBD_PORT}"
 fi
 
 # Plain files are refused by slurmd; links to two distinct char devices work (index from the name).
@@ -75,7 +121,7 @@ SlurmctldPidFile=$STATE/slurmctld.daemon.pid
 SlurmdPidFile=$STATE/slurmd.daemon.pid
 SlurmctldLogFile=$STATE/slurmctld.log
 SlurmdLogFile=$STATE/slurmd.log
-AccountingStorageType=accounting_storage/none
+${ACCOUNTING}
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$STATE/jobcomp.log

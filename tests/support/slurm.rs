@@ -22,13 +22,25 @@ pub struct Cluster {
 impl Cluster {
     /// Starts one, or says why it could not (no root, no Slurm packages, a daemon that died).
     pub fn start() -> Result<Cluster, String> {
+        Cluster::start_with(false)
+    }
+
+    /// Starts one with accounting (MariaDB and slurmdbd), so sacct has the jobs' records.
+    pub fn start_with_accounting() -> Result<Cluster, String> {
+        Cluster::start_with(true)
+    }
+
+    fn start_with(accounting: bool) -> Result<Cluster, String> {
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let state = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let (ctld, slurmd) = (free_port()?, free_port()?);
+        let mut ports = vec![free_port()?, free_port()?];
+        if accounting {
+            ports.extend([free_port()?, free_port()?]);
+        }
         let out = Command::new(script())
             .arg("up")
             .arg(state.path())
-            .args([ctld.to_string(), slurmd.to_string()])
+            .args(ports.iter().map(u16::to_string))
             .output()
             .map_err(|e| format!("slurm-up.sh could not be run: {e}"))?;
         let cluster = Cluster { state, _turn: turn };
