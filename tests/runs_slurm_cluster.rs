@@ -180,6 +180,53 @@ fn per_gpu_tasks_each_get_their_own_gpu_rank_and_world_size() {
 }
 
 #[test]
+fn a_jobs_gpus_are_sampled_on_its_node_into_the_runs_metrics_and_summary() {
+    let Some(slurm) = cluster() else { return };
+    let dirs = Dirs::new();
+    let fake = Cluster::fake_nvidia_smi_dir();
+    let out = slurm.gpudeck_with_path(
+        &dirs,
+        &[
+            "run", "--on", "slurm", "--gpus", "count:2", "--", "sleep", "4",
+        ],
+        Some(&fake),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = stdout(&out).trim().to_string();
+    wait_until("the job to succeed", || {
+        slurm.listed(&dirs, &id)["state"] == "succeeded"
+    });
+    let run = slurm.listed(&dirs, &id);
+    // Both of the job's GPUs, as the sampler on its node read them (GPU 1 has no power).
+    let summary = &run["summary"];
+    let gpus = summary["gpus"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{run}"));
+    assert_eq!(gpus.len(), 2, "{run}");
+    assert_eq!(gpus[0]["gpu_uuid"], "GPU-fake-0", "{run}");
+    assert_eq!(gpus[1]["gpu_uuid"], "GPU-fake-1", "{run}");
+    let util0 = gpus[0]["mean_util_pct"].as_f64().unwrap();
+    assert!((util0 - 40.0).abs() < 0.01, "{run}");
+    let export = slurm.gpudeck(&dirs, &["export", &id, "--format", "csv"]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    let csv = stdout(&export);
+    assert!(
+        csv.contains(",0,GPU-fake-0,40,1073741824,85520809984,100.5,45,1980"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(",1,GPU-fake-1,50,2147483648,85520809984,,45,1980"),
+        "{csv}"
+    );
+    // The sampler went with the job.
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "fake-bin/nvidia-smi"])
+        .output()
+        .unwrap();
+    assert!(stdout(&left).trim().is_empty(), "{}", stdout(&left));
+}
+
+#[test]
 fn more_gpus_per_node_than_the_partition_has_is_refused_with_what_it_has() {
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();

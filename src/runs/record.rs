@@ -206,6 +206,16 @@ impl RunRecord {
     }
 
     /// GPU indices as "1,2".
+    /// The GPUs a summary covers: the run's own, or for a Slurm job (whose GPUs the scheduler
+    /// picked on its node) those its metrics name.
+    pub fn summary_gpus(&self, seen: impl IntoIterator<Item = u32>) -> Vec<u32> {
+        if !self.gpus.is_empty() || self.backend.is_local() {
+            return self.gpus.iter().map(|g| g.index).collect();
+        }
+        let seen: std::collections::BTreeSet<u32> = seen.into_iter().collect();
+        seen.into_iter().collect()
+    }
+
     pub fn gpu_indices(&self) -> String {
         let list: Vec<String> = self.gpus.iter().map(|g| g.index.to_string()).collect();
         list.join(",")

@@ -99,7 +99,7 @@ pub fn summary_of(
         (None, RunState::Running | RunState::Starting) => now_ms as i64,
         (None, _) => last_row,
     };
-    let gpus: Vec<u32> = record.gpus.iter().map(|g| g.index).collect();
+    let gpus = record.summary_gpus(rows.iter().map(|r| r.gpu_index));
     Some(summarize(rows, started as i64, ended, &gpus))
 }
 

@@ -56,9 +56,23 @@ impl Cluster {
 
     /// `gpudeck ARGS` against this cluster.
     pub fn gpudeck(&self, dirs: &Dirs, args: &[&str]) -> Output {
+        self.gpudeck_with_path(dirs, args, None)
+    }
+
+    /// `gpudeck ARGS` with `dir` first on PATH (a job inherits the PATH it was submitted with).
+    pub fn gpudeck_with_path(&self, dirs: &Dirs, args: &[&str], dir: Option<&Path>) -> Output {
         let mut cmd = gpudeck(dirs, args);
         cmd.env("SLURM_CONF", self.conf());
+        if let Some(dir) = dir {
+            let path = std::env::var("PATH").unwrap_or_default();
+            cmd.env("PATH", format!("{}:{path}", dir.display()));
+        }
         cmd.output().expect("gpudeck runs")
+    }
+
+    /// The stand-in `nvidia-smi` a job's GPU sampler runs here (`tests/support/fake-bin`).
+    pub fn fake_nvidia_smi_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-bin")
     }
 
     /// One of Slurm's own commands against this cluster.

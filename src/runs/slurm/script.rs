@@ -10,6 +10,7 @@ use super::validate::{
     env_name, extra_line, mount_source, quote, quote_all, sbatch_path, sbatch_word, time_limit,
 };
 use super::{SlurmContainer, SlurmError, SlurmSettings};
+use crate::runs::sampler::METRICS_FILE;
 use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
 
 /// Each per-gpu task's place in the job, from what Slurm sets for the task. Rank order follows
@@ -37,6 +38,28 @@ for host in $GPUDECK_HOSTS; do
   done
 done
 export GPUDECK_TF_HEAD="{\"cluster\":{\"worker\":[$GPUDECK_TF_WORKERS]},\"task\":{\"type\":\"worker\",\"index\":""#;
+
+/// The job's GPUs on its first node, sampled once a second by `nvidia-smi` (kept running with
+/// `-lms`, so NVML is set up once) into gpudeck's `metrics.csv` ($1), as the supervisor of a local
+/// run records them: time in ms, index, UUID, utilisation, memory in bytes, power, temperature,
+/// SM clock; a value nvidia-smi cannot give ("[N/A]") is left empty. `SLURM_JOB_GPUS` names the
+/// node's GPUs the job holds. Run in a session of its own, so the whole pipeline can be stopped.
+const GPU_SAMPLER: &str = r#"out=$1; gpus=${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}
+num() { [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]] && printf %s "$1"; }
+[ -s "$out" ] || echo "t_unix_ms,gpu_index,gpu_uuid,util_pct,mem_used_bytes,mem_total_bytes,power_w,temp_c,sm_clock_mhz" >"$out"
+nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used,memory.total,power.draw,temperature.gpu,clocks.sm   --format=csv,noheader,nounits ${gpus:+-i "$gpus"} -lms 1000 2>/dev/null |
+while IFS=, read -r idx uuid util used total power temp clock; do
+  if [ -n "${EPOCHREALTIME:-}" ]; then t=${EPOCHREALTIME/[.,]/}; t=${t:0:${#t}-3}; else printf -v t '%(%s)T000' -1; fi
+  used=$(num "${used// /}"); total=$(num "${total// /}")
+  echo "$t,$(num "${idx// /}"),${uuid// /},$(num "${util// /}"),${used:+$((used * 1048576))},${total:+$((total * 1048576))},$(num "${power// /}"),$(num "${temp// /}"),$(num "${clock// /}")"
+done >>"$out""#;
+
+/// Starts the sampler where nvidia-smi exists, and stops it (its whole session) when the
+/// script exits.
+const START_SAMPLER: &str = r#"if command -v nvidia-smi >/dev/null; then
+  setsid bash -c "$GPUDECK_GPU_SAMPLER" gpudeck-gpus "$GPUDECK_METRICS" & GPUDECK_SAMPLER_PID=$!
+  trap 'kill -- -"$GPUDECK_SAMPLER_PID" 2>/dev/null || true' EXIT
+fi"#;
 
 /// What the header and the launch line are made from, checked.
 struct Job<'a> {
@@ -88,6 +111,18 @@ pub fn batch_script(
     lines.push(RENDEZVOUS.into());
     if job.launcher == Launcher::PerGpu {
         lines.push(TF_WORKERS.into());
+    }
+    if job.gpus_per_node > 0 {
+        lines.push(String::new());
+        lines.push(format!(
+            "GPUDECK_METRICS={}",
+            quote("log dir", &format!("{}/{METRICS_FILE}", job.log_dir))?
+        ));
+        lines.push(format!(
+            "GPUDECK_GPU_SAMPLER={}",
+            quote("sampler", GPU_SAMPLER)?
+        ));
+        lines.push(START_SAMPLER.into());
     }
     lines.push(String::new());
     lines.push(launch_line(&job, &spec.command)?);

@@ -72,10 +72,23 @@ export GPUDECK_RUN_ID=run-1
 export GPUDECK_GPUS_PER_NODE=1
 {RENDEZVOUS}
 
+GPUDECK_METRICS=/work/logs/metrics.csv
+GPUDECK_GPU_SAMPLER={sampler}
+{START_SAMPLER}
+
 srun --ntasks=1 python train.py --lr 0.1
-"
+",
+        sampler = quote("sampler", GPU_SAMPLER).unwrap()
     );
     assert_eq!(script(&run, &settings), expected);
+}
+
+#[test]
+fn a_run_without_gpus_has_no_gpu_sampler() {
+    let run = spec(Launcher::Single, "none");
+    let text = script(&run, &SlurmSettings::default());
+    assert!(!text.contains("nvidia-smi"), "{text}");
+    assert!(!text.contains("GPUDECK_METRICS"), "{text}");
 }
 
 #[test]

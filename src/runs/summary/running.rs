@@ -51,6 +51,11 @@ impl SummaryBuilder {
 
     /// The summary of what was pushed, for the run up to `ended_ms` (now, for a run still
     /// going) on `gpus`.
+    /// The GPUs rows have been pushed for.
+    pub fn gpus_seen(&self) -> Vec<u32> {
+        self.gpus.keys().copied().collect()
+    }
+
     pub fn summary(&self, ended_ms: i64, gpus: &[u32]) -> RunSummary {
         let per_gpu: Vec<GpuSummary> = gpus
             .iter()

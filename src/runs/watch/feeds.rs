@@ -127,7 +127,7 @@ impl SummaryFeed {
         }
         let state = run.state();
         let ended = run.record.ended_ms.unwrap_or(now_ms) as i64;
-        let gpus: Vec<u32> = run.record.gpus.iter().map(|g| g.index).collect();
+        let gpus = run.record.summary_gpus(builder.gpus_seen());
         // Half a file's rows against the whole run's length would read as an idle run.
         let summary = (self.seen_rows && self.caught_up).then(|| builder.summary(ended, &gpus));
         if state.is_finished() && at_end {
@@ -183,7 +183,7 @@ impl FocusFeed {
         }
         self.read_metrics();
         self.read_progress();
-        let gpus: Vec<u32> = self.run.record.gpus.iter().map(|g| g.index).collect();
+        let gpus = (self.run.record).summary_gpus(self.traces.keys().copied());
         let alerts = if self.run.state() == RunState::Running {
             let recent: Vec<MetricsRow> = self.recent.iter().cloned().collect();
             [straggler(&recent, &gpus), all_idle(&recent, &gpus)]
