@@ -46,6 +46,8 @@ fn served_families() -> BTreeSet<String> {
         id: "r1".into(),
         name: "train".into(),
         state: "running".into(),
+        backend: "local".into(),
+        slurm_job: None,
         gpus: vec![(0, inventory.gpus[0].uuid.clone())],
         processes: vec![RunProcess {
             gpu: 0,

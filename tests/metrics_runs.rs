@@ -43,7 +43,9 @@ fn a_runs_rank_and_its_worker_carry_the_run_id_and_rank() {
     cmd.args(["--demo", "serve", "--metrics", "127.0.0.1:0"]);
     let served = serve(cmd);
     let text = scrape(&served.addr);
-    let info = format!(r#"gpudeck_run_info{{run_id="{id}",name="train",state="running"}}"#);
+    let info = format!(
+        r#"gpudeck_run_info{{run_id="{id}",name="train",state="running",backend="local",slurm_job_id=""}}"#
+    );
     assert_eq!(value(&text, &info), Some(1.0), "{text}");
     let given = format!(r#"gpudeck_run_gpu_info{{run_id="{id}",gpu="0","#);
     assert!(text.contains(&given), "{text}");

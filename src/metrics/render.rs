@@ -54,7 +54,7 @@ pub fn render(inventory: &Inventory, samples: &[GpuSample], runs: &[RunInfo]) ->
     throttle(&mut out, &gpus);
     counters(&mut out, &gpus);
     processes(&mut out, &gpus, runs);
-    runs_families(&mut out, runs);
+    runs_families(&mut out, runs, &inventory.gpus);
     out.text
 }
 
@@ -170,7 +170,7 @@ fn processes(out: &mut Writer, gpus: &[(&GpuStatic, &GpuSample)], runs: &[RunInf
 }
 
 /// The live runs and the GPUs each was given.
-fn runs_families(out: &mut Writer, runs: &[RunInfo]) {
+fn runs_families(out: &mut Writer, runs: &[RunInfo], statics: &[GpuStatic]) {
     if runs.is_empty() {
         return;
     }
@@ -180,10 +180,13 @@ fn runs_families(out: &mut Writer, runs: &[RunInfo]) {
         Kind::Gauge,
     );
     for r in runs {
+        let job = r.slurm_job.clone().unwrap_or_default();
         let labels = [
             ("run_id", r.id.as_str()),
             ("name", &r.name),
             ("state", &r.state),
+            ("backend", &r.backend),
+            ("slurm_job_id", &job),
         ];
         out.sample("gpudeck_run_info", &labels, 1.0);
     }
@@ -194,8 +197,20 @@ fn runs_families(out: &mut Writer, runs: &[RunInfo]) {
     );
     for r in runs {
         for (index, uuid) in &r.gpus {
+            // A Slurm job's GPU is known by its processes' index; the UUID is this host's.
+            let uuid = match uuid.is_empty() {
+                true => statics
+                    .iter()
+                    .find(|g| g.index == *index)
+                    .map(|g| g.uuid.as_str()),
+                false => Some(uuid.as_str()),
+            };
             let index = index.to_string();
-            let labels = [("run_id", r.id.as_str()), ("gpu", &index), ("uuid", uuid)];
+            let labels = [
+                ("run_id", r.id.as_str()),
+                ("gpu", &index),
+                ("uuid", uuid.unwrap_or("")),
+            ];
             out.sample("gpudeck_run_gpu_info", &labels, 1.0);
         }
     }

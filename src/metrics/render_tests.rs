@@ -184,6 +184,8 @@ fn process_memory_carries_container_run_and_rank() {
         id: "20261123-abc".into(),
         name: "train".into(),
         state: "running".into(),
+        backend: "local".into(),
+        slurm_job: None,
         gpus: vec![(0, "GPU-0".into())],
         processes: vec![RunProcess {
             gpu: 0,
@@ -197,8 +199,44 @@ fn process_memory_carries_container_run_and_rank() {
     assert_eq!(value(&text, &ran), Some(2048.0), "{text}");
     let boxed = format!(r#"{p}"11",container="abababababab",run_id="",rank=""}}"#);
     assert_eq!(value(&text, &boxed), Some(2048.0), "{text}");
-    let info = r#"gpudeck_run_info{run_id="20261123-abc",name="train",state="running"}"#;
+    let info = r#"gpudeck_run_info{run_id="20261123-abc",name="train",state="running",backend="local",slurm_job_id=""}"#;
     assert_eq!(value(&text, info), Some(1.0));
     let given = r#"gpudeck_run_gpu_info{run_id="20261123-abc",gpu="0",uuid="GPU-0"}"#;
     assert_eq!(value(&text, given), Some(1.0));
+}
+
+#[test]
+fn a_slurm_jobs_run_names_its_job_and_its_gpus_uuid_from_this_host() {
+    let runs = [RunInfo {
+        id: "r2".into(),
+        name: "big".into(),
+        state: "running".into(),
+        backend: "slurm".into(),
+        slurm_job: Some("42".into()),
+        gpus: vec![(0, String::new())],
+        processes: vec![RunProcess {
+            gpu: 0,
+            pid: 10,
+            rank: Some(1),
+        }],
+    }];
+    let sample = GpuSample {
+        processes: vec![GpuProcess {
+            gpu_index: 0,
+            pid: 10,
+            kind: ProcessKind::Compute,
+            used_memory_bytes: Some(2048),
+            user: None,
+            command: None,
+            container: None,
+        }],
+        ..busy()
+    };
+    let text = render(&inventory(&["A"]), &[sample], &runs);
+    let info = r#"gpudeck_run_info{run_id="r2",name="big",state="running",backend="slurm",slurm_job_id="42"}"#;
+    assert_eq!(value(&text, info), Some(1.0), "{text}");
+    let given = r#"gpudeck_run_gpu_info{run_id="r2",gpu="0",uuid="GPU-0"}"#;
+    assert_eq!(value(&text, given), Some(1.0), "{text}");
+    let rank = r#"gpudeck_process_gpu_memory_bytes{gpu="0",uuid="GPU-0",pid="10",container="",run_id="r2",rank="1"}"#;
+    assert_eq!(value(&text, rank), Some(2048.0), "{text}");
 }

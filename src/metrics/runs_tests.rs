@@ -77,7 +77,7 @@ fn ranks_by_pid_workers_by_group_and_strangers_by_neither() {
         555 | 777 | 100 | 101 => Some(100),
         _ => Some(888),
     };
-    let runs = attribute(&[(record(), RunState::Running)], &samples, pgid);
+    let runs = attribute(&[(record(), RunState::Running)], &samples, pgid, |_| None);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].gpus, vec![(0, "GPU-0".into()), (1, "GPU-1".into())]);
     assert_eq!(owner(&runs, 0, 100), ("r1", Some(0)));
@@ -93,9 +93,65 @@ fn a_worker_on_a_gpu_no_single_rank_was_given_has_no_rank() {
     for r in &mut shared.ranks {
         r.gpus = vec![0, 1];
     }
-    let runs = attribute(&[(shared, RunState::Lost)], &[on_gpu(1, &[555])], |_| {
-        Some(100)
-    });
+    let runs = attribute(
+        &[(shared, RunState::Lost)],
+        &[on_gpu(1, &[555])],
+        |_| Some(100),
+        |_| None,
+    );
     assert_eq!(runs[0].state, "lost");
     assert_eq!(owner(&runs, 1, 555), ("r1", None));
+}
+
+#[test]
+fn a_slurm_jobs_tasks_are_known_by_the_run_id_in_their_environment() {
+    let mut job = record();
+    job.gpus.clear();
+    job.process_group = None;
+    job.backend = crate::runs::slurm::Backend::Slurm;
+    job.slurm = Some(crate::runs::slurm::SlurmJob::submitted(
+        "42".into(),
+        "/runs/r1/job.sbatch".into(),
+        None,
+        1_000,
+    ));
+    let samples = [on_gpu(0, &[300, 999]), on_gpu(1, &[301])];
+    let env = |pid| match pid {
+        300 => Some(RunEnv {
+            run_id: "r1".into(),
+            rank: Some(0),
+        }),
+        301 => Some(RunEnv {
+            run_id: "r1".into(),
+            rank: Some(1),
+        }),
+        999 => Some(RunEnv {
+            run_id: "another".into(),
+            rank: Some(0),
+        }),
+        _ => None,
+    };
+    let runs = attribute(&[(job, RunState::Running)], &samples, |_| None, env);
+    assert_eq!(runs[0].backend, "slurm");
+    assert_eq!(runs[0].slurm_job.as_deref(), Some("42"));
+    assert_eq!(runs[0].gpus, vec![(0, String::new()), (1, String::new())]);
+    assert_eq!(owner(&runs, 0, 300), ("r1", Some(0)));
+    assert_eq!(owner(&runs, 1, 301), ("r1", Some(1)));
+    assert_eq!(owner(&runs, 0, 999), ("", None));
+}
+
+#[test]
+fn the_environment_gives_the_run_id_and_rank_else_slurms_task_id() {
+    let env = b"PATH=/bin\0GPUDECK_RUN_ID=r1\0SLURM_PROCID=3\0RANK=5\0";
+    assert_eq!(
+        parse_environ(env),
+        Some(RunEnv {
+            run_id: "r1".into(),
+            rank: Some(5)
+        })
+    );
+    let task = b"GPUDECK_RUN_ID=r1\0SLURM_PROCID=3\0";
+    assert_eq!(parse_environ(task).unwrap().rank, Some(3));
+    assert_eq!(parse_environ(b"PATH=/bin\0RANK=1\0"), None);
+    assert_eq!(parse_environ(b"GPUDECK_RUN_ID=\0"), None);
 }
