@@ -18,14 +18,22 @@ pub struct Appended {
     pub restarted: bool,
     /// Reading reached the end of the file (what is left is at most an unfinished line).
     pub at_end: bool,
+    /// Lines end at `\r` too (a [`Follower::ending_at_cr`]'s reads).
+    pub cr_ends: bool,
 }
 
 impl Appended {
-    /// The lines read, without their `\n` (a trailing `\r` is kept for the parsers).
+    /// The lines read, without their `\n` (a trailing `\r` is kept for the parsers, unless
+    /// lines end at `\r` too: then each redraw of a progress bar is a line, and none is empty).
     pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
-        let body = self.data.strip_suffix(b"\n").unwrap_or(&[]);
+        let cr = self.cr_ends;
+        let body = match cr {
+            true => self.data.as_slice(),
+            false => self.data.strip_suffix(b"\n").unwrap_or(&[]),
+        };
         let empty = self.data.is_empty();
-        body.split(|&b| b == b'\n').filter(move |_| !empty)
+        body.split(move |&b| b == b'\n' || (cr && b == b'\r'))
+            .filter(move |l| !(empty || cr && l.is_empty()))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -43,6 +51,8 @@ pub struct Follower {
     tail_bytes: Option<u64>,
     /// The offset may be mid-line (a tail start or a skip): the next read drops up to a `\n`.
     resync: bool,
+    /// A `\r` ends a line as a `\n` does.
+    cr_ends: bool,
 }
 
 impl Follower {
@@ -54,6 +64,16 @@ impl Follower {
             inode: None,
             tail_bytes: None,
             resync: false,
+            cr_ends: false,
+        }
+    }
+
+    /// This follower with `\r` ending a line as `\n` does: a progress bar redrawn in place
+    /// for hours (tqdm) is then many short lines, not one that outgrows every read.
+    pub fn ending_at_cr(self) -> Self {
+        Self {
+            cr_ends: true,
+            ..self
         }
     }
 
@@ -91,7 +111,12 @@ impl Follower {
         };
         let meta = file.metadata()?;
         let len = meta.len();
-        let mut out = Appended::default();
+        let mut out = Appended {
+            cr_ends: self.cr_ends,
+            ..Appended::default()
+        };
+        let cr = self.cr_ends;
+        let ends_line = move |b: &u8| *b == b'\n' || (cr && *b == b'\r');
         match self.inode {
             None => {
                 self.offset = self.tail_bytes.map_or(0, |t| len.saturating_sub(t));
@@ -119,8 +144,8 @@ impl Follower {
         file.take(end - from).read_to_end(&mut bytes)?;
         let mut body_start = (self.offset - from) as usize;
         let mut body: &[u8] = &bytes[body_start..];
-        if self.resync && self.offset > 0 && bytes.first() != Some(&b'\n') {
-            let Some(nl) = body.iter().position(|&b| b == b'\n') else {
+        if self.resync && self.offset > 0 && !bytes.first().is_some_and(ends_line) {
+            let Some(nl) = body.iter().position(ends_line) else {
                 if body.len() as u64 >= max_bytes {
                     // Still inside a line longer than a read: move on through it.
                     out.skipped += body.len() as u64;
@@ -134,7 +159,7 @@ impl Follower {
             body = &body[nl + 1..];
         }
         self.resync = false;
-        let complete = body.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        let complete = body.iter().rposition(ends_line).map_or(0, |p| p + 1);
         if complete == 0 && body.len() as u64 >= max_bytes {
             // One line longer than a whole read: pass over it.
             out.skipped += body.len() as u64;
@@ -273,5 +298,43 @@ mod tests {
         let got = f.read_new(1 << 20).unwrap();
         assert!(got.restarted);
         assert_eq!(texts(&got), ["replaced"]);
+    }
+
+    #[test]
+    fn a_bar_redrawn_with_cr_is_read_as_lines_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let mut plain = Follower::from_start(&path);
+        let mut bars = Follower::from_start(&path).ending_at_cr();
+        append(&path, "epoch 1\n 10%|#  | step=1\r 20%|## | step=2\r 30%");
+        assert_eq!(texts(&plain.read_next(1 << 20).unwrap()), ["epoch 1"]);
+        let read = bars.read_next(1 << 20).unwrap();
+        assert_eq!(
+            texts(&read),
+            ["epoch 1", " 10%|#  | step=1", " 20%|## | step=2"]
+        );
+        // Hours of redraws without a newline stay within small reads, none skipped (the first
+        // `\r` ends " 30%", the last redraw is not ended yet).
+        for i in 0..2000 {
+            append(&path, &format!("\r{i:>5}%|{}|", "#".repeat(40)));
+        }
+        let mut lines = 0;
+        let mut skipped = 0;
+        loop {
+            let read = bars.read_next(4096).unwrap();
+            lines += read.lines().count();
+            skipped += read.skipped;
+            if read.at_end {
+                break;
+            }
+        }
+        assert_eq!((lines, skipped), (2000, 0));
+        // The last redraw waits for its end; `\r\n` endings make no empty lines.
+        append(&path, "\r\ndone\r\n");
+        let last = format!(" 1999%|{}|", "#".repeat(40));
+        assert_eq!(
+            texts(&bars.read_next(1 << 20).unwrap()),
+            [last.as_str(), "done"]
+        );
     }
 }

@@ -158,9 +158,10 @@ pub struct FocusFeed {
 
 impl FocusFeed {
     pub fn new(run: Run) -> Self {
+        // Progress bars redraw with `\r`; each redraw is read as a line, as `Run::progress` does.
         let outputs = [
-            Follower::from_start(&run.log_path(0, LogStream::Stdout)),
-            Follower::from_start(&run.log_path(0, LogStream::Stderr)),
+            Follower::from_start(&run.log_path(0, LogStream::Stdout)).ending_at_cr(),
+            Follower::from_start(&run.log_path(0, LogStream::Stderr)).ending_at_cr(),
         ];
         Self {
             metrics: MetricsFeed::new(&run),
