@@ -102,6 +102,56 @@ fn a_spec_file_with_backend_slurm_needs_no_gpu_driver_for_a_dry_run() {
 }
 
 #[test]
+fn a_controller_nobody_answers_is_unreachable_and_the_run_is_kept_as_failed() {
+    if std::process::Command::new("sbatch")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: sbatch is not installed");
+        return;
+    }
+    let dirs = Dirs::new();
+    let conf_dir = tempfile::tempdir().expect("tempdir");
+    let host = std::process::Command::new("hostname")
+        .arg("-s")
+        .output()
+        .expect("hostname");
+    let host = stdout(&host).trim().to_string();
+    // Port 1: nothing listens, so sbatch's connection is refused.
+    let conf = format!(
+        "ClusterName=nowhere\nSlurmctldHost={host}(127.0.0.1)\nSlurmctldPort=1\n\
+         AuthType=auth/munge\nNodeName={host} CPUs=1\nPartitionName=debug Nodes={host} Default=YES\n"
+    );
+    std::fs::write(conf_dir.path().join("slurm.conf"), conf).unwrap();
+    let out = support::runs::gpudeck(
+        &dirs,
+        &["run", "--on", "slurm", "--gpus", "none", "--", "true"],
+    )
+    .env("SLURM_CONF", conf_dir.path().join("slurm.conf"))
+    .output()
+    .expect("gpudeck runs");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("could not be reached"), "{err}");
+    assert!(err.contains("Unable to contact slurm controller"), "{err}");
+    assert!(err.contains("slurmctld") && err.contains("sinfo"), "{err}");
+    // The refused submission is in the store, failed with the reason.
+    let list = support::runs::gpudeck(&dirs, &["runs", "--json"])
+        .output()
+        .expect("gpudeck runs");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["state"], "failed", "{doc}");
+    assert!(
+        run["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("sbatch refused the job")),
+        "{doc}"
+    );
+}
+
+#[test]
 fn without_sbatch_submitting_fails_and_says_what_to_install() {
     let dirs = Dirs::new();
     let empty = tempfile::tempdir().expect("tempdir");

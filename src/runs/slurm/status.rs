@@ -25,6 +25,8 @@ pub enum SubmitError {
         /// What each partition's nodes offer, from sinfo.
         offered: Option<String>,
     },
+    #[error("the cluster has no GPUs as a generic resource named `gpu` (GresTypes=gpu): {stderr}")]
+    NoGpuGres { stderr: String },
     #[error("Slurm rejected the job: {stderr}")]
     Rejected { stderr: String },
     #[error("sbatch printed no job id (stdout: `{stdout}`)")]
@@ -45,6 +47,7 @@ impl SubmitError {
                 Some(offered) => format!("Ask for at most what one node has ({offered}): fewer GPUs per node (`--gpus count:N`) and more --nodes instead."),
                 None => "Ask for at most what one node has (`sinfo -o \"%P %D %G\"` lists each partition's GPUs per node): fewer GPUs per node and more --nodes instead.".into(),
             },
+            SubmitError::NoGpuGres { .. } => "Run without GPUs (`--gpus none`), or ask the cluster's administrators how its GPUs are requested (`sinfo -o \"%P %G\"` shows each partition's GRES).".into(),
             SubmitError::Rejected { .. } | SubmitError::NoJobId { .. } => {
                 "Check the run's slurm settings against what the cluster offers (`sinfo`, `scontrol show partition`).".into()
             }
@@ -83,6 +86,8 @@ pub fn classify_refusal(stderr: &str) -> SubmitError {
         SubmitError::UnknownPartition { stderr: text }
     } else if has("invalid account") {
         SubmitError::UnknownAccount { stderr: text }
+    } else if has("invalid generic resource") {
+        SubmitError::NoGpuGres { stderr: text }
     } else if has("requested node configuration is not available") {
         SubmitError::NodeConfig {
             stderr: text,

@@ -53,6 +53,9 @@ fn refusals_are_told_apart_and_keep_sbatch_words() {
         "{}",
         offered.fix()
     );
+    let gres = classify_refusal("sbatch: error: Invalid generic resource (gres) specification");
+    assert!(matches!(gres, SubmitError::NoGpuGres { .. }));
+    assert!(gres.fix().contains("--gpus none"));
     let rejected = classify_refusal(other);
     assert!(rejected.to_string().contains("Invalid qos"));
     assert!(matches!(rejected, SubmitError::Rejected { .. }));
