@@ -8,6 +8,7 @@ mod support;
 
 use support::runs::wait_until;
 use support::slurm::Cluster;
+use support::tmux::Session;
 use support::{stderr, stdout, Dirs};
 
 fn cluster() -> Option<Cluster> {
@@ -364,4 +365,43 @@ fn an_unknown_partition_is_a_clear_error_with_exit_1() {
     assert!(err.contains("Invalid partition name specified"), "{err}");
     assert!(err.contains("sinfo"), "{err}");
     assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn the_dashboards_form_submits_a_slurm_job_and_the_runs_tab_follows_it() {
+    let Some(slurm) = cluster() else { return };
+    let dirs = Dirs::new();
+    let env = format!("SLURM_CONF={}", slurm.conf().display());
+    let s = Session::start_with("slurmform", 110, 32, &env, "--demo", dirs);
+    s.wait_for("the dashboard", |t| t.contains("DEMO"));
+    s.keys(&["8"]);
+    s.keys(&["n"]);
+    s.wait_for("the form", |t| t.contains("New run"));
+    s.keys(&["-l", "sh -c 'echo from-the-form-on-slurm; sleep 60'"]);
+    // Command, Name, Work dir, Image, Launcher, then Backend.
+    for _ in 0..5 {
+        s.keys(&["Tab"]);
+    }
+    s.keys(&["Space"]);
+    s.wait_for("the Slurm fields", |t| {
+        t.contains("Partition") && t.contains("GPUs/node") && t.contains("Enter submit")
+    });
+    // Partition, Time, Nodes, then GPUs per node.
+    for _ in 0..4 {
+        s.keys(&["Tab"]);
+    }
+    s.keys(&["-l", "1"]);
+    s.keys(&["Enter"]);
+    s.wait_for_secs("the job running, its output in the tab", 30, |t| {
+        t.contains("1/node") && t.contains("1 running") && t.contains("from-the-form-on-slurm")
+    });
+    s.wait_for("the job in the detail", |t| t.contains("Slurm job"));
+    s.keys(&["x"]);
+    s.wait_for("a confirmation", |t| t.contains("Stop "));
+    s.keys(&["y"]);
+    s.wait_for_secs("the job cancelled", 30, |t| {
+        t.contains("0 running") && t.contains("stopped")
+    });
+    s.keys(&["q"]);
+    assert_eq!(s.wait_exit(), "0");
 }

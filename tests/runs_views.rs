@@ -481,8 +481,8 @@ fn the_form_refuses_no_gpus_on_the_host_and_an_unclosed_quote() {
     };
     assert!(form.error.as_deref().unwrap().contains("unclosed quote"));
     state.update(Action::FilterInput('\''));
-    // To the GPU list: take the suggested GPU away.
-    for _ in 0..5 {
+    // To the GPU list (past the backend): take the suggested GPU away.
+    for _ in 0..6 {
         state.update(Action::NextTab);
     }
     state.update(Action::FilterInput('a'));

@@ -28,7 +28,10 @@ type StartParts = (
 fn started_line(started: Result<crate::runs::Started, crate::runs::RunError>) -> RunDone {
     match started {
         Ok(s) => {
-            let mut line = format!("started {} ({})", s.run.id(), s.run.state());
+            let mut line = match &s.run.record.slurm {
+                Some(job) => format!("submitted {} as Slurm job {}", s.run.id(), job.job_id),
+                None => format!("started {} ({})", s.run.id(), s.run.state()),
+            };
             if let Some(w) = s.warnings.first() {
                 line.push_str(&format!("; warning: {w}"));
             }

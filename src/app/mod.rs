@@ -212,6 +212,8 @@ pub async fn run(
     mouse: bool,
     started: Instant,
 ) -> color_eyre::Result<()> {
+    // The form starts from what a start from here gets: the same defaults as the effects.
+    app.state.slurm = sources.slurm.clone();
     let (gpu_tx, mut gpu_rx) = mpsc::channel::<GpuUpdate>(8);
     let (docker_tx, mut docker_rx) = mpsc::channel::<DockerUpdate>(64);
     let collector = collector::spawn(

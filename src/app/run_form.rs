@@ -1,11 +1,13 @@
 //! The new-run form of the Runs tab: the fields of a run spec (command, name, work dir, image,
-//! launcher, GPUs with the free ones suggested), checked into a `RunSpec` on Enter.
+//! launcher, backend, on Slurm the partition, time limit and nodes, GPUs with the free ones
+//! suggested or a count per node), checked into a `RunSpec` on Enter.
 
 use std::path::PathBuf;
 
 use super::action::{Action, Command};
 use super::shell_dialog::GpuChoice;
 use super::state::{AppState, Overlay};
+use crate::runs::slurm::{Backend, SlurmDefaults, SlurmSettings};
 use crate::runs::{GpuSelection, Launcher, RunSpec};
 
 /// The form's fields, in the order Tab visits them.
@@ -16,15 +18,33 @@ pub enum Field {
     Workdir,
     Image,
     Launcher,
+    Backend,
+    Partition,
+    Time,
+    Nodes,
     Gpus,
 }
 
-const FIELDS: [Field; 6] = [
+const LOCAL_FIELDS: &[Field] = &[
     Field::Command,
     Field::Name,
     Field::Workdir,
     Field::Image,
     Field::Launcher,
+    Field::Backend,
+    Field::Gpus,
+];
+
+const SLURM_FIELDS: &[Field] = &[
+    Field::Command,
+    Field::Name,
+    Field::Workdir,
+    Field::Image,
+    Field::Launcher,
+    Field::Backend,
+    Field::Partition,
+    Field::Time,
+    Field::Nodes,
     Field::Gpus,
 ];
 
@@ -38,6 +58,13 @@ pub struct RunForm {
     pub workdir: String,
     pub image: String,
     pub launcher: Launcher,
+    pub backend: Backend,
+    /// The Slurm fields as typed; empty leaves the config's `[slurm]` value.
+    pub partition: String,
+    pub time: String,
+    pub nodes: String,
+    /// On Slurm the GPUs field is a count per node: the scheduler picks the GPUs.
+    pub gpus_per_node: String,
     pub gpus: Vec<GpuChoice>,
     /// The GPU row under the cursor.
     pub gpu_row: usize,
@@ -46,7 +73,10 @@ pub struct RunForm {
 }
 
 impl RunForm {
-    pub fn new(gpus: Vec<GpuChoice>, workdir: PathBuf) -> Self {
+    /// A blank form on `gpus`, its backend and Slurm fields those of the config.
+    pub fn new(gpus: Vec<GpuChoice>, workdir: PathBuf, defaults: &SlurmDefaults) -> Self {
+        let settings = &defaults.settings;
+        let number = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
         Self {
             field: Field::Command,
             command: String::new(),
@@ -54,6 +84,11 @@ impl RunForm {
             workdir: workdir.display().to_string(),
             image: String::new(),
             launcher: Launcher::Single,
+            backend: defaults.backend,
+            partition: settings.partition.clone().unwrap_or_default(),
+            time: settings.time.clone().unwrap_or_default(),
+            nodes: number(settings.nodes),
+            gpus_per_node: number(settings.gpus_per_node),
             gpus,
             gpu_row: 0,
             error: None,
@@ -67,22 +102,22 @@ impl RunForm {
         if command.is_empty() {
             return Err("type the command to run, e.g. python train.py --epochs 10".into());
         }
-        let chosen: Vec<u32> = self
-            .gpus
-            .iter()
-            .filter(|g| g.chosen)
-            .map(|g| g.index)
-            .collect();
-        let image = Some(self.image.trim().to_string()).filter(|i| !i.is_empty());
-        let gpus = match (chosen.is_empty(), &image) {
-            (false, _) => GpuSelection::Indices(chosen),
-            (true, Some(_)) => GpuSelection::None,
-            (true, None) => return Err("choose at least one GPU (Space on a GPU row)".into()),
-        };
         let workdir = self.workdir.trim();
         if workdir.is_empty() {
             return Err("the work dir is empty".into());
         }
+        let image = Some(self.image.trim().to_string()).filter(|i| !i.is_empty());
+        let (gpus, backend, slurm) = match self.backend {
+            Backend::Local => (
+                self.local_gpus(image.is_some())?,
+                None,
+                SlurmSettings::default(),
+            ),
+            Backend::Slurm => {
+                let (gpus, slurm) = self.slurm_settings()?;
+                (gpus, Some(Backend::Slurm), slurm)
+            }
+        };
         Ok(RunSpec {
             name: Some(self.name.trim().to_string()).filter(|n| !n.is_empty()),
             command,
@@ -90,8 +125,68 @@ impl RunForm {
             gpus,
             launcher: self.launcher,
             workdir: Some(PathBuf::from(workdir)),
+            backend,
+            slurm,
             ..RunSpec::default()
         })
+    }
+
+    /// The GPUs of this machine the rows choose; none only for a container run.
+    fn local_gpus(&self, has_image: bool) -> Result<GpuSelection, String> {
+        let chosen: Vec<u32> = self
+            .gpus
+            .iter()
+            .filter(|g| g.chosen)
+            .map(|g| g.index)
+            .collect();
+        match (chosen.is_empty(), has_image) {
+            (false, _) => Ok(GpuSelection::Indices(chosen)),
+            (true, true) => Ok(GpuSelection::None),
+            (true, false) => Err("choose at least one GPU (Space on a GPU row)".into()),
+        }
+    }
+
+    /// The GPUs as a count per node (the scheduler refuses named GPUs) and the Slurm fields laid
+    /// over the config's; an empty field leaves the config's value.
+    fn slurm_settings(&self) -> Result<(GpuSelection, SlurmSettings), String> {
+        let text = |t: &str| Some(t.trim().to_string()).filter(|t| !t.is_empty());
+        let nodes = match text(&self.nodes) {
+            None => None,
+            Some(n) => match n.parse::<u32>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(format!(
+                        "Nodes must be a whole number of at least 1, not `{n}`"
+                    ))
+                }
+            },
+        };
+        let gpus_per_node = match text(&self.gpus_per_node) {
+            None => None,
+            Some(n) => Some(n.parse::<u32>().map_err(|_| {
+                format!("GPUs/node must be a whole number (0 for none), not `{n}`")
+            })?),
+        };
+        let gpus = match gpus_per_node {
+            Some(n) => GpuSelection::Count(n as usize),
+            None => GpuSelection::None,
+        };
+        let slurm = SlurmSettings {
+            partition: text(&self.partition),
+            time: text(&self.time),
+            nodes,
+            gpus_per_node,
+            ..SlurmSettings::default()
+        };
+        Ok((gpus, slurm))
+    }
+
+    /// The fields Tab visits: the Slurm ones only when the run goes to Slurm.
+    pub fn fields(&self) -> &'static [Field] {
+        match self.backend {
+            Backend::Local => LOCAL_FIELDS,
+            Backend::Slurm => SLURM_FIELDS,
+        }
     }
 
     fn text_mut(&mut self) -> Option<&mut String> {
@@ -100,14 +195,19 @@ impl RunForm {
             Field::Name => Some(&mut self.name),
             Field::Workdir => Some(&mut self.workdir),
             Field::Image => Some(&mut self.image),
-            Field::Launcher | Field::Gpus => None,
+            Field::Partition => Some(&mut self.partition),
+            Field::Time => Some(&mut self.time),
+            Field::Nodes => Some(&mut self.nodes),
+            Field::Gpus if self.backend == Backend::Slurm => Some(&mut self.gpus_per_node),
+            Field::Launcher | Field::Backend | Field::Gpus => None,
         }
     }
 
     fn move_field(&mut self, forward: bool) {
-        let at = FIELDS.iter().position(|f| *f == self.field).unwrap_or(0);
-        let n = FIELDS.len();
-        self.field = FIELDS[if forward {
+        let fields = self.fields();
+        let at = fields.iter().position(|f| *f == self.field).unwrap_or(0);
+        let n = fields.len();
+        self.field = fields[if forward {
             (at + 1) % n
         } else {
             (at + n - 1) % n
@@ -126,6 +226,12 @@ impl RunForm {
                     Launcher::Single => Launcher::Torchrun,
                     Launcher::Torchrun => Launcher::PerGpu,
                     Launcher::PerGpu => Launcher::Single,
+                }
+            }
+            (Field::Backend, ' ') => {
+                self.backend = match self.backend {
+                    Backend::Local => Backend::Slurm,
+                    Backend::Slurm => Backend::Local,
                 }
             }
             (Field::Gpus, ' ') => {
@@ -150,7 +256,7 @@ impl AppState {
             return;
         }
         let workdir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        self.overlay = Overlay::RunForm(RunForm::new(self.gpu_choices(), workdir));
+        self.overlay = Overlay::RunForm(RunForm::new(self.gpu_choices(), workdir, &self.slurm));
     }
 
     pub(super) fn update_run_form(&mut self, action: Action) -> Vec<Command> {
@@ -161,10 +267,10 @@ impl AppState {
         match action {
             Action::NextTab => form.move_field(true),
             Action::PrevTab => form.move_field(false),
-            Action::Up if form.field == Field::Gpus => {
+            Action::Up if form.field == Field::Gpus && form.backend.is_local() => {
                 form.gpu_row = form.gpu_row.saturating_sub(1)
             }
-            Action::Down if form.field == Field::Gpus => {
+            Action::Down if form.field == Field::Gpus && form.backend.is_local() => {
                 form.gpu_row = (form.gpu_row + 1).min(last)
             }
             Action::Up => form.move_field(false),
@@ -189,3 +295,7 @@ impl AppState {
         Vec::new()
     }
 }
+
+#[cfg(test)]
+#[path = "run_form_tests.rs"]
+mod tests;

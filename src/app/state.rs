@@ -15,6 +15,7 @@ use crate::gpu::collector::GpuUpdate;
 use crate::gpu::history::{capacity_for, GpuHistory};
 use crate::gpu::{GpuError, GpuProcess, GpuSample, Inventory, SourceKind};
 use crate::host::KillSignal;
+use crate::runs::slurm::SlurmDefaults;
 
 /// Where the GPU data stands.
 #[derive(Clone, Debug)]
@@ -92,6 +93,8 @@ pub struct AppState {
     pub pending_shell: Option<ShellLaunch>,
     /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
     pub now: i64,
+    /// The config's backend and `[slurm]` settings, which the new-run form starts from.
+    pub slurm: SlurmDefaults,
 }
 
 impl AppState {
@@ -122,6 +125,10 @@ impl AppState {
             runs: RunsView::default(),
             pending_shell: None,
             now: 0,
+            slurm: SlurmDefaults {
+                backend: config.runs.backend,
+                settings: config.slurm.settings(),
+            },
         }
     }
 

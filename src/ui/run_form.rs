@@ -8,10 +8,15 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::style::Styles;
 use crate::app::run_form::{Field, RunForm};
+use crate::runs::slurm::Backend;
 
 pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
     let w = area.width.min(90);
-    let h = (f.gpus.len() as u16 + 11).min(area.height.saturating_sub(2));
+    let body = match f.backend {
+        Backend::Local => f.gpus.len() as u16 + 1,
+        Backend::Slurm => 4,
+    };
+    let h = (body + 11).min(area.height.saturating_sub(2));
     let popup = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
     Clear.render(popup, buf);
     let text_field = |field: Field, label: &'static str, value: &str, hint: &'static str| {
@@ -49,8 +54,47 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
         Span::styled(f.launcher.as_str(), launcher_style),
         Span::styled("  (Space: single, torchrun, per-gpu)", s.muted()),
     ]));
-    lines.push(Line::styled("GPUs      (Space chooses, a all)", s.accent()));
-    for (i, g) in f.gpus.iter().enumerate() {
+    let backend_style = if f.field == Field::Backend {
+        s.selected()
+    } else {
+        s.text()
+    };
+    let backend = match f.backend {
+        Backend::Local => "local",
+        Backend::Slurm => "slurm",
+    };
+    lines.push(Line::from(vec![
+        Span::styled("Backend   ", s.accent()),
+        Span::styled(backend, backend_style),
+        Span::styled(
+            "  (Space: local on this machine, slurm as a batch job)",
+            s.muted(),
+        ),
+    ]));
+    if f.backend == Backend::Slurm {
+        lines.push(text_field(
+            Field::Partition,
+            "Partition ",
+            &f.partition,
+            "(the cluster's default)",
+        ));
+        lines.push(text_field(
+            Field::Time,
+            "Time      ",
+            &f.time,
+            "(the partition's default; e.g. 02:00:00)",
+        ));
+        lines.push(text_field(Field::Nodes, "Nodes     ", &f.nodes, "1"));
+        lines.push(text_field(
+            Field::Gpus,
+            "GPUs/node ",
+            &f.gpus_per_node,
+            "0 (the scheduler picks which)",
+        ));
+    } else {
+        lines.push(Line::styled("GPUs      (Space chooses, a all)", s.accent()));
+    }
+    for (i, g) in f.gpus.iter().enumerate().filter(|_| f.backend.is_local()) {
         let mark = if g.chosen { "[x]" } else { "[ ]" };
         let style = if f.field == Field::Gpus && i == f.gpu_row {
             s.selected()
@@ -74,7 +118,10 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
         .block(
             Block::bordered()
                 .title(Span::styled(
-                    " New run · Tab next field · Enter start · Esc cancel ",
+                    match f.backend {
+                        Backend::Local => " New run · Tab next field · Enter start · Esc cancel ",
+                        Backend::Slurm => " New run · Tab next field · Enter submit · Esc cancel ",
+                    },
                     s.title(),
                 ))
                 .border_style(s.accent()),
