@@ -116,6 +116,10 @@ pub enum Commands {
         /// Where to listen, IP:PORT, e.g. 127.0.0.1:9400 (port 0: any free port, printed at start).
         #[arg(long, value_name = "ADDR")]
         metrics: std::net::SocketAddr,
+        /// A Prometheus web configuration file (YAML, as node_exporter's --web.config.file):
+        /// TLS certificate and key, client CA for mutual TLS, basic-auth users with bcrypt hashes.
+        #[arg(long, value_name = "FILE")]
+        web_config: Option<std::path::PathBuf>,
     },
     /// The supervisor of a run (started by `gpudeck run`, not by people).
     #[command(name = "__supervise", hide = true)]

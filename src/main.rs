@@ -105,7 +105,10 @@ fn main() -> ExitCode {
                 slurm_defaults(&config),
             ),
         ),
-        Some(Commands::Serve { metrics }) => serve(sources, &dirs, &config, metrics),
+        Some(Commands::Serve {
+            metrics,
+            ref web_config,
+        }) => serve(sources, &dirs, &config, metrics, web_config.clone()),
         Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
         None => tui(
             &cli,
@@ -174,7 +177,13 @@ fn tui(
 }
 
 /// `gpudeck serve --metrics ADDR`: the collector and the endpoint until SIGINT or SIGTERM.
-fn serve(sources: Sources, dirs: &Dirs, config: &Config, addr: std::net::SocketAddr) -> ExitCode {
+fn serve(
+    sources: Sources,
+    dirs: &Dirs,
+    config: &Config,
+    addr: std::net::SocketAddr,
+    web_config: Option<std::path::PathBuf>,
+) -> ExitCode {
     let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -185,16 +194,28 @@ fn serve(sources: Sources, dirs: &Dirs, config: &Config, addr: std::net::SocketA
         interval: Duration::from_millis(config.general.refresh_ms.max(100)),
     };
     let store = RunStore::new(&dirs.data);
+    let endpoint = metrics::feed::Endpoint {
+        addr,
+        web_config: web_config.or_else(|| config_web_config(config, dirs)),
+    };
+    if let Some(warning) = endpoint.warning() {
+        eprintln!("gpudeck: warning: {warning}");
+    }
     runtime.block_on(async move {
-        let feed = match metrics::MetricsFeed::start(addr, store).await {
+        let feed = match metrics::MetricsFeed::start(&endpoint, store).await {
             Ok(f) => f,
+            Err(e @ metrics::MetricsError::WebConfig(_)) => {
+                eprintln!("gpudeck: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
             Err(e) => {
                 eprintln!("gpudeck: {e}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         };
         println!(
-            "gpudeck: serving Prometheus metrics on http://{}/metrics",
+            "gpudeck: serving Prometheus metrics on {}://{}/metrics",
+            feed.scheme(),
             feed.addr()
         );
         let stop = tokio_util::sync::CancellationToken::new();
@@ -207,6 +228,15 @@ fn serve(sources: Sources, dirs: &Dirs, config: &Config, addr: std::net::SocketA
             }
         }
     })
+}
+
+/// `[metrics] web_config`, relative to the config file's directory.
+fn config_web_config(config: &Config, dirs: &Dirs) -> Option<std::path::PathBuf> {
+    config
+        .metrics
+        .web_config
+        .as_ref()
+        .map(|p| dirs.config.join(p))
 }
 
 /// A Docker subcommand on its own runtime.
@@ -241,7 +271,10 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
             gpu_choice: gpu_choice(cli),
             container: container_setup(cli.docker_host.clone(), config, dirs),
             slurm: slurm_defaults(config),
-            metrics_listen: config.metrics.listen,
+            metrics_listen: config.metrics.listen.map(|addr| metrics::feed::Endpoint {
+                addr,
+                web_config: config_web_config(config, dirs),
+            }),
         });
     }
     let choice = gpu_choice(cli);
@@ -256,7 +289,10 @@ fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError>
         gpu_choice: choice,
         container: container_setup(cli.docker_host.clone(), config, dirs),
         slurm: slurm_defaults(config),
-        metrics_listen: config.metrics.listen,
+        metrics_listen: config.metrics.listen.map(|addr| metrics::feed::Endpoint {
+            addr,
+            web_config: config_web_config(config, dirs),
+        }),
     })
 }
 

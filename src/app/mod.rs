@@ -114,19 +114,26 @@ pub struct Sources {
     pub container: crate::runs::ContainerSetup,
     /// The backend and Slurm settings a run started from the dashboard gets from the config.
     pub slurm: crate::runs::slurm::SlurmDefaults,
-    /// Serve Prometheus metrics here while the dashboard runs (`[metrics] listen`).
-    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Serve Prometheus metrics here while the dashboard runs (`[metrics] listen`, with
+    /// `[metrics] web_config`).
+    pub metrics_listen: Option<crate::metrics::feed::Endpoint>,
 }
 
-/// The metrics endpoint of `[metrics] listen`; a failure to start it is shown, not fatal.
+/// The metrics endpoint of `[metrics] listen`; a failure to start it is shown, not fatal, and a
+/// web configuration that cannot be used means no endpoint rather than one without its TLS.
 async fn start_metrics(
-    addr: Option<std::net::SocketAddr>,
+    endpoint: Option<crate::metrics::feed::Endpoint>,
     store: RunStore,
     state: &mut state::AppState,
 ) -> Option<MetricsFeed> {
-    match MetricsFeed::start(addr?, store).await {
+    let endpoint = endpoint?;
+    match MetricsFeed::start(&endpoint, store).await {
         Ok(feed) => {
-            tracing::info!(addr = %feed.addr(), "serving Prometheus metrics");
+            tracing::info!(addr = %feed.addr(), scheme = feed.scheme(), "serving Prometheus metrics");
+            if let Some(warning) = endpoint.warning() {
+                tracing::warn!("{warning}");
+                state.set_status(warning, true);
+            }
             Some(feed)
         }
         Err(e) => {

@@ -33,6 +33,9 @@ pub struct Config {
 pub struct MetricsConfig {
     /// Where to serve /metrics, IP:PORT; off when absent.
     pub listen: Option<std::net::SocketAddr>,
+    /// A Prometheus web configuration (TLS, users) for the endpoint; relative to the config
+    /// directory.
+    pub web_config: Option<std::path::PathBuf>,
 }
 
 /// What `gpudeck run` does with a run that does not say.

@@ -2,15 +2,41 @@
 //! which adds the live runs and hands the result to the server.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::conns::Limits;
 use super::runs::live_runs;
-use super::server::{bind, serve, Latest, MetricsError, Snapshot};
+use super::server::{bind, serve, Latest, MetricsError, Serving, Snapshot};
+use super::web_config::WebConfig;
 use crate::gpu::collector::GpuUpdate;
 use crate::gpu::Inventory;
 use crate::runs::RunStore;
+
+/// Where and how to serve: `--metrics ADDR` / `[metrics] listen`, and `--web-config FILE` /
+/// `[metrics] web_config`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    pub web_config: Option<PathBuf>,
+}
+
+impl Endpoint {
+    /// What to warn about before serving: metrics open to the network with no TLS and no users.
+    pub fn warning(&self) -> Option<String> {
+        if self.addr.ip().is_loopback() || self.web_config.is_some() {
+            return None;
+        }
+        Some(format!(
+            "serving metrics on {} without TLS or users: anyone who can reach this port reads \
+             them. Give a web configuration (--web-config FILE or [metrics] web_config), or \
+             listen on 127.0.0.1",
+            self.addr
+        ))
+    }
+}
 
 /// A running endpoint and the snapshot it serves; dropping it stops the endpoint.
 pub struct MetricsFeed {
@@ -19,23 +45,50 @@ pub struct MetricsFeed {
     store: RunStore,
     stop: CancellationToken,
     addr: SocketAddr,
+    tls: bool,
 }
 
 impl MetricsFeed {
-    /// Binds `addr` and starts serving on the current tokio runtime (503 until the first sample).
-    pub async fn start(addr: SocketAddr, store: RunStore) -> Result<MetricsFeed, MetricsError> {
-        let listener = bind(addr).await?;
-        let addr = listener.local_addr().unwrap_or(addr);
+    /// Reads the web configuration, binds the address and starts serving on the current tokio
+    /// runtime (503 until the first sample).
+    pub async fn start(endpoint: &Endpoint, store: RunStore) -> Result<MetricsFeed, MetricsError> {
+        Self::start_with(endpoint, Limits::default(), store).await
+    }
+
+    /// `start` with other connection limits.
+    pub async fn start_with(
+        endpoint: &Endpoint,
+        limits: Limits,
+        store: RunStore,
+    ) -> Result<MetricsFeed, MetricsError> {
+        let web = match &endpoint.web_config {
+            Some(path) => Some(WebConfig::load(path)?),
+            None => None,
+        };
+        let listener = bind(endpoint.addr).await?;
+        let addr = listener.local_addr().unwrap_or(endpoint.addr);
         let latest = Latest::default();
         let stop = CancellationToken::new();
-        tokio::spawn(serve(listener, latest.clone(), stop.clone()));
+        let tls = web.as_ref().is_some_and(|w| w.tls.is_some());
+        let serving = Serving { web, limits };
+        tokio::spawn(serve(listener, latest.clone(), serving, stop.clone()));
         Ok(MetricsFeed {
             latest,
             inventory: None,
             store,
             stop,
             addr,
+            tls,
         })
+    }
+
+    /// Whether it answers over TLS (`https://`).
+    pub fn scheme(&self) -> &'static str {
+        if self.tls {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// The address it listens on (the real port when port 0 was asked for).

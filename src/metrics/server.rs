@@ -1,23 +1,30 @@
-//! The metrics endpoint: a minimal HTTP/1.1 server answering GET /metrics from the latest sample
-//! it was handed. A scrape only reads memory; it never calls NVML.
+//! The metrics endpoint: hyper's HTTP/1.1 server (over rustls when a web configuration asks for
+//! TLS) answering GET /metrics from the latest sample it was handed. A scrape only reads memory;
+//! it never calls NVML.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper::Request;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
+use super::auth::Verdict;
+use super::conns::{Limits, Slot, Tracker};
 use super::render::{render, CONTENT_TYPE};
 use super::runs::RunInfo;
+use super::web_config::WebConfig;
 use crate::gpu::{GpuSample, Inventory};
-
-/// A request head larger than this is refused: scrapers send a few hundred bytes.
-const MAX_HEAD: usize = 8 * 1024;
-/// A client that has not sent its request head by then is dropped.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why the endpoint could not start, with what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +37,8 @@ pub enum MetricsError {
     AddressNotAvailable { addr: SocketAddr },
     #[error("cannot serve metrics on {addr}: {source}")]
     Bind { addr: SocketAddr, source: io::Error },
+    #[error("{0}. Fix the file (see the README's \"The metrics endpoint\"), or serve without it")]
+    WebConfig(#[from] super::web_config::WebConfigError),
 }
 
 /// Listens on `addr`, explaining the usual failures.
@@ -75,6 +84,17 @@ pub struct Response {
     pub body: String,
 }
 
+impl Response {
+    /// The status code of `status` ("404 Not Found" -> 404).
+    pub fn code(&self) -> u16 {
+        self.status
+            .split_whitespace()
+            .next()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(500)
+    }
+}
+
 const INDEX: &str = "<html><head><title>gpudeck</title></head><body><h1>gpudeck</h1>\
 <p>Prometheus metrics of this machine's GPUs: <a href=\"/metrics\">/metrics</a>.</p></body></html>\n";
 
@@ -113,69 +133,377 @@ pub fn respond(method: &str, target: &str, latest: Option<&Snapshot>) -> Respons
     }
 }
 
-/// Accepts connections until `stop` is cancelled; each is answered on a task of its own.
-pub async fn serve(listener: TcpListener, latest: Latest, stop: CancellationToken) {
+/// How a bound endpoint serves: over TLS and with users when a web configuration says so, within
+/// the connection limits.
+#[derive(Debug, Clone)]
+pub struct Serving {
+    pub web: Option<WebConfig>,
+    pub limits: Limits,
+}
+
+/// Accepts connections until `stop` is cancelled; each is answered on a task of its own, within
+/// the limits. A changed web configuration (a renewed certificate, say) is read again; a broken
+/// one is reported and the last good one kept.
+pub async fn serve(
+    listener: TcpListener,
+    latest: Latest,
+    serving: Serving,
+    stop: CancellationToken,
+) {
+    let tracker = Tracker::new(serving.limits);
+    let mut web = serving.web.map(Arc::new);
+    let mut checked = Instant::now();
+    let mut warned: Option<Instant> = None;
+    let mut unwarned = 0u64;
+    let bucket = web
+        .as_ref()
+        .and_then(|w| w.rate_limit)
+        .map(|(interval, burst)| Arc::new(Bucket::new(interval, burst)));
     loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
-        match accepted {
-            Ok((stream, _)) => {
-                tokio::spawn(answer(stream, latest.clone()));
-            }
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) => {
-                // Out of file descriptors, say: back off rather than spin on the error.
-                tracing::warn!(error = %e, "accepting a metrics connection failed");
+                // Out of file descriptors, say: back off rather than spin, and say so at most
+                // every ten seconds.
+                if warned.is_none_or(|at| at.elapsed() >= ACCEPT_WARN_EVERY) {
+                    tracing::warn!(error = %e, suppressed = unwarned, "accepting a metrics connection failed");
+                    warned = Some(Instant::now());
+                    unwarned = 0;
+                } else {
+                    unwarned += 1;
+                }
                 tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        if checked.elapsed() >= RECHECK_WEB_CONFIG {
+            checked = Instant::now();
+            if let Some(current) = web.as_ref().filter(|w| w.changed()) {
+                match WebConfig::load(&current.path) {
+                    Ok(fresh) => {
+                        tracing::info!(path = %fresh.path.display(), "the metrics web configuration was read again");
+                        web = Some(Arc::new(fresh));
+                    }
+                    Err(e) => tracing::warn!("{e}; the endpoint keeps the configuration it had"),
+                }
+            }
+        }
+        let Some(slot) = tracker.admit(peer.ip()) else {
+            tracing::debug!(%peer, "metrics endpoint full of busy connections; turned one away");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(connection(
+            stream,
+            slot,
+            latest.clone(),
+            web.clone(),
+            bucket.clone(),
+        ));
+    }
+}
+
+/// How often the accept loop looks whether the web configuration's files changed.
+const RECHECK_WEB_CONFIG: Duration = Duration::from_secs(1);
+/// Failing accepts (out of file descriptors) are logged at most this often.
+const ACCEPT_WARN_EVERY: Duration = Duration::from_secs(10);
+
+/// One connection: the TLS handshake if any, then HTTP/1.1 requests until the client goes, the
+/// connection idles too long, or it must give way to a new one.
+async fn connection(
+    stream: TcpStream,
+    slot: Slot,
+    latest: Latest,
+    web: Option<Arc<WebConfig>>,
+    bucket: Option<Arc<Bucket>>,
+) {
+    let limits = slot.limits();
+    let closed = slot.conn().closed().clone();
+    let tls = web.as_ref().and_then(|w| w.tls.clone());
+    match tls {
+        Some(config) => {
+            let acceptor = tokio_rustls::TlsAcceptor::from(config);
+            let handshake = tokio::select! {
+                () = closed.cancelled() => return,
+                done = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(stream)) => done,
+            };
+            match handshake {
+                Ok(Ok(tls)) => {
+                    http(
+                        TimedIo::new(tls, limits.write_timeout),
+                        slot,
+                        latest,
+                        web,
+                        bucket,
+                    )
+                    .await
+                }
+                Ok(Err(e)) => tracing::debug!(error = %e, "metrics TLS handshake failed"),
+                Err(_) => tracing::debug!("metrics TLS handshake timed out"),
+            }
+        }
+        None => {
+            http(
+                TimedIo::new(stream, limits.write_timeout),
+                slot,
+                latest,
+                web,
+                bucket,
+            )
+            .await
+        }
+    }
+}
+
+async fn http<S>(
+    io: TimedIo<S>,
+    slot: Slot,
+    latest: Latest,
+    web: Option<Arc<WebConfig>>,
+    bucket: Option<Arc<Bucket>>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let limits = slot.limits();
+    let slot = Arc::new(slot);
+    let service = {
+        let slot = Arc::clone(&slot);
+        service_fn(move |request: Request<Incoming>| {
+            let (slot, latest, web, bucket) = (
+                Arc::clone(&slot),
+                latest.clone(),
+                web.clone(),
+                bucket.clone(),
+            );
+            async move {
+                slot.busy();
+                let response = handle(request, &latest, web.as_deref(), bucket.as_deref()).await;
+                slot.idle();
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        })
+    };
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(MAX_BUF)
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    let closed = slot.conn().closed().clone();
+    loop {
+        let idle_check = tokio::time::sleep(Duration::from_secs(1).min(limits.idle_timeout));
+        tokio::select! {
+            done = conn.as_mut() => {
+                if let Err(e) = done {
+                    tracing::debug!(error = %e, "metrics connection ended");
+                }
+                return;
+            }
+            () = closed.cancelled() => return,
+            () = idle_check => {
+                if slot.quiet_for() >= limits.idle_timeout {
+                    return;
+                }
             }
         }
     }
 }
 
-async fn answer(mut stream: TcpStream, latest: Latest) {
-    let head = match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
-        Ok(Ok(head)) => head,
-        Ok(Err(e)) => return tracing::debug!(error = %e, "bad metrics request"),
-        Err(_) => return tracing::debug!("metrics client sent no request in time"),
+/// The buffer a connection may fill with a request (hyper's minimum; scrapers send a few hundred
+/// bytes).
+const MAX_BUF: usize = 8 * 1024;
+
+/// One request: the rate limit, then the users, then the answer with the configured headers.
+async fn handle(
+    request: Request<Incoming>,
+    latest: &Latest,
+    web: Option<&WebConfig>,
+    bucket: Option<&Bucket>,
+) -> hyper::Response<Full<Bytes>> {
+    let text = "text/plain; charset=utf-8";
+    let answer = if bucket.is_some_and(|b| !b.take()) {
+        Response {
+            status: "429 Too Many Requests",
+            content_type: text,
+            body: "too many requests; the web configuration's rate_limit allows fewer\n".into(),
+        }
+    } else if !authorized(&request, web).await {
+        Response {
+            status: "401 Unauthorized",
+            content_type: text,
+            body: "unauthorized\n".into(),
+        }
+    } else {
+        let snapshot = latest.get();
+        let target = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        // The sample is rendered off the async threads: it is the one costly part of an answer.
+        let method = request.method().as_str().to_owned();
+        tokio::task::spawn_blocking(move || respond(&method, &target, snapshot.as_deref()))
+            .await
+            .unwrap_or_else(|_| Response {
+                status: "500 Internal Server Error",
+                content_type: text,
+                body: "rendering the metrics failed\n".into(),
+            })
     };
-    let mut parts = head.lines().next().unwrap_or("").split_whitespace();
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let snapshot = latest.get();
-    let response = respond(method, target, snapshot.as_deref());
-    let mut bytes = format!(
-        "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        response.status,
-        response.content_type,
-        response.body.len()
-    );
-    if method != "HEAD" {
-        bytes.push_str(&response.body);
+    let mut builder = hyper::Response::builder()
+        .status(answer.code())
+        .header(hyper::header::CONTENT_TYPE, answer.content_type);
+    if answer.status.starts_with("401") {
+        builder = builder.header(hyper::header::WWW_AUTHENTICATE, "Basic realm=\"gpudeck\"");
     }
-    if let Err(e) = stream.write_all(bytes.as_bytes()).await {
-        tracing::debug!(error = %e, "writing a metrics response failed");
+    if answer.status.starts_with("405") {
+        builder = builder.header(hyper::header::ALLOW, "GET, HEAD");
     }
-    let _ = stream.shutdown().await;
+    for (name, value) in web.map(|w| w.headers.as_slice()).unwrap_or_default() {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder
+        .body(Full::new(Bytes::from(answer.body)))
+        .unwrap_or_else(|_| hyper::Response::new(Full::new(Bytes::new())))
 }
 
-/// Reads up to the blank line that ends the request head.
-async fn read_head(stream: &mut TcpStream) -> io::Result<String> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        if buf.len() > MAX_HEAD {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "request head too large",
-            ));
+/// Whether the request carries a user of the web configuration (always, without users).
+async fn authorized(request: &Request<Incoming>, web: Option<&WebConfig>) -> bool {
+    let Some(auth) = web.and_then(|w| w.auth.clone()) else {
+        return true;
+    };
+    let header = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    // bcrypt takes tens of milliseconds by design: one check at a time, off the async threads.
+    let _turn = BCRYPT_TURN.lock().await;
+    tokio::task::spawn_blocking(move || auth.check(header.as_deref()) == Verdict::Allowed)
+        .await
+        .unwrap_or(false)
+}
+
+/// One password check at a time, so guesses cannot take every core.
+static BCRYPT_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The web configuration's `rate_limit`: a token bucket of `burst` requests refilled one per
+/// `interval`.
+#[derive(Debug)]
+struct Bucket {
+    interval: Duration,
+    burst: u32,
+    state: std::sync::Mutex<(f64, Instant)>,
+}
+
+impl Bucket {
+    fn new(interval: Duration, burst: u32) -> Bucket {
+        Bucket {
+            interval,
+            burst,
+            state: std::sync::Mutex::new((f64::from(burst), Instant::now())),
         }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(&chunk[..n]);
     }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+
+    fn take(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (tokens, at) = *state;
+        let refill = at.elapsed().as_secs_f64() / self.interval.as_secs_f64();
+        let tokens = (tokens + refill).min(f64::from(self.burst));
+        if tokens >= 1.0 {
+            *state = (tokens - 1.0, Instant::now());
+            true
+        } else {
+            *state = (tokens, Instant::now());
+            false
+        }
+    }
+}
+
+/// A stream that gives up when the other side takes no bytes of an answer for too long, so a
+/// client that stops reading cannot hold a connection (and its buffers) for ever.
+struct TimedIo<S> {
+    inner: S,
+    limit: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<S> TimedIo<S> {
+    fn new(inner: S, limit: Duration) -> TimedIo<S> {
+        TimedIo {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// Pending writes start (or keep) the clock; a write that moves stops it.
+    fn watch<T>(&mut self, cx: &mut Context<'_>, poll: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if poll.is_ready() {
+            self.stalled = None;
+            return poll;
+        }
+        let limit = self.limit;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client took no bytes of the answer",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for TimedIo<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for TimedIo<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.watch(cx, poll)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let poll = Pin::new(&mut self.inner).poll_flush(cx);
+        self.watch(cx, poll)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let poll = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.watch(cx, poll)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.watch(cx, poll)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
 }
 
 #[cfg(test)]
