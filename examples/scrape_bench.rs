@@ -13,7 +13,7 @@ use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::{report, GpuSource};
 use gpudeck::host::ProcessTable;
 use gpudeck::metrics::server::serve;
-use gpudeck::metrics::{bind, render, Latest, Snapshot};
+use gpudeck::metrics::{bind, render, Latest, Limits, Serving, Snapshot};
 use gpudeck_sim_model::SimSpec;
 use tokio_util::sync::CancellationToken;
 
@@ -45,7 +45,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stop = CancellationToken::new();
     let listener = runtime.block_on(bind("127.0.0.1:0".parse()?))?;
     let addr = listener.local_addr()?;
-    runtime.spawn(serve(listener, latest, stop.clone()));
+    let serving = Serving {
+        web: None,
+        limits: Limits::default(),
+    };
+    runtime.spawn(serve(listener, latest, serving, stop.clone()));
     let mut http_times = Vec::with_capacity(scrapes);
     for _ in 0..scrapes {
         let start = Instant::now();

@@ -12,14 +12,22 @@ use support::Dirs;
 
 /// A Prometheus with its own config, storage and port, scraping `target` every second.
 fn prometheus(binary: &str, dirs: &Dirs, target: &str) -> (Reaped, String) {
+    prometheus_with(
+        binary,
+        dirs,
+        &format!("  - job_name: gpudeck\n    static_configs:\n      - targets: ['{target}']\n"),
+    )
+}
+
+/// A Prometheus with its own config, storage and port, with these scrape configs.
+fn prometheus_with(binary: &str, dirs: &Dirs, jobs: &str) -> (Reaped, String) {
     let root = dirs.root.path().join("prometheus");
     std::fs::create_dir_all(root.join("data")).unwrap();
     let config = root.join("prometheus.yml");
     std::fs::write(
         &config,
         format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
-             scrape_configs:\n  - job_name: gpudeck\n    static_configs:\n      - targets: ['{target}']\n"
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n{jobs}"
         ),
     )
     .unwrap();
@@ -81,4 +89,63 @@ fn prometheus_scrapes_the_simulators_gpu_series() {
     assert_eq!(Some(used), gpus[1]["memory_used_bytes"].as_f64());
     let up = query(&listen, r#"up{job="gpudeck"}"#).unwrap();
     assert_eq!(up[0]["value"][1], "1");
+}
+
+#[test]
+fn prometheus_scrapes_over_tls_with_its_user_and_a_scraper_without_one_is_refused() {
+    let Some(binary) = debian_tool("/usr/bin/prometheus") else {
+        return;
+    };
+    let dirs = Dirs::new();
+    let pki = support::tls::Pki::write(&dirs.root.path().join("pki"));
+    let web = pki.web_config("", true);
+    let mut cmd = demo(&dirs, &["serve", "--metrics", "127.0.0.1:0"]);
+    cmd.arg("--web-config").arg(&web);
+    let served = start(cmd);
+    let ca = pki.path("ca.pem");
+    let job = |name: &str, auth: &str| {
+        format!(
+            "  - job_name: {name}\n    scheme: https\n    tls_config:\n      ca_file: {}\n{auth}\
+             \x20   static_configs:\n      - targets: ['{}']\n",
+            ca.display(),
+            served.addr
+        )
+    };
+    let jobs = format!(
+        "{}{}",
+        job(
+            "gpudeck",
+            &format!(
+                "    basic_auth:\n      username: prom\n      password: {}\n",
+                support::tls::PASSWORD
+            )
+        ),
+        job("anonymous", "")
+    );
+    let (mut prom, listen) = prometheus_with(binary, &dirs, &jobs);
+    let series = wait_for(60, "Prometheus to have gpudeck's series over TLS", || {
+        if let Ok(Some(status)) = prom.0.try_wait() {
+            panic!("prometheus exited early: {status:?}");
+        }
+        query(&listen, r#"gpudeck_gpu_info{job="gpudeck"}"#)
+    });
+    assert!(!series.is_empty());
+    let up = wait_for(30, "both jobs scraped", || {
+        query(&listen, "up").filter(|r| r.len() == 2)
+    });
+    let up_of = |job: &str| {
+        up.iter()
+            .find(|s| s["metric"]["job"] == job)
+            .map(|s| s["value"][1].as_str().unwrap().to_owned())
+    };
+    assert_eq!(up_of("gpudeck").as_deref(), Some("1"), "{up:?}");
+    assert_eq!(
+        up_of("anonymous").as_deref(),
+        Some("0"),
+        "no user, no metrics: {up:?}"
+    );
+    assert!(
+        query(&listen, r#"gpudeck_gpu_info{job="anonymous"}"#).is_none(),
+        "the anonymous scraper got no series"
+    );
 }

@@ -151,3 +151,216 @@ fn a_gpu_source_that_cannot_open_ends_serve_with_the_reason() {
         .unwrap();
     assert!(err.contains("/nonexistent/libnvidia-ml.so.1"), "{err}");
 }
+
+mod web_config {
+    use super::*;
+    use support::tls::{Pki, PASSWORD};
+
+    fn served_with(dirs: &Dirs, web: &std::path::Path) -> support::serve::Served {
+        let mut cmd = serve(dirs, "127.0.0.1:0");
+        cmd.arg("--web-config").arg(web);
+        start(cmd)
+    }
+
+    #[test]
+    fn tls_and_users_guard_the_scrape() {
+        let dirs = Dirs::new();
+        let pki = Pki::write(&dirs.root.path().join("pki"));
+        let served = served_with(&dirs, &pki.web_config("", true));
+        let user = format!("prom:{PASSWORD}");
+        let (code, body) = wait_for(30, "a 200 over TLS", || {
+            Some(pki.curl(&served.addr, &["-u", &user])).filter(|(c, _)| *c == 200)
+        });
+        assert_eq!(code, 200);
+        assert!(body.contains("# TYPE gpudeck_gpu_info gauge"), "{body}");
+        let (code, body) = pki.curl(&served.addr, &[]);
+        assert_eq!(code, 401, "no credentials: {body}");
+        let (code, _) = pki.curl(&served.addr, &["-u", "prom:guess"]);
+        assert_eq!(code, 401, "a wrong password");
+        let (code, _) = pki.curl(&served.addr, &["-u", &format!("root:{PASSWORD}")]);
+        assert_eq!(code, 401, "an unknown user");
+        let headers = Command::new("curl")
+            .args(["-sS", "-o", "/dev/null", "-D", "-", "--cacert"])
+            .arg(pki.path("ca.pem"))
+            .arg(format!("https://{}/metrics", served.addr))
+            .output()
+            .unwrap();
+        let headers = String::from_utf8_lossy(&headers.stdout).to_lowercase();
+        assert!(
+            headers.contains("www-authenticate: basic realm=\"gpudeck\""),
+            "{headers}"
+        );
+        // Plain HTTP on the TLS port gets no metrics.
+        if let Ok((status, body)) = get(&served.addr, "/metrics") {
+            assert_ne!(status, 200, "plain HTTP served: {body}");
+        }
+    }
+
+    #[test]
+    fn mutual_tls_turns_away_a_client_without_a_certificate() {
+        let dirs = Dirs::new();
+        let pki = Pki::write(&dirs.root.path().join("pki"));
+        let web = pki.web_config(
+            "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n",
+            false,
+        );
+        let served = served_with(&dirs, &web);
+        let cert = pki.path("client.pem");
+        let key = pki.path("client.key");
+        let with_cert = [
+            "--cert",
+            cert.to_str().unwrap(),
+            "--key",
+            key.to_str().unwrap(),
+        ];
+        wait_for(30, "a 200 with a client certificate", || {
+            Some(pki.curl(&served.addr, &with_cert)).filter(|(c, _)| *c == 200)
+        });
+        let (code, body) = pki.curl(&served.addr, &[]);
+        assert_eq!(code, 0, "no certificate, no answer: {body}");
+    }
+
+    #[test]
+    fn a_web_config_that_cannot_be_used_stops_serve_with_the_reason() {
+        let dirs = Dirs::new();
+        let bad = dirs.root.path().join("web.yml");
+        std::fs::write(&bad, "basic_auth_users:\n  prom: hunter2\n").unwrap();
+        let out = serve(&dirs, "127.0.0.1:0")
+            .arg("--web-config")
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("web.yml"), "{err}");
+        assert!(err.contains("bcrypt hash"), "{err}");
+        assert!(out.stdout.is_empty(), "nothing served");
+    }
+
+    #[test]
+    fn the_config_files_web_config_is_used_relative_to_the_config_dir() {
+        let dirs = Dirs::new();
+        let pki = Pki::write(&dirs.config());
+        pki.web_config("", true);
+        std::fs::write(
+            dirs.config().join("config.toml"),
+            "[metrics]\nweb_config = \"web-config.yml\"\n",
+        )
+        .unwrap();
+        let served = start(serve(&dirs, "127.0.0.1:0"));
+        let (code, _) = wait_for(30, "an answer over TLS", || {
+            Some(pki.curl(&served.addr, &[])).filter(|(c, _)| *c != 0)
+        });
+        assert_eq!(code, 401, "the config's users apply");
+    }
+
+    #[test]
+    fn serving_beyond_loopback_without_a_web_config_is_warned_about() {
+        let dirs = Dirs::new();
+        let mut served = start(serve(&dirs, "0.0.0.0:0"));
+        let mut err = String::new();
+        let mut stderr = served.child.0.stderr.take().unwrap();
+        let _ = served.child.0.kill();
+        stderr.read_to_string(&mut err).unwrap();
+        assert!(err.contains("without TLS or users"), "{err}");
+        assert!(err.contains("--web-config"), "{err}");
+        let quiet = start(serve(&dirs, "127.0.0.1:0"));
+        let mut quiet_child = quiet.child;
+        let _ = quiet_child.0.kill();
+        let mut err = String::new();
+        quiet_child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(
+            !err.contains("without TLS"),
+            "loopback is not warned about: {err}"
+        );
+    }
+}
+
+mod limits {
+    use super::*;
+    use std::net::TcpStream;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// Holds `count` idle connections to `addr`, opening a new one whenever one is closed.
+    fn flood(addr: String, count: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            let mut held: Vec<TcpStream> = Vec::new();
+            while !stop.load(Ordering::SeqCst) {
+                held.retain(|s| {
+                    let _ = s.set_nonblocking(true);
+                    let mut byte = [0u8; 1];
+                    !matches!(s.peek(&mut byte), Ok(0) | Err(_))
+                        || matches!(s.peek(&mut byte), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock)
+                });
+                while held.len() < count {
+                    match TcpStream::connect_timeout(
+                        &addr.parse().unwrap(),
+                        Duration::from_millis(200),
+                    ) {
+                        Ok(s) => held.push(s),
+                        Err(_) => break,
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    }
+
+    fn open_fds(pid: u32) -> usize {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+    }
+
+    #[test]
+    fn idle_connections_cannot_starve_scrapes_or_take_every_file_descriptor() {
+        let dirs = Dirs::new();
+        let gpudeck = serve(&dirs, "127.0.0.1:0");
+        // The same command under `ulimit -n 256`, as on a host with a low limit.
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg("ulimit -n 256 && exec \"$0\" \"$@\"")
+            .arg(gpudeck.get_program())
+            .args(gpudeck.get_args());
+        for (k, v) in gpudeck.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let served = start(cmd);
+        scrape(&served.addr);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flooder = flood(served.addr.clone(), 600, Arc::clone(&stop));
+        std::thread::sleep(Duration::from_millis(500));
+        let pid = served.child.0.id();
+        for round in 0..5 {
+            let started = Instant::now();
+            let got = get(&served.addr, "/metrics");
+            let took = started.elapsed();
+            match got {
+                Ok((200, body)) => assert!(body.contains("gpudeck_gpu_info"), "{body}"),
+                other => {
+                    panic!("scrape {round} under 600 idle connections: {other:?} after {took:?}")
+                }
+            }
+            assert!(
+                took < Duration::from_secs(3),
+                "scrape {round} took {took:?}"
+            );
+            let fds = open_fds(pid);
+            assert!(
+                fds < 120,
+                "{fds} descriptors open with 64 connections allowed"
+            );
+        }
+        stop.store(true, Ordering::SeqCst);
+        flooder.join().unwrap();
+    }
+}

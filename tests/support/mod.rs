@@ -13,6 +13,7 @@ pub mod runs;
 pub mod screen;
 pub mod serve;
 pub mod slurm;
+pub mod tls;
 pub mod tmux;
 
 use std::path::{Path, PathBuf};

@@ -38,7 +38,11 @@ pub fn start(mut cmd: Command) -> Served {
         .expect("gpudeck serve printed its address");
     let addr = line
         .trim()
-        .strip_prefix("gpudeck: serving Prometheus metrics on http://")
+        .strip_prefix("gpudeck: serving Prometheus metrics on ")
+        .and_then(|rest| {
+            rest.strip_prefix("http://")
+                .or_else(|| rest.strip_prefix("https://"))
+        })
         .and_then(|rest| rest.strip_suffix("/metrics"))
         .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
         .to_string();
