@@ -21,6 +21,7 @@ use gpudeck::metrics;
 use gpudeck::pull::Catalog;
 use gpudeck::runs::{self, cli as runs_cli, RunStore};
 use gpudeck::shell::cli as shell_cli;
+use gpudeck::{errln, out, outln};
 
 /// Exit code for a bad command line or an explicitly given bad config file.
 const EXIT_USAGE: u8 = 2;
@@ -40,7 +41,7 @@ fn main() -> ExitCode {
     let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("gpudeck: {e}");
+            errln!("gpudeck: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -54,7 +55,7 @@ fn main() -> ExitCode {
     let sources = match sources(&cli, &dirs, &config) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("gpudeck: {e}\n{}", e.fix());
+            errln!("gpudeck: {e}\n{}", e.fix());
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -130,7 +131,7 @@ fn tui(
     started: Instant,
 ) -> ExitCode {
     if !std::io::stdout().is_terminal() {
-        eprintln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
+        errln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
         return ExitCode::from(EXIT_USAGE);
     }
     let theme = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
@@ -167,7 +168,7 @@ fn tui(
     match runtime.block_on(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("gpudeck: {e:#}");
+            errln!("gpudeck: {e:#}");
             ExitCode::from(EXIT_FAILURE)
         }
     }
@@ -189,20 +190,24 @@ fn serve(sources: Sources, dirs: &Dirs, config: &Config, addr: std::net::SocketA
         let feed = match metrics::MetricsFeed::start(addr, store).await {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("gpudeck: {e}");
+                errln!("gpudeck: {e}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         };
-        println!(
-            "gpudeck: serving Prometheus metrics on http://{}/metrics",
+        // The banner is for whoever watches; serving goes on when nobody reads it.
+        let banner = gpudeck::output::try_print(format_args!(
+            "gpudeck: serving Prometheus metrics on http://{}/metrics\n",
             feed.addr()
-        );
+        ));
+        if let Err(e) = banner {
+            tracing::warn!("the banner was not printed: {e}");
+        }
         let stop = tokio_util::sync::CancellationToken::new();
         tokio::spawn(metrics::serve::cancel_on_signal(stop.clone()));
         match metrics::serve::run(feed, setup, stop).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("gpudeck: {e}\n{}", e.fix());
+                errln!("gpudeck: {e}\n{}", e.fix());
                 ExitCode::from(EXIT_FAILURE)
             }
         }
@@ -223,7 +228,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
         .enable_all()
         .build()
         .map_err(|e| {
-            eprintln!("gpudeck: could not start the async runtime: {e}");
+            errln!("gpudeck: could not start the async runtime: {e}");
             ExitCode::from(EXIT_FAILURE)
         })
 }
@@ -308,7 +313,7 @@ fn compat(
     let (data, data_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
     warnings.extend(data_warnings);
     for w in &warnings {
-        eprintln!("gpudeck: {w}");
+        errln!("gpudeck: {w}");
     }
     match runtime() {
         Ok(rt) => compat_cli::run(&gpu, images, json, docker_host, &catalog, &data, &rt),
@@ -323,7 +328,7 @@ fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) 
     let (data, data_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
     warnings.extend(data_warnings);
     for w in &warnings {
-        eprintln!("gpudeck: {w}");
+        errln!("gpudeck: {w}");
     }
     let frameworks = gpudeck::compat::doctor::framework_check(&gpus, &data, catalog.entries());
     match runtime() {
@@ -342,7 +347,7 @@ fn shell(
 ) -> ExitCode {
     let (data, warnings) = CompatData::load(Some(&dirs.config.join("compat")));
     for w in &warnings {
-        eprintln!("gpudeck: {w}");
+        errln!("gpudeck: {w}");
     }
     let env = shell_cli::ShellEnv {
         config: &config.shell,
@@ -360,14 +365,14 @@ fn gpus(sources: Sources, json: bool) -> ExitCode {
     let report = gpu_report(sources);
     if json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
-                eprintln!("gpudeck: could not encode the report: {e}");
+                errln!("gpudeck: could not encode the report: {e}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         }
     } else {
-        print!("{}", report::render_text(&report));
+        out!("{}", report::render_text(&report));
     }
     if report.error.is_some() {
         ExitCode::from(EXIT_FAILURE)

@@ -139,3 +139,70 @@ fn the_text_report_notes_memory_repairs_that_need_attention() {
     assert!(text.contains("GPU 1: row remapping failed"), "{text}");
     assert!(!text.contains("GPU 2:"), "{text}");
 }
+
+/// Every command that prints, with its reader gone before the first byte (`| head -c 0`):
+/// no panic, no "Broken pipe", exit code 0.
+mod closed_pipes {
+    use super::support::pipes::{assert_quiet_end, with_reader_gone};
+    use super::support::run_fixture::{FakeRun, RunFacts};
+    use super::support::runs::{gpudeck, output, wait_until};
+    use super::support::Dirs;
+
+    /// A finished run with a log long enough to need several writes.
+    fn finished_run(dirs: &Dirs) -> String {
+        let run = FakeRun::write(
+            &dirs.root.path().join("data"),
+            &RunFacts {
+                id: "20260101-000000-train-ab12",
+                state: "succeeded",
+                gpus: &[0],
+                ranks: 1,
+                started_ms: 1_767_225_600_000,
+                ended_ms: Some(1_767_225_660_000),
+                exit_code: Some(0),
+                supervised: false,
+            },
+        );
+        run.metrics(&[(1_767_225_601_000, 0, 90, 40, 300.0)]);
+        run.log(0, "stdout", &"step 1 loss 0.5\n".repeat(20_000));
+        run.id
+    }
+
+    #[test]
+    fn every_printing_command_ends_quietly() {
+        let dirs = Dirs::new();
+        let id = finished_run(&dirs);
+        let commands: &[&[&str]] = &[
+            &["gpus"],
+            &["gpus", "--json"],
+            &["doctor"],
+            &["doctor", "--json"],
+            &["compat"],
+            &["compat", "--json"],
+            &["runs"],
+            &["runs", "--json"],
+            &["logs", &id],
+            &["export", &id, "--format", "csv"],
+            &["export", &id, "--format", "json"],
+            &["run", "--on", "slurm", "--dry-run", "--", "true"],
+            &["--help"],
+            &["run", "--help"],
+        ];
+        for args in commands {
+            let out = with_reader_gone(gpudeck(&dirs, args));
+            assert_quiet_end(&args.join(" "), &out);
+        }
+    }
+
+    #[test]
+    fn a_started_run_prints_its_id_to_nobody_and_still_runs() {
+        let dirs = Dirs::new();
+        let out = with_reader_gone(gpudeck(&dirs, &["run", "--", "echo", "hello"]));
+        assert_quiet_end("run", &out);
+        // The run was started before its id was printed: it runs to its end all the same.
+        wait_until("the run to succeed", || {
+            let listed = output(&dirs, &["runs", "--json"]);
+            String::from_utf8_lossy(&listed.stdout).contains("\"succeeded\"")
+        });
+    }
+}

@@ -267,3 +267,26 @@ fn an_interactive_shell_in_tmux() {
     assert_eq!(session.wait_exit(), "0");
     assert!(!exists(&name), "the container is removed after the session");
 }
+
+#[test]
+fn docker_commands_end_quietly_when_their_reader_goes_away() {
+    if !engine_or_skip("docker_commands_end_quietly_when_their_reader_goes_away") {
+        return;
+    }
+    let dirs = Dirs::new();
+    let commands: &[&[&str]] = &[
+        &["shell", "--list"],
+        &["containers"],
+        &["containers", "--json"],
+        &["images"],
+        &["images", "--json"],
+        // Nothing listens there: the failure is the one event printed.
+        &["pull", "--json", "127.0.0.1:9/gpudeck-test/nothing:1"],
+    ];
+    for args in commands {
+        let mut cmd = dirs.gpudeck("gpus=2");
+        cmd.arg("--demo").args(*args);
+        let out = support::pipes::with_reader_gone(cmd);
+        support::pipes::assert_quiet_end(&args.join(" "), &out);
+    }
+}

@@ -47,7 +47,7 @@ pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtim
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("gpudeck: {e}\n{}", e.fix());
+            errln!("gpudeck: {e}\n{}", e.fix());
             ExitCode::from(EXIT_GPUDECK_FAILED)
         }
     }
@@ -60,7 +60,7 @@ async fn connect(host: Option<&str>) -> Result<Engine, ShellError> {
 
 async fn list(engine: &Engine) -> Result<u8, ShellError> {
     let shells = kept_shells(&engine.containers().await?);
-    print!("{}", render_shells(&shells, now()));
+    out!("{}", render_shells(&shells, now()));
     Ok(0)
 }
 
@@ -70,9 +70,12 @@ pub async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
     let shell = find_shell(&shells, name).ok_or_else(|| ShellError::NoSuchShell {
         name: name.to_string(),
     })?;
-    eprintln!(
+    errln!(
         "gpudeck: re-entering {} ({}, GPUs {}, {} -> workspace)",
-        shell.name, shell.image, shell.gpus, shell.workdir
+        shell.name,
+        shell.image,
+        shell.gpus,
+        shell.workdir
     );
     let code = reenter(engine.client(), &shell.id).await;
     exit_code(code, &shell.name)
@@ -107,12 +110,12 @@ pub async fn open_request(
 ) -> Result<u8, ShellError> {
     let checked = preflight(req, ctx)?;
     for warning in &checked.warnings {
-        eprintln!("gpudeck: warning: {warning}");
+        errln!("gpudeck: warning: {warning}");
     }
     let (name, code) = match launch(engine, req, &defaults, &checked, cwd).await? {
         (_, Err(ShellError::Rlimit { limit, detail })) => {
             tracing::warn!("{detail}");
-            eprintln!(
+            errln!(
                 "gpudeck: warning: Docker may not raise the {limit} limit to the configured value; \
                  retrying with Docker's own (`{limit} = \"default\"` under [shell] in config.toml skips this try)"
             );
@@ -151,7 +154,7 @@ async fn launch(
         .ok()
         .flatten()
         .map_or_else(|| id.chars().take(12).collect(), |c| c.name);
-    eprintln!("gpudeck: {}", describe(req, defaults, checked, &name, cwd));
+    errln!("gpudeck: {}", describe(req, defaults, checked, &name, cwd));
     let code = run_attached(engine.client(), &id).await;
     // A container that never started is removed even when kept: there is nothing to re-enter.
     let started = !matches!(
@@ -256,7 +259,7 @@ fn exit_code(code: Result<i64, ShellError>, name: &str) -> Result<u8, ShellError
     match code {
         Ok(code) => Ok(u8::try_from(code).unwrap_or(EXIT_GPUDECK_FAILED)),
         Err(ShellError::Detached { .. }) => {
-            eprintln!("\r\ngpudeck: detached; {name} keeps running: gpudeck shell --attach {name}");
+            errln!("\r\ngpudeck: detached; {name} keeps running: gpudeck shell --attach {name}");
             Ok(0)
         }
         Err(e) => Err(e),
