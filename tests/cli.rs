@@ -206,3 +206,75 @@ mod closed_pipes {
         });
     }
 }
+
+/// The dashboard under `script` with stdin from /dev/null: a pseudo-terminal nobody answers.
+mod silent_terminal {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::support::Dirs;
+
+    #[test]
+    fn a_terminal_that_never_answers_is_given_back_and_told_why() {
+        let dirs = Dirs::new();
+        // `stty -a` after gpudeck shows the mode gpudeck left the pseudo-terminal in.
+        let inner = format!("{} --demo; stty -a", env!("CARGO_BIN_EXE_gpudeck"));
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &inner, "/dev/null"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("TERM", "xterm-256color");
+        dirs.isolate(&mut cmd, "gpus=2");
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("script runs");
+        let deadline = started + Duration::from_secs(20);
+        while child.try_wait().expect("try_wait").is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let out = child.wait_with_output().expect("output");
+                panic!(
+                    "gpudeck still runs after 20 s:\n{}",
+                    String::from_utf8_lossy(&out.stdout)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().expect("output");
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        let entered = text
+            .rfind("\x1b[?1049h")
+            .expect("the alternate screen was entered");
+        let after = &text[entered..];
+        let left = after
+            .find("\x1b[?1049l")
+            .unwrap_or_else(|| panic!("the alternate screen is never left: {after:?}"));
+        let shown = after
+            .find("\x1b[?25h")
+            .unwrap_or_else(|| panic!("the cursor is never shown again: {after:?}"));
+        let said = after
+            .find("did not answer the start-up query")
+            .unwrap_or_else(|| panic!("no reason given: {after:?}"));
+        assert!(
+            left < said && shown < said,
+            "restored before the message: {after:?}"
+        );
+        assert!(
+            after.contains("for scripts use `gpudeck gpus`"),
+            "{after:?}"
+        );
+        let message = &after[after.find("gpudeck: the terminal").expect("one message")..];
+        let end = message.find("`gpudeck gpus`").expect("the message's end");
+        for line in message[..end].lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "longer than 80 columns: {line:?}"
+            );
+        }
+        let modes: Vec<&str> = after.split_whitespace().collect();
+        assert!(
+            modes.contains(&"icanon") && modes.contains(&"echo"),
+            "the terminal is left in raw mode: {after:?}"
+        );
+    }
+}
