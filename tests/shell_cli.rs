@@ -291,6 +291,26 @@ fn docker_commands_end_quietly_when_their_reader_goes_away() {
     }
 }
 
+#[test]
+fn a_shell_whose_output_nobody_reads_ends_quietly_and_is_removed() {
+    if !engine_or_skip("a_shell_whose_output_nobody_reads_ends_quietly_and_is_removed") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-head");
+    cleanup.container(&name);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let mut cmd = dirs.gpudeck("gpus=2");
+    cmd.arg("--demo")
+        .args(["shell", &image, "--gpus", "none", "--name", &name])
+        .args(["--", "sh", "-c", "while true; do echo line; done"])
+        .current_dir(work.path());
+    let out = support::pipes::with_reader_gone(cmd);
+    support::pipes::assert_quiet_end("shell ... | head", &out);
+    assert!(!exists(&name), "the container is removed after the session");
+}
+
 /// The container's `State.Status`, or None once it is gone.
 fn container_state(name: &str) -> Option<String> {
     let out = Command::new("docker")
