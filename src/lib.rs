@@ -1,5 +1,8 @@
 //! gpudeck: see every GPU on a workstation, diagnose it and use it, without leaving the terminal.
 
+#[macro_use]
+pub mod output;
+
 pub mod app;
 pub mod cli;
 pub mod compat;

@@ -21,6 +21,7 @@ use gpudeck::metrics;
 use gpudeck::pull::Catalog;
 use gpudeck::runs::{self, cli as runs_cli, RunStore};
 use gpudeck::shell::cli as shell_cli;
+use gpudeck::{errln, out, outln};
 
 /// Exit code for a bad command line or an explicitly given bad config file.
 const EXIT_USAGE: u8 = 2;
@@ -40,7 +41,7 @@ fn main() -> ExitCode {
     let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("gpudeck: {e}");
+            errln!("gpudeck: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -54,7 +55,7 @@ fn main() -> ExitCode {
     let sources = match sources(&cli, &dirs, &config) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("gpudeck: {e}\n{}", e.fix());
+            errln!("gpudeck: {e}\n{}", e.fix());
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -133,7 +134,7 @@ fn tui(
     started: Instant,
 ) -> ExitCode {
     if !std::io::stdout().is_terminal() {
-        eprintln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
+        errln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
         return ExitCode::from(EXIT_USAGE);
     }
     let theme = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
@@ -170,7 +171,7 @@ fn tui(
     match runtime.block_on(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("gpudeck: {e:#}");
+            errln!("gpudeck: {e:#}");
             ExitCode::from(EXIT_FAILURE)
         }
     }
@@ -199,31 +200,35 @@ fn serve(
         web_config: web_config.or_else(|| config_web_config(config, dirs)),
     };
     if let Some(warning) = endpoint.warning() {
-        eprintln!("gpudeck: warning: {warning}");
+        errln!("gpudeck: warning: {warning}");
     }
     runtime.block_on(async move {
         let feed = match metrics::MetricsFeed::start(&endpoint, store).await {
             Ok(f) => f,
             Err(e @ metrics::MetricsError::WebConfig(_)) => {
-                eprintln!("gpudeck: {e}");
+                errln!("gpudeck: {e}");
                 return ExitCode::from(EXIT_USAGE);
             }
             Err(e) => {
-                eprintln!("gpudeck: {e}");
+                errln!("gpudeck: {e}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         };
-        println!(
-            "gpudeck: serving Prometheus metrics on {}://{}/metrics",
+        // The banner is for whoever watches; serving goes on when nobody reads it.
+        let banner = gpudeck::output::try_print(format_args!(
+            "gpudeck: serving Prometheus metrics on {}://{}/metrics\n",
             feed.scheme(),
             feed.addr()
-        );
+        ));
+        if let Err(e) = banner {
+            tracing::warn!("the banner was not printed: {e}");
+        }
         let stop = tokio_util::sync::CancellationToken::new();
         tokio::spawn(metrics::serve::cancel_on_signal(stop.clone()));
         match metrics::serve::run(feed, setup, stop).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("gpudeck: {e}\n{}", e.fix());
+                errln!("gpudeck: {e}\n{}", e.fix());
                 ExitCode::from(EXIT_FAILURE)
             }
         }
@@ -253,7 +258,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
         .enable_all()
         .build()
         .map_err(|e| {
-            eprintln!("gpudeck: could not start the async runtime: {e}");
+            errln!("gpudeck: could not start the async runtime: {e}");
             ExitCode::from(EXIT_FAILURE)
         })
 }
@@ -344,7 +349,7 @@ fn compat(
     let (data, data_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
     warnings.extend(data_warnings);
     for w in &warnings {
-        eprintln!("gpudeck: {w}");
+        errln!("gpudeck: {w}");
     }
     match runtime() {
         Ok(rt) => compat_cli::run(&gpu, images, json, docker_host, &catalog, &data, &rt),
@@ -359,7 +364,7 @@ fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) 
     let (data, data_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
     warnings.extend(data_warnings);
     for w in &warnings {
-        eprintln!("gpudeck: {w}");
+        errln!("gpudeck: {w}");
     }
     let frameworks = gpudeck::compat::doctor::framework_check(&gpus, &data, catalog.entries());
     match runtime() {
@@ -378,7 +383,7 @@ fn shell(
 ) -> ExitCode {
     let (data, warnings) = CompatData::load(Some(&dirs.config.join("compat")));
     for w in &warnings {
-        eprintln!("gpudeck: {w}");
+        errln!("gpudeck: {w}");
     }
     let env = shell_cli::ShellEnv {
         config: &config.shell,
@@ -396,14 +401,14 @@ fn gpus(sources: Sources, json: bool) -> ExitCode {
     let report = gpu_report(sources);
     if json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
-                eprintln!("gpudeck: could not encode the report: {e}");
+                errln!("gpudeck: could not encode the report: {e}");
                 return ExitCode::from(EXIT_FAILURE);
             }
         }
     } else {
-        print!("{}", report::render_text(&report));
+        out!("{}", report::render_text(&report));
     }
     if report.error.is_some() {
         ExitCode::from(EXIT_FAILURE)

@@ -322,3 +322,52 @@ impl Drop for ImageGuard {
         let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
     }
 }
+
+/// The ids of the containers made from `image`, running or not.
+fn containers_of(image: &str) -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["ps", "-aq", "--filter", &format!("ancestor={image}")])
+        .output()
+        .expect("docker runs");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_dashboard_shell_whose_pane_is_killed_takes_its_container_with_it() {
+    if !engine_or_skip("a_dashboard_shell_whose_pane_is_killed_takes_its_container_with_it") {
+        return;
+    }
+    let tag = format!("{}:hup", unique("gpudeck-test/e2e-shell"));
+    busybox_image(&tag, &["CUDA_VERSION=12.4.1"]);
+    let _image = ImageGuard(tag.clone());
+    // The test profile's binary: this test needs no release build.
+    let tui = Session::start_debug(
+        "docker-shell-hup",
+        120,
+        32,
+        "GPUDECK_SIM=gpus=2",
+        "--demo",
+        Dirs::new(),
+    );
+    tui.keys(&["5"]);
+    tui.wait_for_secs("our image listed", 20, |t| t.contains(&tag));
+    open_shell_dialog_on(&tui, &tag);
+    tui.keys(&["Enter"]);
+    tui.wait_for_secs("the shell's prompt", 30, |t| {
+        t.lines()
+            .any(|l| l.starts_with("/workspace ") && (l.contains('#') || l.contains('$')))
+    });
+    assert_eq!(containers_of(&tag).len(), 1, "one shell container");
+    tui.tmux(&["kill-pane", "-t", &tui.name]);
+    let started = std::time::Instant::now();
+    while !containers_of(&tag).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the shell's container is still there 5 s after its pane was killed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

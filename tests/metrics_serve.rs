@@ -363,4 +363,32 @@ mod limits {
         stop.store(true, Ordering::SeqCst);
         flooder.join().unwrap();
     }
+
+#[test]
+fn serve_goes_on_when_nobody_reads_its_banner() {
+    let dirs = Dirs::new();
+    let addr = format!("127.0.0.1:{}", support::serve::free_port());
+    let mut cmd = serve(&dirs, &addr);
+    cmd.stdout(support::pipes::reader_gone())
+        .stderr(Stdio::piped())
+        .env("RUST_BACKTRACE", "0");
+    let mut child = Reaped(cmd.spawn().unwrap());
+    drop(cmd);
+    let text = scrape(&addr);
+    assert!(text.contains("gpudeck_gpu_"), "{text}");
+    assert!(
+        child.0.try_wait().unwrap().is_none(),
+        "serve still runs after its banner found no reader"
+    );
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    let mut err = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!err.contains("panicked"), "{err}");
 }

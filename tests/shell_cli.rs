@@ -267,3 +267,175 @@ fn an_interactive_shell_in_tmux() {
     assert_eq!(session.wait_exit(), "0");
     assert!(!exists(&name), "the container is removed after the session");
 }
+
+#[test]
+fn docker_commands_end_quietly_when_their_reader_goes_away() {
+    if !engine_or_skip("docker_commands_end_quietly_when_their_reader_goes_away") {
+        return;
+    }
+    let dirs = Dirs::new();
+    let commands: &[&[&str]] = &[
+        &["shell", "--list"],
+        &["containers"],
+        &["containers", "--json"],
+        &["images"],
+        &["images", "--json"],
+        // Nothing listens there: the failure is the one event printed.
+        &["pull", "--json", "127.0.0.1:9/gpudeck-test/nothing:1"],
+    ];
+    for args in commands {
+        let mut cmd = dirs.gpudeck("gpus=2");
+        cmd.arg("--demo").args(*args);
+        let out = support::pipes::with_reader_gone(cmd);
+        support::pipes::assert_quiet_end(&args.join(" "), &out);
+    }
+}
+
+#[test]
+fn a_shell_whose_output_nobody_reads_ends_quietly_and_is_removed() {
+    if !engine_or_skip("a_shell_whose_output_nobody_reads_ends_quietly_and_is_removed") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-head");
+    cleanup.container(&name);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    let mut cmd = dirs.gpudeck("gpus=2");
+    cmd.arg("--demo")
+        .args(["shell", &image, "--gpus", "none", "--name", &name])
+        .args(["--", "sh", "-c", "while true; do echo line; done"])
+        .current_dir(work.path());
+    let out = support::pipes::with_reader_gone(cmd);
+    support::pipes::assert_quiet_end("shell ... | head", &out);
+    assert!(!exists(&name), "the container is removed after the session");
+}
+
+/// The container's `State.Status`, or None once it is gone.
+fn container_state(name: &str) -> Option<String> {
+    let out = Command::new("docker")
+        .args([
+            "container",
+            "inspect",
+            "--format",
+            "{{.State.Status}}",
+            name,
+        ])
+        .output()
+        .expect("docker runs");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Waits up to `secs` for `check` to hold for the container's state; the seconds it took.
+fn wait_container(name: &str, what: &str, secs: u64, check: impl Fn(Option<&str>) -> bool) -> f64 {
+    let started = std::time::Instant::now();
+    loop {
+        let state = container_state(name);
+        if check(state.as_deref()) {
+            return started.elapsed().as_secs_f64();
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(secs),
+            "{name} is not {what} after {secs} s: {state:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `gpudeck --demo shell ARGS` in a tmux pane (the test profile's binary), at its prompt, with
+/// its container running.
+fn shell_in_tmux(tag: &str, name: &str, args: &str) -> Session {
+    let session = Session::start_debug(
+        tag,
+        100,
+        30,
+        "GPUDECK_SIM=gpus=2",
+        &format!("--demo shell {args}"),
+        Dirs::new(),
+    );
+    session.wait_for("the shell's prompt", |s| s.contains("/workspace"));
+    wait_container(name, "running", 10, |s| s == Some("running"));
+    session
+}
+
+/// Kills the pane, as a closed terminal window or a dropped SSH connection does: its processes
+/// get SIGHUP and the terminal is gone.
+fn kill_pane(session: &Session) {
+    session.tmux(&["kill-pane", "-t", &session.name]);
+}
+
+#[test]
+fn a_shell_whose_terminal_goes_away_is_removed() {
+    if !engine_or_skip("a_shell_whose_terminal_goes_away_is_removed") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-hup");
+    cleanup.container(&name);
+    let work = tempfile::tempdir().unwrap();
+    let args = format!(
+        "{image} --gpus none --name {name} --workdir {}",
+        work.path().display()
+    );
+    let session = shell_in_tmux("hup", &name, &args);
+    kill_pane(&session);
+    let took = wait_container(&name, "removed", 5, |s| s.is_none());
+    eprintln!("the container was gone {took:.2} s after the pane was killed");
+}
+
+#[test]
+fn a_kept_shell_whose_terminal_goes_away_is_stopped_and_kept() {
+    if !engine_or_skip("a_kept_shell_whose_terminal_goes_away_is_stopped_and_kept") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-hup-kept");
+    cleanup.container(&name);
+    let work = tempfile::tempdir().unwrap();
+    let args = format!(
+        "{image} --gpus none --keep --name {name} --workdir {}",
+        work.path().display()
+    );
+    let session = shell_in_tmux("hup-kept", &name, &args);
+    kill_pane(&session);
+    let took = wait_container(&name, "stopped and kept", 5, |s| s == Some("exited"));
+    eprintln!("the kept container stopped {took:.2} s after the pane was killed");
+
+    // Re-entered, it is the same once more: the hang-up ends the attach and the shell stays.
+    let again = shell_in_tmux("hup-attach", &name, &format!("--attach {name}"));
+    assert!(again.screen().contains("re-entering"), "{}", again.screen());
+    kill_pane(&again);
+    let took = wait_container(&name, "stopped and kept", 5, |s| s == Some("exited"));
+    eprintln!("the re-entered container stopped {took:.2} s after the pane was killed");
+}
+
+#[test]
+fn sigterm_to_gpudeck_removes_its_shell_and_says_so() {
+    if !engine_or_skip("sigterm_to_gpudeck_removes_its_shell_and_says_so") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-term");
+    cleanup.container(&name);
+    let work = tempfile::tempdir().unwrap();
+    let args = format!(
+        "{image} --gpus none --name {name} --workdir {}",
+        work.path().display()
+    );
+    let session = shell_in_tmux("term", &name, &args);
+    let pid = session.gpudeck_pid();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    wait_container(&name, "removed", 5, |s| s.is_none());
+    assert_eq!(session.wait_exit(), "143");
+    let screen = session.screen();
+    assert!(
+        screen.contains(&format!("gpudeck: {name} lost its terminal (SIGTERM);")),
+        "{screen}"
+    );
+}

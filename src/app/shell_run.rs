@@ -44,15 +44,18 @@ pub async fn run(launch: ShellLaunch, ctx: ShellContext, config: &ShellConfig) -
         ShellLaunch::New { image, .. } => image.clone(),
         ShellLaunch::Reenter { name, .. } => name.clone(),
     };
-    println!("gpudeck: opening a shell in {label}; exit it to return to the dashboard");
+    // Not `outln!`: a terminal that went away must not end the dashboard from here.
+    let _ = crate::output::try_print(format_args!(
+        "gpudeck: opening a shell in {label}; exit it to return to the dashboard\n"
+    ));
     match session(launch, ctx, config).await {
         Ok(code) => (
             format!("shell in {label} ended with exit code {code}"),
             code != 0,
         ),
         Err(e) => {
-            eprintln!("\r\ngpudeck: {e}\n{}", e.fix());
-            eprint!("\r\nPress Enter to return to gpudeck ");
+            errln!("\r\ngpudeck: {e}\n{}", e.fix());
+            errout!("\r\nPress Enter to return to gpudeck ");
             let _ = std::io::stderr().flush();
             let mut line = String::new();
             let _ = std::io::stdin().lock().read_line(&mut line);

@@ -14,20 +14,57 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 
-/// Raw mode, alternate screen, hidden cursor and (optionally) mouse reporting.
+/// Raw mode, alternate screen, hidden cursor and (optionally) mouse reporting. A terminal that
+/// does not answer the start-up query is given back as it was and the error says why; so is one
+/// where any other step fails.
 pub fn enter(mouse: bool) -> io::Result<Tui> {
     install_panic_hook();
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
+    setup(mouse).inspect_err(|_| restore())
+}
+
+fn setup(mouse: bool) -> io::Result<Tui> {
     let mut out = io::stdout();
     execute!(out, EnterAlternateScreen, cursor::Hide)?;
+    probe()?;
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    let mut term = Terminal::new(CrosstermBackend::new(out))?;
-    term.clear()?;
-    Ok(term)
+    // A plain clear: `Terminal::clear` would ask where the cursor is once more.
+    execute!(out, terminal::Clear(terminal::ClearType::All))?;
+    Terminal::new(CrosstermBackend::new(out))
 }
+
+/// Asks the terminal where its cursor is: one that never answers (output captured by `script`,
+/// a serial console) would otherwise leave the dashboard drawing to nobody. crossterm gives up
+/// after 2 s.
+fn probe() -> io::Result<()> {
+    cursor::position()
+        .map(|_| ())
+        .map_err(|e| io::Error::other(NoAnswer(e.to_string())))
+}
+
+/// The terminal did not answer the start-up query.
+#[derive(Debug)]
+pub struct NoAnswer(String);
+
+impl std::fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the terminal did not answer the start-up query (cursor position)\n\
+             within 2 s, so gpudeck cannot draw the dashboard there\n\
+             ({}).\n\
+             It may not be a full terminal: output captured by `script`, a serial console,\n\
+             an editor's pane. Run gpudeck in a terminal emulator, tmux or `ssh -t`;\n\
+             for scripts use `gpudeck gpus`.",
+            self.0.trim_end_matches('.')
+        )
+    }
+}
+
+impl std::error::Error for NoAnswer {}
 
 /// Gives the terminal back as it was. Safe to call more than once and from a panic hook.
 pub fn restore() {

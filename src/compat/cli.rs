@@ -32,7 +32,7 @@ pub fn run(
 ) -> ExitCode {
     let docker = runtime.block_on(docker_facts(docker_host));
     if let Some(note) = &docker.note {
-        eprintln!("gpudeck: {note}");
+        errln!("gpudeck: {note}");
     }
     let host = HostProfile::from_report(gpu, GpuRuntime::from_engine(docker.info.as_ref()));
     let found = runtime.block_on(find_images(
@@ -51,7 +51,7 @@ pub fn run(
     }
     if !unknown.is_empty() {
         for message in unknown {
-            eprintln!("gpudeck: {message}");
+            errln!("gpudeck: {message}");
         }
         return ExitCode::from(EXIT_UNKNOWN_IMAGE);
     }
@@ -70,14 +70,14 @@ pub fn run(
     let report = CompatReport::new(gpu.host.clone(), board, data.sources.clone());
     if json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
-                eprintln!("gpudeck: could not encode the report: {e}");
+                errln!("gpudeck: could not encode the report: {e}");
                 return ExitCode::from(1);
             }
         }
     } else {
-        print!("{}", report.render_text(!wanted.is_empty()));
+        out!("{}", report.render_text(!wanted.is_empty()));
     }
     ExitCode::from(report.exit_code())
 }
@@ -152,7 +152,7 @@ async fn find_images(
         out.push(match (remote_profile(name, &parsed, docker).await, in_catalog) {
             (Ok(profile), _) => Ok(profile),
             (Err(e), Some(entry)) if e.unreachable() => {
-                eprintln!("gpudeck: {e}; using gpudeck's catalog for {name}");
+                errln!("gpudeck: {e}; using gpudeck's catalog for {name}");
                 Ok(ImageProfile::from_catalog(entry))
             }
             (Err(e), _) if e.unreachable() => Err(format!(

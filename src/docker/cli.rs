@@ -23,7 +23,7 @@ pub fn run(
         let engine = match connect(host_override).await {
             Ok(engine) => engine,
             Err(e) => {
-                eprintln!("gpudeck: {}: {e}\n{}", e.title(), e.fix());
+                errln!("gpudeck: {}: {e}\n{}", e.title(), e.fix());
                 return ExitCode::from(1);
             }
         };
@@ -53,20 +53,20 @@ fn print<T: serde::Serialize>(
     match result {
         Ok(items) if json => match serde_json::to_string_pretty(&items) {
             Ok(s) => {
-                println!("{s}");
+                outln!("{s}");
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("gpudeck: could not encode JSON: {e}");
+                errln!("gpudeck: could not encode JSON: {e}");
                 ExitCode::from(1)
             }
         },
         Ok(items) => {
-            print!("{}", text(&items));
+            out!("{}", text(&items));
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("gpudeck: {}: {e}\n{}", e.title(), e.fix());
+            errln!("gpudeck: {}: {e}\n{}", e.title(), e.fix());
             ExitCode::from(1)
         }
     }

@@ -24,16 +24,16 @@ pub fn run(
     }
     if json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => outln!("{s}"),
             Err(e) => {
-                eprintln!("gpudeck: could not encode the report: {e}");
+                errln!("gpudeck: could not encode the report: {e}");
                 return ExitCode::from(2);
             }
         }
     } else if colour() {
-        print!("{}", report.render_text_coloured());
+        out!("{}", report.render_text_coloured());
     } else {
-        print!("{}", report.render_text());
+        out!("{}", report.render_text());
     }
     ExitCode::from(report.exit_code())
 }

@@ -1,7 +1,7 @@
 //! How `gpudeck pull` shows a pull: progress bars on a terminal, plain lines otherwise, or JSON lines.
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{
@@ -45,7 +45,7 @@ impl CliView {
                 "event": "failed", "kind": "invalid_reference", "reference": reference,
                 "message": error.to_string(),
             })),
-            _ => eprintln!("gpudeck: `{reference}` is not a valid image reference: {error}"),
+            _ => errln!("gpudeck: `{reference}` is not a valid image reference: {error}"),
         }
     }
 
@@ -53,7 +53,7 @@ impl CliView {
         match self {
             CliView::Json => print_json(json!({ "event": "warning", "message": message })),
             CliView::Bars(bars) => bars.println(&format!("warning: {message}")),
-            CliView::Plain(_) => eprintln!("warning: {message}"),
+            CliView::Plain(_) => errln!("warning: {message}"),
         }
     }
 
@@ -61,7 +61,7 @@ impl CliView {
         match self {
             CliView::Json => print_json(json!({ "event": "started", "image": image.to_string() })),
             CliView::Bars(bars) => bars.println(&format!("Pulling {}", image.familiar())),
-            CliView::Plain(_) => eprintln!("Pulling {}", image.familiar()),
+            CliView::Plain(_) => errln!("Pulling {}", image.familiar()),
         }
     }
 
@@ -87,12 +87,12 @@ impl CliView {
                 "elapsed_s": elapsed.as_secs_f64(),
             })),
             _ => {
-                eprintln!(
+                errln!(
                     "Pulled {} in {:.1} s",
                     image.familiar(),
                     elapsed.as_secs_f64()
                 );
-                println!("Digest: {}", digest.unwrap_or("unknown"));
+                outln!("Digest: {}", digest.unwrap_or("unknown"));
             }
         }
     }
@@ -106,7 +106,7 @@ impl CliView {
                 "event": "failed", "kind": error.kind(), "image": image.to_string(),
                 "title": error.title(), "message": error.to_string(), "fix": error.fix(),
             })),
-            _ => eprintln!(
+            _ => errln!(
                 "gpudeck: pulling {} failed: {}\n  {error}\n  What to do: {}",
                 image.familiar(),
                 error.title(),
@@ -117,10 +117,7 @@ impl CliView {
 }
 
 fn print_json(value: serde_json::Value) {
-    let mut out = std::io::stdout().lock();
-    // A closed stdout (`| head`) must not turn a pull into a panic.
-    let _ = writeln!(out, "{value}");
-    let _ = out.flush();
+    outln!("{value}");
 }
 
 fn status_word(status: LayerStatus) -> &'static str {
@@ -242,14 +239,14 @@ impl Plain {
                 .total
                 .map(|t| format!(" ({})", DecimalBytes(t)))
                 .unwrap_or_default();
-            eprintln!("{}: {}{size}", layer.id, status_word(layer.status));
+            errln!("{}: {}{size}", layer.id, status_word(layer.status));
         }
         // Every 10 % of the known total, so a log shows movement without a line per event.
         let tenth = progress.bytes_total / 10;
         let step = progress.bytes_done.checked_div(tenth.max(1)).unwrap_or(0);
         if progress.bytes_total > 0 && self.last_total != Some(step) {
             self.last_total = Some(step);
-            eprintln!(
+            errln!(
                 "total: {}/{} {}",
                 DecimalBytes(progress.bytes_done),
                 DecimalBytes(progress.bytes_total),

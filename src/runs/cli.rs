@@ -86,14 +86,11 @@ fn dry_run(spec: &RunSpec, config: &SlurmSettings) -> Result<u8, RunError> {
     let cwd = current_dir()?;
     let (spec, settings) = slurm_job(spec, config, &cwd);
     for warning in slurm_warnings(&spec) {
-        eprintln!("gpudeck: warning: {warning}");
+        errln!("gpudeck: warning: {warning}");
     }
     let workdir = spec.workdir.clone().unwrap_or(cwd);
     let script = batch_script(&spec, &settings, &dry_run_id(&spec), &workdir)?;
-    let mut out = std::io::stdout().lock();
-    out.write_all(script.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| RunError::ScriptNotPrinted { why: e.to_string() })?;
+    crate::output::print_bytes(script.as_bytes());
     Ok(EXIT_OK)
 }
 
@@ -119,7 +116,7 @@ pub fn rerun(
     (container, slurm): (ContainerSetup, SlurmDefaults),
 ) -> ExitCode {
     finish(store.find(&args.run).and_then(|old| {
-        eprintln!("gpudeck: running {} again", old.id());
+        errln!("gpudeck: running {} again", old.id());
         let backend = old.record.backend;
         let gpus = move || match backend {
             Backend::Local => gpus(),
@@ -156,12 +153,12 @@ fn launch(
     };
     let started = start(&ctx)?;
     for warning in &started.warnings {
-        eprintln!("gpudeck: warning: {warning}");
+        errln!("gpudeck: warning: {warning}");
     }
     let run = &started.run;
-    println!("{}", run.id());
+    outln!("{}", run.id());
     if let Some(job) = &run.record.slurm {
-        eprintln!(
+        errln!(
             "gpudeck: {} submitted as Slurm job {}; follow it with `gpudeck logs {} -f`, \
              stop it with `gpudeck stop {}`",
             run.id(),
@@ -173,7 +170,7 @@ fn launch(
     }
     if let (RunState::Failed, Some(error)) = (run.state(), &run.record.error) {
         // Its ranks could not even be started (a container the engine refused, ...).
-        eprintln!("gpudeck: {} failed to start: {error}", run.id());
+        errln!("gpudeck: {} failed to start: {error}", run.id());
         return Ok(EXIT_FAILED);
     }
     let gpus = match run.record.gpus.is_empty() {
@@ -181,7 +178,7 @@ fn launch(
         false => format!("GPU {}", run.record.gpu_indices()),
     };
     let image = run.record.image.as_ref().map(|i| format!(" in {i}"));
-    eprintln!(
+    errln!(
         "gpudeck: {} {} on {gpus}{} ({}, {} rank{}); logs: {}",
         run.id(),
         run.state(),
@@ -191,7 +188,7 @@ fn launch(
         if run.record.ranks.len() == 1 { "" } else { "s" },
         run.dir.display()
     );
-    eprintln!(
+    errln!(
         "gpudeck: follow it with `gpudeck logs {} -f`, stop it with `gpudeck stop {}`",
         run.id(),
         run.id()
@@ -241,18 +238,18 @@ pub fn list(store: &RunStore, json: bool) -> ExitCode {
     let (runs, metric_warnings) = with_summaries(runs, now);
     warnings.extend(metric_warnings);
     for w in &warnings {
-        eprintln!("gpudeck: warning: {w}");
+        errln!("gpudeck: warning: {w}");
     }
     if json {
         match serde_json::to_string_pretty(&listing_json(&runs)) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => outln!("{text}"),
             Err(e) => {
-                eprintln!("gpudeck: could not encode the runs: {e}");
+                errln!("gpudeck: could not encode the runs: {e}");
                 return ExitCode::from(EXIT_FAILED);
             }
         }
     } else {
-        print!("{}", render_runs(&runs, now));
+        out!("{}", render_runs(&runs, now));
     }
     ExitCode::SUCCESS
 }
@@ -299,13 +296,8 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
 }
 
 fn print_all(bytes: &[u8]) -> Result<(), RunError> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(|e| RunError::ExportNotWritten {
-            path: "stdout".into(),
-            why: e.to_string(),
-        })
+    crate::output::print_bytes(bytes);
+    Ok(())
 }
 
 /// `gpudeck logs RUN [-f] [--rank N] [--stderr]`.
@@ -328,14 +320,14 @@ pub fn stop(args: &StopArgs, store: &RunStore) -> ExitCode {
         let run = store.find(&args.run)?;
         match stop_run(&run, Duration::from_secs(args.grace))? {
             StopOutcome::AlreadyFinished(state) => {
-                eprintln!(
+                errln!(
                     "gpudeck: {} has already finished: {state}{}",
                     run.id(),
                     exit_text(&run)
                 );
             }
             StopOutcome::Stopped { signal, run } => {
-                eprintln!(
+                errln!(
                     "gpudeck: {} {} (last signal needed: {signal}){}",
                     run.id(),
                     run.state(),
@@ -360,7 +352,7 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("gpudeck: {e}\n{}", e.fix());
+            errln!("gpudeck: {e}\n{}", e.fix());
             let code = match e {
                 RunError::BadSpec { .. }
                 | RunError::BadGpuList { .. }

@@ -100,7 +100,7 @@ impl ContainerRanks {
             };
             match ShellError::from(e.clone()) {
                 ShellError::Rlimit { limit, detail } if drop_ulimit(&mut body, limit) => {
-                    eprintln!(
+                    errln!(
                         "gpudeck supervisor: rank {}: Docker may not raise the {limit} limit ({detail}); starting it again with Docker's own",
                         planned.rank
                     );
@@ -183,7 +183,7 @@ impl ContainerRanks {
     pub(super) async fn finish(mut self, record: &mut RunRecord) -> File {
         if let Some(stopper) = self.stopper.take() {
             match stopper.await {
-                Ok(Ok(signal)) => eprintln!("gpudeck supervisor: containers gone after {signal}"),
+                Ok(Ok(signal)) => errln!("gpudeck supervisor: containers gone after {signal}"),
                 Ok(Err(e)) => record.error = Some(format!("stopping the containers: {e}")),
                 Err(e) => record.error = Some(format!("the stopping task failed: {e}")),
             }
@@ -202,7 +202,7 @@ impl ContainerRanks {
     async fn discard(&self) {
         for id in &self.ids {
             if let Err(e) = remove(&self.engine, id).await {
-                eprintln!("gpudeck supervisor: container {id} could not be removed: {e}");
+                errln!("gpudeck supervisor: container {id} could not be removed: {e}");
             }
         }
     }
@@ -230,7 +230,7 @@ impl RankFollow {
         let code = exit_code(&self.engine, &self.id).await;
         if !whole {
             if let Err(e) = catch_up(&self.engine, &self.id, &self.dir, self.rank).await {
-                eprintln!("gpudeck supervisor: catching up the output of {what}: {e}");
+                errln!("gpudeck supervisor: catching up the output of {what}: {e}");
             }
         }
         let _ = exits.send((self.rank, code));

@@ -52,11 +52,11 @@ where
         match chunk {
             Ok(chunk) => {
                 if let Err(e) = logs.write(&chunk) {
-                    eprintln!("gpudeck supervisor: writing the output of {what}: {e}");
+                    errln!("gpudeck supervisor: writing the output of {what}: {e}");
                 }
             }
             Err(e) => {
-                eprintln!("gpudeck supervisor: the output stream of {what} broke: {e}");
+                errln!("gpudeck supervisor: the output stream of {what} broke: {e}");
                 return false;
             }
         }

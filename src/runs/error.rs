@@ -78,8 +78,6 @@ pub enum RunError {
     SlurmSubmit(#[from] SubmitError),
     #[error("{flag} only applies to the slurm backend (--on slurm)")]
     SlurmOnly { flag: &'static str },
-    #[error("the batch script could not be printed: {why}")]
-    ScriptNotPrinted { why: String },
 }
 
 impl RunError {
@@ -158,9 +156,6 @@ impl RunError {
             }
             RunError::Slurm(e) => e.fix(),
             RunError::SlurmSubmit(e) => e.fix(),
-            RunError::ScriptNotPrinted { .. } => {
-                "Check where stdout goes (`> job.sh` into a writable directory).".into()
-            }
             RunError::SlurmOnly { flag } => format!(
                 "Leave out {flag} to start the run here, or add --on slurm for a batch job."
             ),

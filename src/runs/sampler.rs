@@ -71,7 +71,7 @@ impl Sampler {
     pub(crate) fn finish(mut self) -> Option<String> {
         drop(self.stop.take());
         if let Err(RecvTimeoutError::Timeout) = self.done.recv_timeout(LAST_SAMPLE_WAIT) {
-            eprintln!(
+            errln!(
                 "gpudeck supervisor: the last GPU sample did not come within {}s",
                 LAST_SAMPLE_WAIT.as_secs()
             );
@@ -85,7 +85,7 @@ impl Sampler {
 }
 
 fn report(failures: &async_mpsc::UnboundedSender<String>, why: String) {
-    eprintln!("gpudeck supervisor: GPU metrics: {why}");
+    errln!("gpudeck supervisor: GPU metrics: {why}");
     let _ = failures.send(why);
 }
 

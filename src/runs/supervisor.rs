@@ -36,7 +36,7 @@ pub fn supervise(dir: &Path) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("gpudeck supervisor: {e}");
+            errln!("gpudeck supervisor: {e}");
             ExitCode::FAILURE
         }
     }
@@ -86,7 +86,7 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     record.started_ms = Some(clock::now_ms());
     let mut sampler = Sampler::start(&run.dir, &record);
     run.write_record(&record).map_err(|e| e.to_string())?;
-    eprintln!(
+    errln!(
         "gpudeck supervisor: started {} rank(s) of {}",
         record.ranks.len(),
         record.id
@@ -136,7 +136,7 @@ fn wait_for_children(children: Vec<Child>, exits: &mpsc::UnboundedSender<(usize,
 impl Watch {
     fn rank_exited(&mut self, run: &Run, rank: usize, code: i32) {
         self.running -= 1;
-        eprintln!("gpudeck supervisor: rank {rank} exited with {code}");
+        errln!("gpudeck supervisor: rank {rank} exited with {code}");
         if let Some(r) = self.record.ranks.get_mut(rank) {
             r.exit_code = Some(code);
         }
@@ -148,7 +148,7 @@ impl Watch {
             }
         }
         if let Err(e) = run.write_record(&self.record) {
-            eprintln!("gpudeck supervisor: {e}");
+            errln!("gpudeck supervisor: {e}");
         }
     }
 
@@ -159,7 +159,7 @@ impl Watch {
             None => why,
         });
         if let Err(e) = run.write_record(&self.record) {
-            eprintln!("gpudeck supervisor: {e}");
+            errln!("gpudeck supervisor: {e}");
         }
     }
 
@@ -169,7 +169,7 @@ impl Watch {
             return;
         }
         self.stopping = true;
-        eprintln!("gpudeck supervisor: stopping the ranks: {why}");
+        errln!("gpudeck supervisor: stopping the ranks: {why}");
         if let Some(containers) = &mut self.containers {
             containers.begin_stop(DEFAULT_GRACE);
         } else if let Some(group) = self.record.process_group {
@@ -183,7 +183,7 @@ impl Watch {
     fn finish(mut self, run: &Run) -> Result<(), String> {
         if let Some(stopper) = self.stopper.take() {
             match stopper.join() {
-                Ok(Ok(signal)) => eprintln!("gpudeck supervisor: ranks gone after {signal}"),
+                Ok(Ok(signal)) => errln!("gpudeck supervisor: ranks gone after {signal}"),
                 Ok(Err(e)) => self.record.error = Some(e),
                 Err(_) => self.record.error = Some("the stopping thread panicked".into()),
             }
@@ -205,7 +205,7 @@ impl Watch {
         record.state = state;
         record.exit_code = code;
         record.ended_ms = Some(clock::now_ms());
-        eprintln!(
+        errln!(
             "gpudeck supervisor: {} {state}, exit code {}",
             record.id,
             code.map_or_else(|| "unknown".into(), |c| c.to_string())
@@ -294,7 +294,7 @@ fn finish_unstarted(
     let now = clock::now_ms();
     record.started_ms = Some(now);
     record.ended_ms = Some(now);
-    eprintln!(
+    errln!(
         "gpudeck supervisor: {}",
         record.error.as_deref().unwrap_or_default()
     );

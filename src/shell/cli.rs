@@ -12,9 +12,10 @@ use crate::gpu::report::GpuReport;
 
 use super::defaults::ShellDefaults;
 use super::error::ShellError;
+use super::hangup::{stop_after_hangup, HangUp};
 use super::kept::{find_shell, kept_shells, render_shells};
 use super::preflight::{preflight, Preflight, PreflightContext};
-use super::session::{create, finish, reenter, run_attached};
+use super::session::{create, finish, reenter, run_attached_watching};
 use super::size::parse_size;
 use super::spec::{container_body, ShellGpus, ShellRequest};
 use super::stdio::stdin_is_terminal;
@@ -22,6 +23,10 @@ use super::stdio::stdin_is_terminal;
 /// The exit code when gpudeck itself failed, as `docker run` uses it: a shell's own codes
 /// (0-124, 126+ for "cannot execute" and signals) stay distinguishable.
 pub const EXIT_GPUDECK_FAILED: u8 = 125;
+
+/// The exit codes when the terminal went away, as a shell killed by SIGHUP (or SIGTERM) gives.
+const EXIT_HUNG_UP: u8 = 128 + 1;
+const EXIT_TERMINATED: u8 = 128 + 15;
 
 /// What `gpudeck shell` needs from the rest of the program.
 pub struct ShellEnv<'a> {
@@ -47,7 +52,7 @@ pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtim
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("gpudeck: {e}\n{}", e.fix());
+            errln!("gpudeck: {e}\n{}", e.fix());
             ExitCode::from(EXIT_GPUDECK_FAILED)
         }
     }
@@ -60,22 +65,30 @@ async fn connect(host: Option<&str>) -> Result<Engine, ShellError> {
 
 async fn list(engine: &Engine) -> Result<u8, ShellError> {
     let shells = kept_shells(&engine.containers().await?);
-    print!("{}", render_shells(&shells, now()));
+    out!("{}", render_shells(&shells, now()));
     Ok(0)
 }
 
-/// Re-enters a kept shell by name or id; its exit code.
+/// Re-enters a kept shell by name or id; its exit code. When the terminal goes away the shell
+/// is stopped, and stays.
 pub async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
+    let mut hangup = HangUp::watch()?;
     let shells = kept_shells(&engine.containers().await?);
     let shell = find_shell(&shells, name).ok_or_else(|| ShellError::NoSuchShell {
         name: name.to_string(),
     })?;
-    eprintln!(
+    errln!(
         "gpudeck: re-entering {} ({}, GPUs {}, {} -> workspace)",
-        shell.name, shell.image, shell.gpus, shell.workdir
+        shell.name,
+        shell.image,
+        shell.gpus,
+        shell.workdir
     );
-    let code = reenter(engine.client(), &shell.id).await;
-    exit_code(code, &shell.name)
+    let code = reenter(engine.client(), &shell.id, &mut hangup).await;
+    if lost_terminal(&code) {
+        stop_after_hangup(engine.client(), &shell.id).await;
+    }
+    exit_code(code, &shell.name, true)
 }
 
 /// Pre-flight, create, run attached, remove unless kept.
@@ -105,14 +118,15 @@ pub async fn open_request(
     ctx: &PreflightContext,
     cwd: &Path,
 ) -> Result<u8, ShellError> {
+    let mut hangup = HangUp::watch()?;
     let checked = preflight(req, ctx)?;
     for warning in &checked.warnings {
-        eprintln!("gpudeck: warning: {warning}");
+        errln!("gpudeck: warning: {warning}");
     }
-    let (name, code) = match launch(engine, req, &defaults, &checked, cwd).await? {
+    let (name, code) = match launch(engine, req, (&defaults, &checked), cwd, &mut hangup).await? {
         (_, Err(ShellError::Rlimit { limit, detail })) => {
             tracing::warn!("{detail}");
-            eprintln!(
+            errln!(
                 "gpudeck: warning: Docker may not raise the {limit} limit to the configured value; \
                  retrying with Docker's own (`{limit} = \"default\"` under [shell] in config.toml skips this try)"
             );
@@ -120,21 +134,22 @@ pub async fn open_request(
                 "stack" => defaults.stack = None,
                 _ => defaults.memlock = None,
             }
-            launch(engine, req, &defaults, &checked, cwd).await?
+            launch(engine, req, (&defaults, &checked), cwd, &mut hangup).await?
         }
         launched => launched,
     };
-    exit_code(code, &name)
+    exit_code(code, &name, req.keep)
 }
 
 /// One container for the request and its session; the container is gone afterwards unless
-/// kept or detached from. Returns its name and how the session ended.
+/// kept or detached from, and stopped when kept but its terminal went away. Returns its name
+/// and how the session ended.
 async fn launch(
     engine: &Engine,
     req: &ShellRequest,
-    defaults: &ShellDefaults,
-    checked: &Preflight,
+    (defaults, checked): (&ShellDefaults, &Preflight),
     cwd: &Path,
+    hangup: &mut HangUp,
 ) -> Result<(String, Result<i64, ShellError>), ShellError> {
     let body = container_body(
         req,
@@ -151,13 +166,16 @@ async fn launch(
         .ok()
         .flatten()
         .map_or_else(|| id.chars().take(12).collect(), |c| c.name);
-    eprintln!("gpudeck: {}", describe(req, defaults, checked, &name, cwd));
-    let code = run_attached(engine.client(), &id).await;
+    errln!("gpudeck: {}", describe(req, defaults, checked, &name, cwd));
+    let code = run_attached_watching(engine.client(), &id, hangup).await;
     // A container that never started is removed even when kept: there is nothing to re-enter.
     let started = !matches!(
         code,
         Err(ShellError::Rlimit { .. } | ShellError::NoToolkit { .. })
     );
+    if req.keep && lost_terminal(&code) {
+        stop_after_hangup(engine.client(), &id).await;
+    }
     if !matches!(code, Err(ShellError::Detached { .. })) {
         finish(engine, &id, req.keep && started).await?;
     }
@@ -251,12 +269,37 @@ fn describe(
     )
 }
 
+/// Whether the session ended because its terminal, or the reader of its output, went away.
+fn lost_terminal(code: &Result<i64, ShellError>) -> bool {
+    matches!(
+        code,
+        Err(ShellError::HungUp { .. } | ShellError::ReaderGone { .. })
+    )
+}
+
 /// The session's end as gpudeck's exit code.
-fn exit_code(code: Result<i64, ShellError>, name: &str) -> Result<u8, ShellError> {
+fn exit_code(code: Result<i64, ShellError>, name: &str, kept: bool) -> Result<u8, ShellError> {
     match code {
         Ok(code) => Ok(u8::try_from(code).unwrap_or(EXIT_GPUDECK_FAILED)),
+        // The output's reader ended it on purpose (`| head`): a quiet end, as for every command.
+        Err(ShellError::ReaderGone { .. }) => Ok(0),
+        Err(ShellError::HungUp { why, .. }) => {
+            let fate = if kept {
+                format!("stopped and kept: gpudeck shell --attach {name}")
+            } else {
+                "removed".to_string()
+            };
+            tracing::info!("{name} lost its terminal ({why}); {fate}");
+            // Best effort: after SIGTERM the terminal may still be there to show it.
+            errln!("\r\ngpudeck: {name} lost its terminal ({why});\r\n{fate}");
+            Ok(if why == "SIGTERM" {
+                EXIT_TERMINATED
+            } else {
+                EXIT_HUNG_UP
+            })
+        }
         Err(ShellError::Detached { .. }) => {
-            eprintln!("\r\ngpudeck: detached; {name} keeps running: gpudeck shell --attach {name}");
+            errln!("\r\ngpudeck: detached; {name} keeps running: gpudeck shell --attach {name}");
             Ok(0)
         }
         Err(e) => Err(e),

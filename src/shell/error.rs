@@ -41,6 +41,10 @@ pub enum ShellError {
     NoSuchShell { name: String },
     #[error("detached from the shell {id}; it keeps running")]
     Detached { id: String },
+    #[error("the shell {id} lost its terminal ({why})")]
+    HungUp { id: String, why: &'static str },
+    #[error("nobody reads the output of the shell {id} any more")]
+    ReaderGone { id: String },
     #[error("the terminal could not be set up: {detail}")]
     Terminal { detail: String },
     #[error("Docker could not set the shell's {limit} limit: {detail}")]
@@ -89,6 +93,12 @@ impl ShellError {
             ShellError::Detached { id } => format!(
                 "Re-enter it with `gpudeck shell --attach NAME` (`gpudeck shell --list` shows it), or remove it: `docker rm -f {id}`."
             ),
+            ShellError::HungUp { .. } => "It was stopped, so it does not hold its GPUs; a kept shell stays \
+                 (`gpudeck shell --attach NAME` starts it again), any other is removed."
+                .into(),
+            ShellError::ReaderGone { .. } => {
+                "Nothing to do: the output's reader ended on purpose (`| head`).".into()
+            }
             ShellError::Terminal { .. } => {
                 "Run it from a terminal, or pipe its input; `stty sane` repairs a terminal left in raw mode.".into()
             }

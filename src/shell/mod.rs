@@ -4,6 +4,7 @@
 pub mod cli;
 mod defaults;
 mod error;
+mod hangup;
 mod kept;
 mod preflight;
 mod session;
@@ -14,12 +15,13 @@ mod stdio;
 pub use crate::config::UserMode;
 pub use defaults::{check_network, ShellDefaults};
 pub use error::{ShellError, TOOLKIT_MESSAGE};
+pub use hangup::{stop_after_hangup, HangUp};
 pub use kept::{find_shell, kept_shells, render_shells, KeptShell};
 pub use preflight::{
     find_local, gpu_plumbing, judge_image, preflight, suggest_free_gpus, Preflight,
     PreflightContext,
 };
-pub use session::{create, finish, reenter, run_attached};
+pub use session::{create, finish, reenter, run_attached, run_attached_watching};
 pub use size::{parse_limit, parse_size};
 pub use spec::{
     container_body, refuse_dangerous_workdir, GpuPlumbing, ResolvedGpu, ResolvedGpus, ShellGpus,

@@ -13,6 +13,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use super::error::ShellError;
+use super::hangup::HangUp;
 use super::stdio::{stdin_is_terminal, write_all_fd, DetachWatch, RawMode, StdinReader};
 use crate::docker::{classify, DockerError, Engine};
 
@@ -40,10 +41,31 @@ pub async fn create(
     Ok(created.id)
 }
 
+/// How the copying between this terminal and the container ended.
+enum Ended {
+    /// The container's output ended: it exited.
+    Exited,
+    /// The user typed the detach keys.
+    Detached,
+    /// The terminal went away (the signal's name, or how it was noticed).
+    HungUp(&'static str),
+    /// The reader of stdout went away (`gpudeck shell IMAGE -- cmd | head`).
+    ReaderGone,
+}
+
 /// Attaches this terminal to the container, starts it, and copies input and output until it
 /// ends; returns its exit code. Raw mode (when stdin is a terminal and the container has one) and
 /// stdin's flags are restored on every path, and no reader of stdin outlives the call.
 pub async fn run_attached(docker: &Docker, id: &str) -> Result<i64, ShellError> {
+    run_attached_watching(docker, id, &mut HangUp::watch()?).await
+}
+
+/// [`run_attached`], ended early by a hang-up `hangup` sees ([`ShellError::HungUp`]).
+pub async fn run_attached_watching(
+    docker: &Docker,
+    id: &str,
+    hangup: &mut HangUp,
+) -> Result<i64, ShellError> {
     let inspect = docker
         .inspect_container(id, None)
         .await
@@ -64,16 +86,23 @@ pub async fn run_attached(docker: &Docker, id: &str) -> Result<i64, ShellError> 
         .start_container(id, None)
         .await
         .map_err(|e| classify(e, ENGINE, &format!("container {id}")))?;
-    let detached = pump(docker, id, tty, attached).await?;
-    if detached {
-        return Err(ShellError::Detached { id: id.to_string() });
+    let id = id.to_string();
+    match pump(docker, &id, tty, attached, hangup).await? {
+        // The output can end before the container does (the engine ends an attach whose input
+        // closed): a hang-up while waiting counts as much as one while copying.
+        Ended::Exited => tokio::select! {
+            code = wait_exit(docker, &id) => code,
+            why = hangup.recv() => Err(ShellError::HungUp { id, why }),
+        },
+        Ended::Detached => Err(ShellError::Detached { id }),
+        Ended::HungUp(why) => Err(ShellError::HungUp { id, why }),
+        Ended::ReaderGone => Err(ShellError::ReaderGone { id }),
     }
-    wait_exit(docker, id).await
 }
 
 /// Re-enters a kept shell: starts it when stopped and attaches, as [`run_attached`] does.
-pub async fn reenter(docker: &Docker, id: &str) -> Result<i64, ShellError> {
-    run_attached(docker, id).await
+pub async fn reenter(docker: &Docker, id: &str, hangup: &mut HangUp) -> Result<i64, ShellError> {
+    run_attached_watching(docker, id, hangup).await
 }
 
 /// Removes the container after its session, unless it is kept.
@@ -87,14 +116,15 @@ pub async fn finish(engine: &Engine, id: &str, keep: bool) -> Result<(), ShellEr
     }
 }
 
-/// Copies stdin to the container and its output to stdout/stderr until the output ends;
-/// returns whether the user detached (ctrl-p ctrl-q) rather than the container ending.
+/// Copies stdin to the container and its output to stdout/stderr until the output ends, the
+/// user detaches (ctrl-p ctrl-q), or the terminal or the reader of the output goes away.
 async fn pump(
     docker: &Docker,
     id: &str,
     tty: bool,
     attached: bollard::container::AttachContainerResults,
-) -> Result<bool, ShellError> {
+    hangup: &mut HangUp,
+) -> Result<Ended, ShellError> {
     let bollard::container::AttachContainerResults {
         mut output,
         mut input,
@@ -116,12 +146,15 @@ async fn pump(
     let mut detached = false;
     let mut stdin_open = true;
     let mut buf = vec![0u8; 8192];
-    loop {
+    let ended = loop {
         tokio::select! {
             chunk = output.next() => match chunk {
-                Some(Ok(chunk)) => write_output(chunk)?,
+                Some(Ok(chunk)) => if let Some(ended) = write_output(chunk)? {
+                    break ended;
+                },
                 Some(Err(e)) => return Err(classify(e, ENGINE, &format!("container {id}")).into()),
-                None => break,
+                None if detached => break Ended::Detached,
+                None => break Ended::Exited,
             },
             read = stdin.read(&mut buf), if stdin_open => match read {
                 Ok(n) if n > 0 => {
@@ -130,6 +163,8 @@ async fn pump(
                         stdin_open = false;
                     }
                 }
+                // A terminal in raw mode has no end of input (ctrl-d is a byte): it hung up.
+                _ if raw.is_some() => break Ended::HungUp("its terminal closed"),
                 // End of input: passed on, so a piped command sees its end-of-file.
                 _ => {
                     stdin_open = false;
@@ -137,22 +172,32 @@ async fn pump(
                 }
             },
             _ = next_resize(&mut resizes) => resize(docker, id).await,
+            why = hangup.recv() => break Ended::HungUp(why),
         }
-    }
+    };
     drop(stdin);
     drop(raw);
-    Ok(detached)
+    Ok(ended)
 }
 
-fn write_output(chunk: LogOutput) -> Result<(), ShellError> {
+/// Copies one piece of output; how the session ends when it cannot be written.
+fn write_output(chunk: LogOutput) -> Result<Option<Ended>, ShellError> {
     let (fd, bytes) = match chunk {
         LogOutput::StdErr { message } => (2, message),
         LogOutput::StdOut { message } | LogOutput::Console { message } => (1, message),
-        LogOutput::StdIn { .. } => return Ok(()),
+        LogOutput::StdIn { .. } => return Ok(None),
     };
-    write_all_fd(fd, &bytes).map_err(|e| ShellError::Terminal {
-        detail: format!("writing the shell's output failed: {e}"),
-    })
+    match write_all_fd(fd, &bytes) {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Some(Ended::ReaderGone)),
+        // A terminal that is gone answers EIO before (or instead of) the SIGHUP.
+        Err(e) if e.raw_os_error() == Some(libc::EIO) => {
+            Ok(Some(Ended::HungUp("its terminal closed")))
+        }
+        Err(e) => Err(ShellError::Terminal {
+            detail: format!("writing the shell's output failed: {e}"),
+        }),
+    }
 }
 
 async fn next_resize(resizes: &mut Option<Signal>) {

@@ -6,6 +6,7 @@ pub mod docker;
 pub mod docker_cleanup;
 pub mod fake_registry;
 pub mod metrics;
+pub mod pipes;
 pub mod registry;
 pub mod run_containers;
 pub mod run_fixture;

@@ -1,0 +1,179 @@
+//! What the commands print: a reader of stdout that goes away (`gpudeck runs | head -1`) ends
+//! the command quietly with exit code 0, and a message that cannot reach stderr is dropped
+//! instead of panicking. Rust ignores SIGPIPE, so without this every `println!` after the reader
+//! left would panic with "failed printing to stdout: Broken pipe".
+//!
+//! Only the printing commands use [`outln!`](crate::outln)/[`out!`](crate::out); the TUI draws
+//! through its own backend, and `serve` prints its banner with [`try_print`], which never ends it.
+
+use std::fmt;
+use std::io::{self, Write};
+
+/// The exit code when stdout's reader went away: success, as for `head`, which asked for less.
+pub const EXIT_READER_GONE: i32 = 0;
+
+/// The exit code when stdout cannot be written for any other reason (a full disk, `>&-`).
+pub const EXIT_STDOUT_FAILED: i32 = 1;
+
+/// How writing to stdout failed.
+#[derive(Debug)]
+pub enum StdoutError {
+    /// The reader closed its end of the pipe: nobody wants more output.
+    ReaderGone,
+    /// Anything else: worth telling the user.
+    Failed(io::Error),
+}
+
+impl From<io::Error> for StdoutError {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            StdoutError::ReaderGone
+        } else {
+            StdoutError::Failed(e)
+        }
+    }
+}
+
+impl fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StdoutError::ReaderGone => write!(f, "the reader of stdout went away"),
+            StdoutError::Failed(e) => write!(
+                f,
+                "could not write to stdout: {e}.\n\
+                 Check where the output goes (a full disk, a closed file), then try again."
+            ),
+        }
+    }
+}
+
+/// Writes `text` whole to `out` and flushes it, so a failure shows here and not at exit.
+pub fn write_to(out: &mut impl Write, text: fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    out.write_fmt(text)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints to stdout; when that fails the command ends here: quietly when the reader went away,
+/// with a message on stderr otherwise.
+pub fn print(text: fmt::Arguments<'_>) {
+    let written = write_to(&mut io::stdout().lock(), text);
+    if let Err(e) = written {
+        end(&e);
+    }
+}
+
+/// Writes bytes to stdout (logs, exports), ending the command as [`print`] does.
+pub fn print_bytes(bytes: &[u8]) {
+    let mut out = io::stdout().lock();
+    let written = out.write_all(bytes).and_then(|()| out.flush());
+    drop(out);
+    if let Err(e) = written {
+        end(&StdoutError::from(e));
+    }
+}
+
+/// Prints to stdout for a command that goes on whether or not anyone reads it (`serve`'s
+/// banner); the failure is returned for the log.
+pub fn try_print(text: fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    write_to(&mut io::stdout().lock(), text)
+}
+
+/// Prints a message to stderr; a stderr nobody reads any more loses it, and nothing else happens.
+pub fn eprint(text: fmt::Arguments<'_>) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_fmt(text).and_then(|()| err.flush());
+}
+
+/// Ends the process after stdout failed.
+pub fn end(e: &StdoutError) -> ! {
+    match e {
+        StdoutError::ReaderGone => std::process::exit(EXIT_READER_GONE),
+        StdoutError::Failed(_) => {
+            eprint(format_args!("gpudeck: {e}\n"));
+            std::process::exit(EXIT_STDOUT_FAILED)
+        }
+    }
+}
+
+/// `print!` for the commands: see [`print`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::print(format_args!($($arg)*))
+    };
+}
+
+/// `println!` for the commands: see [`print`].
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::output::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` that never panics: see [`eprint`].
+#[macro_export]
+macro_rules! errout {
+    ($($arg:tt)*) => {
+        $crate::output::eprint(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that never panics: see [`eprint`].
+#[macro_export]
+macro_rules! errln {
+    () => {
+        $crate::output::eprint(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::eprint(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pipe whose reader is gone, as the kernel reports it.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A full disk.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_gone_reader_is_told_apart_from_a_failed_write() {
+        let gone = write_to(&mut ClosedPipe, format_args!("x\n"));
+        assert!(matches!(gone, Err(StdoutError::ReaderGone)), "{gone:?}");
+        let full = write_to(&mut Full, format_args!("x\n")).unwrap_err();
+        let said = full.to_string();
+        assert!(matches!(full, StdoutError::Failed(_)));
+        assert!(said.contains("No space left") && said.contains("Check where"));
+        let said = format!("gpudeck: {said}");
+        assert!(said.lines().all(|l| l.chars().count() <= 80), "{said}");
+        let mut buf = Vec::new();
+        write_to(&mut buf, format_args!("{}-{}", 1, 2)).unwrap();
+        assert_eq!(buf, b"1-2");
+    }
+}
