@@ -11,6 +11,7 @@ pub mod host;
 pub mod logging;
 pub mod metrics;
 pub mod pull;
+pub mod read_only;
 pub mod registry;
 pub mod runs;
 pub mod shell;
