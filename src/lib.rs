@@ -1,6 +1,7 @@
 //! gpudeck: see every GPU on a workstation, diagnose it and use it, without leaving the terminal.
 
 pub mod app;
+pub mod claims;
 pub mod cli;
 pub mod compat;
 pub mod config;

@@ -362,6 +362,7 @@ fn shell(
     }
     let env = shell_cli::ShellEnv {
         config: &config.shell,
+        claims: Some(gpudeck::claims::Claims::new(&dirs.data)),
         compat: data,
         docker_host,
         gpu_report: Box::new(move || gpu_report(sources)),

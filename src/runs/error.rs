@@ -80,6 +80,8 @@ pub enum RunError {
     SlurmOnly { flag: &'static str },
     #[error("the batch script could not be printed: {why}")]
     ScriptNotPrinted { why: String },
+    #[error("{0}")]
+    Claims(#[from] crate::claims::ClaimError),
 }
 
 impl RunError {
@@ -161,6 +163,7 @@ impl RunError {
             RunError::ScriptNotPrinted { .. } => {
                 "Check where stdout goes (`> job.sh` into a writable directory).".into()
             }
+            RunError::Claims(e) => e.fix(),
             RunError::SlurmOnly { flag } => format!(
                 "Leave out {flag} to start the run here, or add --on slurm for a batch job."
             ),

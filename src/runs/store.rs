@@ -115,6 +115,11 @@ impl RunStore {
         &self.root
     }
 
+    /// The GPU claims of the same data directory (beside `runs/`, not in it).
+    pub fn claims(&self) -> crate::claims::Claims {
+        crate::claims::Claims::new(self.root.parent().unwrap_or(&self.root))
+    }
+
     /// A fresh private directory for a run named `name`, holding `spec_text`; its id.
     pub fn create(
         &self,
