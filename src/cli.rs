@@ -20,7 +20,8 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "NAME")]
     pub theme: Option<String>,
 
-    /// Disable every action that changes something (killing processes).
+    /// Disable every action that changes the machine: in the dashboard, and the run, rerun,
+    /// stop, pull and shell commands (refused with exit code 2).
     #[arg(long, global = true)]
     pub read_only: bool,
 

@@ -4,6 +4,7 @@
 pub mod output;
 
 pub mod app;
+pub mod claims;
 pub mod cli;
 pub mod compat;
 pub mod config;
@@ -14,6 +15,7 @@ pub mod host;
 pub mod logging;
 pub mod metrics;
 pub mod pull;
+pub mod read_only;
 pub mod registry;
 pub mod runs;
 pub mod shell;

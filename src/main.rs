@@ -19,6 +19,7 @@ use gpudeck::gpu::{GpuError, GpuSource, GpuSourceChoice};
 use gpudeck::host::{self, ProcFs, ProcessTable};
 use gpudeck::metrics;
 use gpudeck::pull::Catalog;
+use gpudeck::read_only;
 use gpudeck::runs::{self, cli as runs_cli, RunStore};
 use gpudeck::shell::cli as shell_cli;
 use gpudeck::{errln, out, outln};
@@ -49,6 +50,10 @@ fn main() -> ExitCode {
         tracing::warn!("{w}");
     }
     let mut config = loaded.config;
+    if let Some(refusal) = read_only_refusal(&cli, &dirs, &config) {
+        eprintln!("{refusal}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if let Some(ms) = cli.refresh {
         config.general.refresh_ms = ms.max(100);
     }
@@ -121,6 +126,17 @@ fn main() -> ExitCode {
             started,
         ),
     }
+}
+
+/// The refusal of a subcommand that would change the machine while `--read-only` (or the
+/// config's `read_only = true`) holds; before any source is opened, so nothing is touched.
+fn read_only_refusal(cli: &Cli, dirs: &Dirs, config: &Config) -> Option<String> {
+    let file = cli.config.clone().unwrap_or_else(|| dirs.config_file());
+    let mode = read_only::ReadOnly {
+        flag: cli.read_only,
+        config: config.general.read_only.then_some(file.as_path()),
+    };
+    read_only::refusal(cli.command.as_ref()?, mode)
 }
 
 /// The dashboard: needs a terminal; everything else is the app's.
@@ -387,6 +403,7 @@ fn shell(
     }
     let env = shell_cli::ShellEnv {
         config: &config.shell,
+        claims: Some(gpudeck::claims::Claims::new(&dirs.data)),
         compat: data,
         docker_host,
         gpu_report: Box::new(move || gpu_report(sources)),

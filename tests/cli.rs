@@ -276,5 +276,110 @@ mod silent_terminal {
             modes.contains(&"icanon") && modes.contains(&"echo"),
             "the terminal is left in raw mode: {after:?}"
         );
+
+/// `--read-only` and `read_only = true` hold on the command line: every command that would
+/// change the machine is refused with exit code 2 before it touches anything.
+mod read_only {
+    use std::os::unix::net::UnixListener;
+    use std::path::Path;
+
+    use super::support::runs::{gpudeck, record, start, wait_state};
+    use super::support::{stderr, Dirs};
+
+    /// How read-only mode is turned on, and the words that say how to lift it.
+    #[derive(Clone, Copy)]
+    enum Mode {
+        Flag,
+        Config,
+    }
+
+    fn run_dirs(dirs: &Dirs) -> usize {
+        std::fs::read_dir(dirs.root.path().join("data").join("runs"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    fn refused(dirs: &Dirs, mode: Mode, args: &[&str]) {
+        let mut all = Vec::new();
+        if matches!(mode, Mode::Flag) {
+            all.push("--read-only");
+        }
+        all.extend_from_slice(args);
+        let out = gpudeck(dirs, &all).output().expect("gpudeck runs");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let flat = err.replace('\n', " ");
+        assert!(flat.contains("read-only mode allows nothing"), "{err}");
+        let lift = match mode {
+            Mode::Flag => "run it without --read-only".to_string(),
+            Mode::Config => format!(
+                "set `read_only = false` under [general] in {}",
+                dirs.config().join("config.toml").display()
+            ),
+        };
+        assert!(flat.contains(&lift), "{args:?}: {err}");
+        assert!(err.lines().all(|l| l.chars().count() <= 80), "{err}");
+    }
+
+    /// Nothing connected to the engine's socket: no pull, no container.
+    fn untouched(engine: &UnixListener, what: &str) {
+        match engine.accept() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            other => panic!("{what} reached the Docker Engine: {other:?}"),
+        }
+    }
+
+    fn check(mode: Mode) {
+        let dirs = Dirs::new();
+        let (live, _guard) = start(&dirs, &["--name", "live", "--", "sleep", "60"]);
+        wait_state(&dirs, &live, "running");
+        if matches!(mode, Mode::Config) {
+            std::fs::create_dir_all(dirs.config()).unwrap();
+            std::fs::write(
+                dirs.config().join("config.toml"),
+                "[general]\nread_only = true\n",
+            )
+            .unwrap();
+        }
+        let socket = dirs.root.path().join("engine.sock");
+        let engine = UnixListener::bind(&socket).unwrap();
+        engine.set_nonblocking(true).unwrap();
+        let host = format!("unix://{}", socket.display());
+
+        refused(&dirs, mode, &["run", "--gpus", "count:1", "--", "true"]);
+        refused(&dirs, mode, &["rerun", "live"]);
+        assert_eq!(run_dirs(&dirs), 1, "no run was created");
+        refused(&dirs, mode, &["stop", "live", "--grace", "0"]);
+        assert!(!run_dir_has_stop(&dirs, &live), "no stop was asked for");
+        assert_eq!(record(&dirs, &live)["state"], "running");
+
+        refused(&dirs, mode, &["--docker-host", &host, "pull", "busybox:1"]);
+        untouched(&engine, "pull");
+        refused(&dirs, mode, &["--docker-host", &host, "shell", "busybox"]);
+        refused(
+            &dirs,
+            mode,
+            &["--docker-host", &host, "shell", "--attach", "x"],
+        );
+        untouched(&engine, "shell");
+
+        // Reading is still allowed.
+        let logs = gpudeck(&dirs, &["--read-only", "runs"]).output().unwrap();
+        assert!(logs.status.success(), "{}", stderr(&logs));
+    }
+
+    fn run_dir_has_stop(dirs: &Dirs, id: &str) -> bool {
+        let dir = dirs.root.path().join("data").join("runs").join(id);
+        Path::new(&dir).join("stop-requested").exists()
+    }
+
+    #[test]
+    fn the_flag_refuses_run_rerun_stop_pull_and_shell() {
+        check(Mode::Flag);
+    }
+
+    #[test]
+    fn the_config_key_refuses_run_rerun_stop_pull_and_shell() {
+        check(Mode::Config);
     }
 }

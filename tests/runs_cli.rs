@@ -330,3 +330,150 @@ fn refusals_say_why_and_what_to_do() {
         stderr(&greedy)
     );
 }
+
+/// The GPUs each run got, as `gpudeck runs --json` lists them.
+fn gpus_of(dirs: &Dirs, ids: &[&str]) -> Vec<Vec<u64>> {
+    let out = dirs
+        .gpudeck("")
+        .args(["--demo", "runs", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("runs --json");
+    ids.iter()
+        .map(|id| {
+            let run = doc["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["id"] == *id)
+                .unwrap_or_else(|| panic!("{id} not listed: {doc}"));
+            run["gpus"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| g["index"].as_u64().unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+/// `gpudeck --demo run --gpus count:1 -- CMD` on the default eight simulated GPUs (6 and 7 idle).
+fn count_one(dirs: &Dirs, cmd: &[&str]) -> std::process::Command {
+    let mut c = dirs.gpudeck("");
+    c.args(["--demo", "run", "--gpus", "count:1", "--"])
+        .args(cmd);
+    c
+}
+
+/// Two `count:1` runs started at the same instant get different GPUs: choosing free GPUs and
+/// claiming them is one step under the claims lock (before, both got GPU 6). Repeated, since a
+/// race shows only sometimes; a third, while both live, is told who holds the GPUs.
+#[test]
+fn runs_started_at_the_same_instant_get_different_gpus() {
+    for round in 0..4 {
+        let dirs = Dirs::new();
+        let spawn = || {
+            count_one(&dirs, &["sleep", "5"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        assert!(a.status.success(), "round {round}: {}", stderr(&a));
+        assert!(b.status.success(), "round {round}: {}", stderr(&b));
+        let ids = [stdout(&a).trim().to_string(), stdout(&b).trim().to_string()];
+        let _guards: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                support::runs::GroupGuard(
+                    support::runs::record(&dirs, id)["process_group"]["pid"].as_i64(),
+                )
+            })
+            .collect();
+        let got = gpus_of(&dirs, &[&ids[0], &ids[1]]);
+        assert_eq!(got[0].len(), 1, "{got:?}");
+        assert_ne!(got[0], got[1], "round {round}: both runs got the same GPU");
+
+        let third = count_one(&dirs, &["true"]).output().unwrap();
+        assert_eq!(third.status.code(), Some(1), "{}", stderr(&third));
+        for id in &ids {
+            assert!(
+                stderr(&third).contains(&format!("(claimed by run {id})")),
+                "{}",
+                stderr(&third)
+            );
+        }
+    }
+}
+
+/// A shell's claim and a run's claim keep each other off their GPUs: a run started while a
+/// shell holds GPU 6 gets GPU 7, an explicit `--gpus 6` is warned with the shell named, and a
+/// shell asking for a run's GPU is warned with the run named. Once the shell's session ends
+/// (no container runs), its GPU is free again.
+#[test]
+fn a_run_and_a_shell_claim_different_gpus() {
+    use gpudeck::claims::{Claim, Claims, Owner};
+    use gpudeck::shell::{claim_gpus, ResolvedGpu, ResolvedGpus};
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("")
+        .args(["--demo", "gpus", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let uuid = |i: usize| doc["gpus"][i]["uuid"].as_str().unwrap().to_string();
+    let claims = Claims::new(&dirs.root.path().join("data"));
+    let resolved = |i: usize| ResolvedGpus {
+        gpus: vec![ResolvedGpu {
+            index: i as u32,
+            uuid: uuid(i),
+            name: "H100".into(),
+        }],
+    };
+    let report = gpudeck::gpu::report::GpuReport::unread();
+    let (shell, warnings) = claim_gpus(Some(&claims), Some("dev"), &resolved(6), &report);
+    let shell = shell.expect("the shell claims GPU 6");
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    let run = count_one(&dirs, &["sleep", "5"]).output().unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let id = stdout(&run).trim().to_string();
+    let _guard = support::runs::GroupGuard(
+        support::runs::record(&dirs, &id)["process_group"]["pid"].as_i64(),
+    );
+    assert_eq!(gpus_of(&dirs, &[&id]), [vec![7]]);
+
+    let explicit = dirs
+        .gpudeck("")
+        .args(["--demo", "run", "--gpus", "6", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(explicit.status.success(), "{}", stderr(&explicit));
+    wait_state(&dirs, stdout(&explicit).trim(), "succeeded");
+    assert!(
+        stderr(&explicit).contains("warning: GPU 6 is claimed by shell dev"),
+        "{}",
+        stderr(&explicit)
+    );
+
+    let (other, warnings) = claim_gpus(Some(&claims), Some("other"), &resolved(7), &report);
+    assert_eq!(warnings, [format!("GPU 7 is claimed by run {id}")]);
+    other.expect("claimed, with the warning").end();
+
+    shell.end();
+    let after = count_one(&dirs, &["true"]).output().unwrap();
+    assert!(after.status.success(), "{}", stderr(&after));
+    assert_eq!(gpus_of(&dirs, &[stdout(&after).trim()]), [vec![6]]);
+    let live: Vec<Owner> = claims
+        .live(&gpudeck::claims::SystemLiveness)
+        .unwrap()
+        .into_iter()
+        .map(|c: Claim| c.owner)
+        .collect();
+    assert!(
+        live.iter().all(|o| matches!(o, Owner::Run { .. })),
+        "ended shells hold nothing: {live:?}"
+    );
+}

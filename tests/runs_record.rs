@@ -365,3 +365,67 @@ fn rerun_starts_the_same_spec_again_from_anywhere() {
         "the same spec, its work dir as it was resolved"
     );
 }
+
+/// Three runs named `train` created in the same second, their ids sorting against their age
+/// (the random part of an id says nothing about order): `logs`, `export`, `stop` and `rerun`
+/// given the name all mean the newest.
+#[test]
+fn a_name_means_the_newest_run_of_that_name_everywhere() {
+    use support::run_fixture::{FakeRun, RunFacts};
+    let dirs = Dirs::new();
+    let data = dirs.root.path().join("data");
+    let base = now_ms() as u64 - 60_000;
+    let ids = [
+        ("20261125-093000-train-ffff", base),
+        ("20261125-093000-train-8000", base + 300),
+        ("20261125-093000-train-0001", base + 600),
+    ];
+    for (id, started_ms) in ids {
+        let run = FakeRun::write(
+            &data,
+            &RunFacts {
+                id,
+                state: "succeeded",
+                gpus: &[],
+                ranks: 1,
+                started_ms,
+                ended_ms: Some(started_ms + 100),
+                exit_code: Some(0),
+                supervised: false,
+            },
+        );
+        run.log(0, "stdout", &format!("I am {id}\n"));
+        run.metrics(&[(started_ms + 50, 0, 50, 1, 100.0)]);
+        let spec = format!("name = \"train\"\ngpus = \"none\"\ncommand = [\"echo\", \"{id}\"]\n");
+        std::fs::write(run.dir.join("spec.toml"), spec).unwrap();
+    }
+    let newest = ids[2].0;
+
+    let logs = out(demo(&dirs, &["logs", "train"]));
+    assert!(logs.status.success(), "{}", stderr(&logs));
+    assert_eq!(stdout(&logs), format!("I am {newest}\n"));
+
+    let export = out(demo(&dirs, &["export", "train", "--format", "json"]));
+    assert!(export.status.success(), "{}", stderr(&export));
+    let doc: Value = serde_json::from_str(&stdout(&export)).unwrap();
+    assert_eq!(doc["run"]["id"], newest);
+
+    let stop = out(demo(&dirs, &["stop", "train"]));
+    assert!(stop.status.success(), "{}", stderr(&stop));
+    assert!(
+        stderr(&stop).contains(&format!("{newest} has already finished")),
+        "{}",
+        stderr(&stop)
+    );
+
+    let rerun = out(demo(&dirs, &["rerun", "train"]));
+    assert!(rerun.status.success(), "{}", stderr(&rerun));
+    assert!(
+        stderr(&rerun).contains(&format!("running {newest} again")),
+        "{}",
+        stderr(&rerun)
+    );
+    let again = stdout(&rerun).trim().to_string();
+    wait_state(&dirs, &again, "succeeded");
+    assert_eq!(log(&dirs, &again, 0, "stdout"), format!("{newest}\n"));
+}

@@ -560,3 +560,49 @@ fn a_store_of_long_runs_is_summarised_a_bounded_amount_per_look_newest_first() {
         assert!((util - 50.0).abs() < 1e-6, "{}: {util}", run.id);
     }
 }
+
+/// The collector tells the dashboard which GPUs live runs and shells claim, when that changes
+/// (and only then), so its suggestions of free GPUs leave them out.
+#[test]
+fn the_collector_sends_the_live_claims_when_they_change() {
+    use gpudeck::claims::{Claim, Claims, Owner, SystemLiveness};
+    let data = tempfile::tempdir().unwrap();
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    assert!(watcher.tick());
+    let claimed = |updates: Vec<RunsUpdate>| -> Vec<Vec<Claim>> {
+        updates
+            .into_iter()
+            .filter_map(|u| match u {
+                RunsUpdate::Claimed(c) => Some(c),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(claimed(drain(&mut rx)).is_empty(), "nothing claimed yet");
+
+    let claims = Claims::new(data.path());
+    let shell = Owner::Shell {
+        name: "dev".into(),
+        container: None,
+    };
+    claims
+        .claim(&SystemLiveness, |_| {
+            Ok::<_, ()>(((), Some(Claim::by_me(shell.clone(), vec!["GPU-6".into()]))))
+        })
+        .unwrap()
+        .unwrap();
+    assert!(watcher.tick());
+    let sent = claimed(drain(&mut rx));
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0][0].owner, shell);
+    assert!(watcher.tick());
+    assert!(
+        claimed(drain(&mut rx)).is_empty(),
+        "unchanged: not sent again"
+    );
+
+    claims.release(&shell).unwrap();
+    assert!(watcher.tick());
+    assert_eq!(claimed(drain(&mut rx)), [Vec::<Claim>::new()]);
+}

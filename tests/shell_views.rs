@@ -190,3 +190,55 @@ fn only_kept_gpudeck_shells_are_reentered() {
         Some(ShellLaunch::Reenter { ref name, .. }) if name == "gpudeck-shell-1"
     ));
 }
+
+/// A GPU a live run claims counts as busy in the shell dialog and the new-run form, even before
+/// its processes show: the suggestion moves to the next free GPU and the owner is named.
+#[test]
+fn a_claimed_gpu_is_busy_in_the_dialog_and_the_run_form() {
+    use gpudeck::app::state::GpuStatus;
+    use gpudeck::claims::{Claim, Owner};
+    use gpudeck::runs::watch::RunsUpdate;
+    let mut s = state(false);
+    let GpuStatus::Ready(data) = &s.gpu else {
+        panic!("GPUs read");
+    };
+    let uuid = data.inventory.gpus[6].uuid.clone();
+    s.apply_runs(RunsUpdate::Claimed(vec![Claim {
+        owner: Owner::Run {
+            id: "20261125-100000-bert-00aa".into(),
+            dir: "/runs/bert".into(),
+        },
+        gpus: vec![uuid],
+        holder: None,
+        created_ms: 0,
+    }]));
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenShell);
+    let Overlay::Shell(d) = &s.overlay else {
+        panic!("{:?}", s.overlay)
+    };
+    let chosen: Vec<u32> = d
+        .gpus
+        .iter()
+        .filter(|g| g.chosen)
+        .map(|g| g.index)
+        .collect();
+    assert_eq!(chosen, [7], "the first GPU nobody uses or claims");
+    assert_eq!(
+        d.gpus[6].busy.as_deref(),
+        Some("claimed by run 20261125-100000-bert-00aa")
+    );
+    s.update(Action::Cancel);
+    s.update(Action::SelectTab(Tab::Runs));
+    s.update(Action::NewRun);
+    let Overlay::RunForm(form) = &s.overlay else {
+        panic!("{:?}", s.overlay)
+    };
+    let chosen: Vec<u32> = form
+        .gpus
+        .iter()
+        .filter(|g| g.chosen)
+        .map(|g| g.index)
+        .collect();
+    assert_eq!(chosen, [7]);
+}

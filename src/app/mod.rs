@@ -318,7 +318,11 @@ pub async fn run(
                 // while the shell owns the keyboard, and come back new afterwards.
                 drop(events);
                 terminal::suspend();
-                let ctx = shell_run::ShellContext::from_state(&app.state, docker_host.clone());
+                let ctx = shell_run::ShellContext::from_state(
+                    &app.state,
+                    docker_host.clone(),
+                    Some(effects.store.claims()),
+                );
                 let (line, is_error) = shell_run::run(launch, ctx, &app.shell).await;
                 terminal::resume(&mut terminal, mouse)?;
                 events = EventStream::new();

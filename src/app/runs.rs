@@ -58,6 +58,8 @@ pub struct RunsView {
     pub chart: RunChart,
     /// A run just started from here: selected as soon as a listing has it.
     pub select_when_listed: Option<String>,
+    /// GPUs live runs and shells claim: busy in the new-run form and the shell dialog.
+    pub claimed: Vec<crate::claims::Claim>,
 }
 
 impl RunsView {
@@ -104,6 +106,10 @@ impl RunsView {
             }
             RunsUpdate::Log(chunk) => {
                 self.push_log(chunk);
+                false
+            }
+            RunsUpdate::Claimed(claimed) => {
+                self.claimed = claimed;
                 false
             }
         }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::action::{Action, Command};
 use super::state::{AppState, GpuStatus, Overlay};
+use crate::claims::owner_of;
 
 /// One GPU as the dialog lists it.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,7 +76,8 @@ impl AppState {
         });
     }
 
-    /// Every GPU, the first free one chosen: one GPU is what a shell usually wants.
+    /// Every GPU, the first free one chosen: one GPU is what a shell usually wants. A GPU a
+    /// live run or shell claims is busy, even before its processes show.
     pub(super) fn gpu_choices(&self) -> Vec<GpuChoice> {
         let GpuStatus::Ready(data) = &self.gpu else {
             return Vec::new();
@@ -91,8 +93,12 @@ impl AppState {
                     (Some(u), Some(t)) if t > 0 => u as f64 / t as f64,
                     _ => 0.0,
                 };
-                let busy = (procs > 0 || used > BUSY_MEMORY_FRACTION)
-                    .then(|| format!("{procs} process(es), memory {:.0}% used", used * 100.0));
+                let claimed = owner_of(&self.runs.claimed, &gpu.uuid);
+                let busy = match claimed {
+                    Some(owner) => Some(format!("claimed by {owner}")),
+                    None => (procs > 0 || used > BUSY_MEMORY_FRACTION)
+                        .then(|| format!("{procs} process(es), memory {:.0}% used", used * 100.0)),
+                };
                 GpuChoice {
                     index: gpu.index,
                     name: gpu.name.clone(),

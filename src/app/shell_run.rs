@@ -5,6 +5,7 @@ use std::io::{BufRead, Write};
 
 use super::shell_dialog::ShellLaunch;
 use super::state::AppState;
+use crate::claims::Claims;
 use crate::compat::CompatData;
 use crate::config::ShellConfig;
 use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
@@ -19,10 +20,16 @@ pub struct ShellContext {
     pub images: Vec<ImageInfo>,
     pub compat: CompatData,
     pub docker_host: Option<String>,
+    /// Where the shell claims its GPUs.
+    pub claims: Option<Claims>,
 }
 
 impl ShellContext {
-    pub fn from_state(state: &AppState, docker_host: Option<String>) -> ShellContext {
+    pub fn from_state(
+        state: &AppState,
+        docker_host: Option<String>,
+        claims: Option<Claims>,
+    ) -> ShellContext {
         ShellContext {
             gpu: state.gpu_report(),
             engine: match &state.docker.status {
@@ -32,6 +39,7 @@ impl ShellContext {
             images: state.docker.images.clone(),
             compat: (*state.compat.data).clone(),
             docker_host,
+            claims,
         }
     }
 }
@@ -103,7 +111,7 @@ async fn session(
                 local_images: ctx.images,
                 compat: ctx.compat,
             };
-            open_request(&engine, &req, defaults, &pre, &workdir).await
+            open_request(&engine, &req, defaults, &pre, &workdir, ctx.claims.as_ref()).await
         }
     }
 }

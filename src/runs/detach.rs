@@ -12,12 +12,13 @@ use super::clock;
 use super::container_check::{check_container_run, prepare_containers, ContainerSetup};
 use super::error::RunError;
 use super::launch::{free_ports, plan_ranks, LaunchInput};
-use super::preflight::{preflight, PreflightInput};
+use super::preflight::{preflight, Checked, PreflightInput};
 use super::record::{RankRecord, RunRecord, RunState};
 use super::slurm::SlurmDefaults;
 use super::spec::{Launcher, RunSpec};
 use super::stop::wait_for;
 use super::store::{open_log, Run, RunStore, SUPERVISOR_LOG};
+use crate::claims::{Claim, Claims, Owner, SystemLiveness};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 
@@ -53,23 +54,31 @@ pub struct StartContext<'a> {
 }
 
 /// Checks the spec, records the run, and starts its supervisor; returns once the supervisor
-/// has started the ranks (or failed to).
+/// has started the ranks (or failed to). The GPUs are chosen and claimed in one step under the
+/// claims lock, so a run, shell or dashboard starting at the same instant gets other ones.
 pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunError> {
-    let mut checked = preflight(&PreflightInput {
-        spec,
-        gpus: ctx.gpus,
-        cwd: &ctx.cwd,
-        path: ctx.path.as_ref(),
-    })?;
+    // A first look, for the container checks: they ask the engine, which must not happen
+    // while holding the lock.
+    let first = preflight(&preflight_input(spec, ctx, &[]))?;
     let container = match &spec.image {
         Some(image) => Some(check_container_run(
             spec,
             image,
-            &checked,
+            &first,
             ctx.gpus,
             &ctx.container,
         )?),
         None => None,
+    };
+    let claims = ctx.store.claims();
+    let (mut checked, id, dir) = claim_and_create(spec, ctx, &claims)?;
+    let held = HeldClaim {
+        claims: &claims,
+        owner: Owner::Run {
+            id: id.clone(),
+            dir: dir.clone(),
+        },
+        kept: false,
     };
     let ports = match spec.launcher {
         Launcher::PerGpu => Some(
@@ -80,7 +89,6 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
     };
     let now = clock::now_ms();
     let name = spec.effective_name();
-    let (id, dir) = ctx.store.create(&name, &spec.to_toml(), now)?;
     // In a container the work dir is where it is mounted.
     let inside = container
         .as_ref()
@@ -110,10 +118,72 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
     }
     run.write_record(&run.record)?;
     let run = launch_supervisor(run, &ctx.exe)?;
+    held.keep();
     Ok(Started {
         run,
         warnings: checked.warnings,
     })
+}
+
+fn preflight_input<'a>(
+    spec: &'a RunSpec,
+    ctx: &'a StartContext<'_>,
+    claimed: &'a [Claim],
+) -> PreflightInput<'a> {
+    PreflightInput {
+        spec,
+        gpus: ctx.gpus,
+        cwd: &ctx.cwd,
+        path: ctx.path.as_ref(),
+        claimed,
+    }
+}
+
+/// The atomic step: under the claims lock, pre-flight with the GPUs live runs and shells hold
+/// counted as busy, the run's directory, and its claim on the GPUs it got.
+fn claim_and_create(
+    spec: &RunSpec,
+    ctx: &StartContext<'_>,
+    claims: &Claims,
+) -> Result<(Checked, String, PathBuf), RunError> {
+    claims.claim(&SystemLiveness, |held| {
+        let checked = preflight(&preflight_input(spec, ctx, held))?;
+        let (id, dir) =
+            ctx.store
+                .create(&spec.effective_name(), &spec.to_toml(), clock::now_ms())?;
+        let uuids: Vec<String> = checked.gpus.iter().map(|g| g.uuid.clone()).collect();
+        let owner = Owner::Run {
+            id: id.clone(),
+            dir: dir.clone(),
+        };
+        let claim = (!uuids.is_empty()).then(|| Claim::by_me(owner, uuids));
+        Ok::<_, RunError>(((checked, id, dir), claim))
+    })?
+}
+
+/// A run's claim, given back if starting fails before the run's record can speak for it.
+struct HeldClaim<'a> {
+    claims: &'a Claims,
+    owner: Owner,
+    kept: bool,
+}
+
+impl HeldClaim<'_> {
+    /// The run is recorded and its supervisor started: its record keeps the claim alive now.
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for HeldClaim<'_> {
+    fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
+        if let Err(e) = self.claims.release(&self.owner) {
+            tracing::warn!("{e}");
+        }
+    }
 }
 
 /// The record of a run about to start, with the host and driver the GPUs were read on.

@@ -78,6 +78,8 @@ pub enum RunError {
     SlurmSubmit(#[from] SubmitError),
     #[error("{flag} only applies to the slurm backend (--on slurm)")]
     SlurmOnly { flag: &'static str },
+    #[error("{0}")]
+    Claims(#[from] crate::claims::ClaimError),
 }
 
 impl RunError {
@@ -156,6 +158,7 @@ impl RunError {
             }
             RunError::Slurm(e) => e.fix(),
             RunError::SlurmSubmit(e) => e.fix(),
+            RunError::Claims(e) => e.fix(),
             RunError::SlurmOnly { flag } => format!(
                 "Leave out {flag} to start the run here, or add --on slurm for a batch job."
             ),

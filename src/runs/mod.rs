@@ -64,6 +64,7 @@ pub use rerun::rerun;
 pub use sampler::METRICS_FILE;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
+pub(crate) use store::write_atomic as write_private_atomic;
 pub use store::{LogStream, Run, RunStore};
 pub use supervisor::supervise;
 pub use table::{listing_json, render_runs, RUNS_SCHEMA};

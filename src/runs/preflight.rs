@@ -1,5 +1,6 @@
-//! Pre-flight for a run: the GPUs exist (and which are busy), the command and work dir exist.
-//! Each refusal says why and what to do; busy GPUs only warn. A container run's engine and image
+//! Pre-flight for a run: the GPUs exist (and which are busy, claimed by a live run or shell
+//! included), the command and work dir exist. Each refusal says why and what to do; busy GPUs
+//! only warn. A container run's engine and image
 //! are checked by `container_check`.
 
 use std::ffi::OsString;
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use super::error::RunError;
 use super::record::RunGpu;
 use super::spec::{GpuSelection, Launcher, RunSpec};
+use crate::claims::{owner_of, Claim};
 use crate::gpu::report::{GpuEntry, GpuReport};
 use crate::units;
 
@@ -24,6 +26,8 @@ pub struct PreflightInput<'a> {
     pub cwd: &'a Path,
     /// The PATH the ranks will search (the launching environment's).
     pub path: Option<&'a OsString>,
+    /// GPUs live runs and shells hold: busy even before their processes show in NVML.
+    pub claimed: &'a [Claim],
 }
 
 /// What pre-flight decided.
@@ -41,7 +45,11 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
         return Err(RunError::NoCommand);
     }
     let workdir = check_workdir(spec.workdir.as_deref(), input.cwd)?;
-    let gpus = resolve_gpus(&spec.gpus, input.gpus)?;
+    let busy = Busy {
+        report: input.gpus,
+        claimed: input.claimed,
+    };
+    let gpus = resolve_gpus(&spec.gpus, &busy)?;
     if gpus.is_empty() && spec.launcher != Launcher::Single {
         return Err(RunError::NeedsGpus {
             launcher: spec.launcher.as_str(),
@@ -49,7 +57,7 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
     }
     check_memory(spec, &gpus, input.gpus)?;
     check_command(spec, &workdir, input.path)?;
-    let warnings = busy_warnings(&gpus, input.gpus);
+    let warnings = busy_warnings(&gpus, &busy);
     Ok(Checked {
         gpus,
         workdir,
@@ -130,8 +138,16 @@ fn find_program(
         .ok_or_else(|| not_found("it is on no directory of PATH".into()))
 }
 
+/// The GPUs as NVML reads them, and those claimed by live runs and shells.
+#[derive(Clone, Copy)]
+struct Busy<'a> {
+    report: &'a GpuReport,
+    claimed: &'a [Claim],
+}
+
 /// The GPUs a selection means on this machine, in the order given.
-fn resolve_gpus(wanted: &GpuSelection, report: &GpuReport) -> Result<Vec<RunGpu>, RunError> {
+fn resolve_gpus(wanted: &GpuSelection, busy: &Busy<'_>) -> Result<Vec<RunGpu>, RunError> {
+    let report = busy.report;
     if *wanted == GpuSelection::None {
         return Ok(Vec::new());
     }
@@ -148,7 +164,7 @@ fn resolve_gpus(wanted: &GpuSelection, report: &GpuReport) -> Result<Vec<RunGpu>
     let chosen: Vec<&GpuEntry> = match wanted {
         GpuSelection::None => Vec::new(),
         GpuSelection::All => report.gpus.iter().collect(),
-        GpuSelection::Count(n) => pick_free(report, *n)?,
+        GpuSelection::Count(n) => pick_free(busy, *n)?,
         GpuSelection::Indices(indices) => lookup(
             indices,
             report,
@@ -234,32 +250,43 @@ fn check_memory(spec: &RunSpec, chosen: &[RunGpu], report: &GpuReport) -> Result
     })
 }
 
-/// `n` GPUs nobody uses, lowest index first.
-fn pick_free(report: &GpuReport, n: usize) -> Result<Vec<&GpuEntry>, RunError> {
-    let free: Vec<&GpuEntry> = report.gpus.iter().filter(|g| !is_busy(g)).collect();
+/// `n` GPUs nobody uses or claims, lowest index first.
+fn pick_free<'r>(busy: &Busy<'r>, n: usize) -> Result<Vec<&'r GpuEntry>, RunError> {
+    let report = busy.report;
+    let free: Vec<&GpuEntry> = report.gpus.iter().filter(|g| !busy.is(g)).collect();
     if free.len() >= n {
         return Ok(free.into_iter().take(n).collect());
     }
-    let busy: Vec<String> = report
+    let taken: Vec<String> = report
         .gpus
         .iter()
-        .filter(|g| is_busy(g))
-        .map(|g| format!("GPU {} ({})", g.info.index, busy_reason(g)))
+        .filter(|g| busy.is(g))
+        .map(|g| format!("GPU {} ({})", g.info.index, busy.reason(g)))
         .collect();
     Err(RunError::NotEnoughFreeGpus {
         wanted: n,
         free: format!(
             "only {} of {} {} free; busy: {}",
-            free_len(report),
+            free.len(),
             report.gpus.len(),
-            if free_len(report) == 1 { "is" } else { "are" },
-            busy.join("; ")
+            if free.len() == 1 { "is" } else { "are" },
+            taken.join("; ")
         ),
     })
 }
 
-fn free_len(report: &GpuReport) -> usize {
-    report.gpus.iter().filter(|g| !is_busy(g)).count()
+impl Busy<'_> {
+    fn is(&self, g: &GpuEntry) -> bool {
+        is_busy(g) || owner_of(self.claimed, &g.info.uuid).is_some()
+    }
+
+    /// Who holds a GPU: the live run or shell that claimed it, else what NVML shows.
+    fn reason(&self, g: &GpuEntry) -> String {
+        match owner_of(self.claimed, &g.info.uuid) {
+            Some(owner) => format!("claimed by {owner}"),
+            None => busy_reason(g),
+        }
+    }
 }
 
 fn is_busy(g: &GpuEntry) -> bool {
@@ -304,12 +331,12 @@ fn busy_reason(g: &GpuEntry) -> String {
     )
 }
 
-fn busy_warnings(chosen: &[RunGpu], report: &GpuReport) -> Vec<String> {
+fn busy_warnings(chosen: &[RunGpu], busy: &Busy<'_>) -> Vec<String> {
     chosen
         .iter()
-        .filter_map(|c| report.gpus.iter().find(|g| g.info.uuid == c.uuid))
-        .filter(|g| is_busy(g))
-        .map(|g| format!("GPU {} is {}", g.info.index, busy_reason(g)))
+        .filter_map(|c| busy.report.gpus.iter().find(|g| g.info.uuid == c.uuid))
+        .filter(|g| busy.is(g))
+        .map(|g| format!("GPU {} is {}", g.info.index, busy.reason(g)))
         .collect()
 }
 

@@ -48,6 +48,7 @@ impl Scratch {
             gpus: &report(),
             cwd: self.dir.path(),
             path: Some(&path),
+            claimed: &[],
         })
     }
 }
@@ -189,6 +190,7 @@ fn no_gpus_needs_no_driver_and_only_the_single_launcher() {
             gpus: &failed,
             cwd: s.dir.path(),
             path: Some(&path),
+            claimed: &[],
         })
     };
     let checked = check(&spec("none", &["tool"])).unwrap();
@@ -214,6 +216,7 @@ fn unreadable_gpus_are_refused_with_the_reason() {
         gpus: &failed,
         cwd: s.dir.path(),
         path: Some(&path),
+        claimed: &[],
     })
     .unwrap_err();
     assert!(matches!(err, RunError::GpusUnreadable { .. }), "{err}");
@@ -244,4 +247,58 @@ fn gpus_without_the_free_memory_asked_for_are_refused_naming_ones_that_have_it()
     wanted.gpu_memory = Some("lots".into());
     let err = scratch.check(&wanted).unwrap_err();
     assert!(matches!(err, RunError::BadSpec { .. }), "{err:?}");
+}
+
+/// GPUs live runs and shells claim count as busy before their processes show: `count:N` takes
+/// others, an explicit one warns naming the owner, and a refusal says who holds what.
+#[test]
+fn claimed_gpus_are_busy_and_their_owners_are_named() {
+    use crate::claims::{Claim, Owner};
+    let s = Scratch::new();
+    let path = OsString::from(s.dir.path());
+    let gpus = report();
+    let uuid = |i: usize| gpus.gpus[i].info.uuid.clone();
+    let claimed = [
+        Claim {
+            owner: Owner::Run {
+                id: "20261125-093000-bert-0001".into(),
+                dir: "/runs/x".into(),
+            },
+            gpus: vec![uuid(1)],
+            holder: None,
+            created_ms: 0,
+        },
+        Claim {
+            owner: Owner::Shell {
+                name: "dev".into(),
+                container: None,
+            },
+            gpus: vec![uuid(2).to_lowercase()],
+            holder: None,
+            created_ms: 0,
+        },
+    ];
+    let check = |run: &RunSpec| {
+        preflight(&PreflightInput {
+            spec: run,
+            gpus: &gpus,
+            cwd: s.dir.path(),
+            path: Some(&path),
+            claimed: &claimed,
+        })
+    };
+    // GPU 1 and 2 look free to NVML, but are claimed: GPU 0 and 3 are busy anyway.
+    let err = check(&spec("count:1", &["tool"])).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, RunError::NotEnoughFreeGpus { .. }), "{err:?}");
+    assert!(
+        text.contains("GPU 1 (claimed by run 20261125-093000-bert-0001)"),
+        "{text}"
+    );
+    assert!(text.contains("GPU 2 (claimed by shell dev)"), "{text}");
+    let checked = check(&spec("2", &["tool"])).unwrap();
+    assert_eq!(checked.warnings, ["GPU 2 is claimed by shell dev"]);
+    // Without the claims, `count:1` gets GPU 1.
+    let free = s.check(&spec("count:1", &["tool"])).unwrap();
+    assert_eq!(free.gpus[0].index, 1);
 }

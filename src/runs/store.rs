@@ -115,6 +115,11 @@ impl RunStore {
         &self.root
     }
 
+    /// The GPU claims of the same data directory (beside `runs/`, not in it).
+    pub fn claims(&self) -> crate::claims::Claims {
+        crate::claims::Claims::new(self.root.parent().unwrap_or(&self.root))
+    }
+
     /// A fresh private directory for a run named `name`, holding `spec_text`; its id.
     pub fn create(
         &self,
@@ -144,7 +149,9 @@ impl RunStore {
         Err(RunError::store(&self.root, "no free run id after 16 tries"))
     }
 
-    /// Every readable run, oldest first, and a warning for each directory that could not be read.
+    /// Every readable run, oldest first (by when it was created; ids only break ties, since two
+    /// ids of the same second sort by their random part), and a warning for each directory that
+    /// could not be read.
     pub fn list(&self) -> (Vec<Run>, Vec<String>) {
         let entries = match fs::read_dir(&self.root) {
             Ok(entries) => entries,
@@ -164,6 +171,7 @@ impl RunStore {
                 Err(e) => warnings.push(e.to_string()),
             }
         }
+        runs.sort_by(|a, b| (a.record.created_ms, a.id()).cmp(&(b.record.created_ms, b.id())));
         (runs, warnings)
     }
 
@@ -185,6 +193,7 @@ impl RunStore {
                 });
             }
         }
+        // The list is oldest first, so the last of a name is its newest run.
         if let Some(run) = runs.iter().rev().find(|r| r.record.name == query) {
             return Ok(run.clone());
         }

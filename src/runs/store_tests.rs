@@ -132,6 +132,31 @@ fn runs_are_listed_oldest_first_and_found_by_id_prefix_or_name() {
     assert_eq!(recent.len(), 3);
 }
 
+/// Three runs of one name in the same second: their ids sort by the random part, which says
+/// nothing about which came last. The newest by creation time is the one meant.
+#[test]
+fn a_name_means_its_newest_run_even_within_one_second() {
+    let data = tempfile::tempdir().unwrap();
+    let store = RunStore::new(data.path());
+    private_dir_all(store.root()).unwrap();
+    let at = |id: &str, created_ms: u64| {
+        let dir = store.root().join(id);
+        fs::create_dir(&dir).unwrap();
+        let mut rec = record(id, "train");
+        rec.created_ms = created_ms;
+        let run = Run { dir, record: rec };
+        run.write_record(&run.record).unwrap();
+        run
+    };
+    let oldest = at("20261125-093000-train-ffff", 1_795_368_900_100);
+    let middle = at("20261125-093000-train-8000", 1_795_368_900_400);
+    let newest = at("20261125-093000-train-0001", 1_795_368_900_700);
+    assert_eq!(store.find("train").unwrap().id(), newest.id());
+    let (runs, _) = store.list();
+    let ids: Vec<&str> = runs.iter().map(Run::id).collect();
+    assert_eq!(ids, [oldest.id(), middle.id(), newest.id()], "oldest first");
+}
+
 #[test]
 fn an_empty_store_lists_nothing() {
     let data = tempfile::tempdir().unwrap();

@@ -18,6 +18,7 @@ use super::record::RunState;
 use super::spec::Launcher;
 use super::store::{Run, RunStore};
 use super::summary::{Alert, RunSummary};
+use crate::claims::{Claim, SystemLiveness};
 use feeds::{FocusFeed, LogFeed, SummaryFeed};
 
 /// How often the store is looked at.
@@ -103,6 +104,9 @@ pub enum RunsUpdate {
     },
     Detail(Box<RunDetail>),
     Log(LogChunk),
+    /// The GPU claims of live runs and shells, sent when they change: the dashboard's
+    /// suggestions of free GPUs leave these out.
+    Claimed(Vec<Claim>),
 }
 
 /// What the app asks of the collector.
@@ -170,6 +174,8 @@ pub struct Watcher {
     ticks: u64,
     /// Metrics bytes the summaries may read per look.
     summary_budget: u64,
+    /// The live claims last sent.
+    claimed: Vec<Claim>,
 }
 
 impl Watcher {
@@ -183,6 +189,7 @@ impl Watcher {
             observed: HashMap::new(),
             ticks: 0,
             summary_budget: feeds::SUMMARY_BUDGET,
+            claimed: Vec::new(),
         }
     }
 
@@ -235,7 +242,22 @@ impl Watcher {
     /// One look at everything followed; false once the app is gone.
     pub fn tick(&mut self) -> bool {
         self.ticks += 1;
-        self.send_list() && self.send_detail() && self.send_logs()
+        self.send_list() && self.send_claims() && self.send_detail() && self.send_logs()
+    }
+
+    fn send_claims(&mut self) -> bool {
+        let claimed = match self.store.claims().live(&SystemLiveness) {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                tracing::warn!("{e}");
+                return true;
+            }
+        };
+        if claimed == self.claimed {
+            return true;
+        }
+        self.claimed = claimed.clone();
+        self.send(RunsUpdate::Claimed(claimed))
     }
 
     /// A container run whose supervisor died is still running while its containers do: asks

@@ -4,12 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::claims::Claims;
 use crate::cli::ShellArgs;
 use crate::compat::CompatData;
 use crate::config::{ShellConfig, UserMode};
 use crate::docker::{resolve_host, Engine};
 use crate::gpu::report::GpuReport;
 
+use super::claim::{claim_gpus, ShellClaim};
 use super::defaults::ShellDefaults;
 use super::error::ShellError;
 use super::hangup::{stop_after_hangup, HangUp};
@@ -31,6 +33,8 @@ const EXIT_TERMINATED: u8 = 128 + 15;
 /// What `gpudeck shell` needs from the rest of the program.
 pub struct ShellEnv<'a> {
     pub config: &'a ShellConfig,
+    /// Where the shell claims its GPUs (the data dir's claims), so runs take others.
+    pub claims: Option<Claims>,
     pub compat: CompatData,
     pub docker_host: Option<&'a str>,
     /// Samples the GPUs (only called when a shell is opened).
@@ -106,24 +110,43 @@ async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8
         local_images,
         compat: env.compat,
     };
-    open_request(engine, &req, defaults, &ctx, &cwd).await
+    open_request(engine, &req, defaults, &ctx, &cwd, env.claims.as_ref()).await
 }
 
-/// Pre-flight, create, run attached, remove unless kept, for a request already made (the CLI's
-/// or the TUI's); the container's exit code, or why there was none.
+/// Pre-flight, claim the GPUs, create, run attached, remove unless kept, for a request already
+/// made (the CLI's or the TUI's); the container's exit code, or why there was none.
 pub async fn open_request(
     engine: &Engine,
     req: &ShellRequest,
-    mut defaults: ShellDefaults,
+    defaults: ShellDefaults,
     ctx: &PreflightContext,
     cwd: &Path,
+    claims: Option<&Claims>,
 ) -> Result<u8, ShellError> {
     let mut hangup = HangUp::watch()?;
     let checked = preflight(req, ctx)?;
-    for warning in &checked.warnings {
+    let (mut claim, claim_warnings) =
+        claim_gpus(claims, req.name.as_deref(), &checked.gpus, &ctx.gpu);
+    for warning in checked.warnings.iter().chain(&claim_warnings) {
         errln!("gpudeck: warning: {warning}");
     }
-    let (name, code) = match launch(engine, req, (&defaults, &checked), cwd, &mut hangup).await? {
+    let result = open_checked(engine, req, defaults, &checked, cwd, (&mut hangup, &mut claim)).await;
+    if let Some(claim) = claim {
+        claim.end();
+    }
+    result
+}
+
+/// Create, run attached (retried once with Docker's own limits when it refuses ours).
+async fn open_checked(
+    engine: &Engine,
+    req: &ShellRequest,
+    mut defaults: ShellDefaults,
+    checked: &Preflight,
+    cwd: &Path,
+    (hangup, claim): (&mut HangUp, &mut Option<ShellClaim>),
+) -> Result<u8, ShellError> {
+    let (name, code) = match launch(engine, req, (&defaults, checked), cwd, (&mut *hangup, &mut *claim)).await? {
         (_, Err(ShellError::Rlimit { limit, detail })) => {
             tracing::warn!("{detail}");
             errln!(
@@ -134,7 +157,7 @@ pub async fn open_request(
                 "stack" => defaults.stack = None,
                 _ => defaults.memlock = None,
             }
-            launch(engine, req, (&defaults, &checked), cwd, &mut hangup).await?
+            launch(engine, req, (&defaults, checked), cwd, (hangup, claim)).await?
         }
         launched => launched,
     };
@@ -149,7 +172,7 @@ async fn launch(
     req: &ShellRequest,
     (defaults, checked): (&ShellDefaults, &Preflight),
     cwd: &Path,
-    hangup: &mut HangUp,
+    (hangup, claim): (&mut HangUp, &mut Option<ShellClaim>),
 ) -> Result<(String, Result<i64, ShellError>), ShellError> {
     let body = container_body(
         req,
@@ -166,6 +189,9 @@ async fn launch(
         .ok()
         .flatten()
         .map_or_else(|| id.chars().take(12).collect(), |c| c.name);
+    if let Some(claim) = claim.as_mut() {
+        claim.created(&name, &id);
+    }
     errln!("gpudeck: {}", describe(req, defaults, checked, &name, cwd));
     let code = run_attached_watching(engine.client(), &id, hangup).await;
     // A container that never started is removed even when kept: there is nothing to re-enter.

@@ -1,6 +1,7 @@
 //! Shells in containers: the container spec built from a request, pre-flight against the machine,
 //! the attached session, and the `gpudeck shell` command.
 
+mod claim;
 pub mod cli;
 mod defaults;
 mod error;
@@ -13,6 +14,7 @@ mod spec;
 mod stdio;
 
 pub use crate::config::UserMode;
+pub use claim::{claim_gpus, ShellClaim};
 pub use defaults::{check_network, ShellDefaults};
 pub use error::{ShellError, TOOLKIT_MESSAGE};
 pub use hangup::{stop_after_hangup, HangUp};
