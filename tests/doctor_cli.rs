@@ -142,11 +142,19 @@ fn a_healthy_simulation_passes_every_gpu_check() {
 #[test]
 fn a_dead_docker_socket_is_unreachable_and_its_dependents_skip() {
     let doc = Run::nvml("gpus=1,frozen=10").json();
-    assert_eq!(status(&doc, "docker.engine"), "warn");
+    // An engine configured with --docker-host that does not answer is a broken setup.
+    assert_eq!(status(&doc, "docker.engine"), "fail");
+    assert_eq!(doc["exit_code"], 2);
     assert!(
         detail(&doc, "docker.engine").contains("/nonexistent.sock"),
         "{}",
         detail(&doc, "docker.engine")
+    );
+    let engine = detail(&doc, "docker.engine");
+    assert!(
+        engine.contains("Docker is installed: ")
+            && engine.contains("the engine is configured as unix:///nonexistent.sock"),
+        "{engine}"
     );
     assert!(fix(&doc, "docker.engine").contains("systemctl start docker"));
     for id in [

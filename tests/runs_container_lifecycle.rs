@@ -1,18 +1,20 @@
 //! The life of a container run on the real engine: `gpudeck stop`, SIGTERM to the supervisor, and
 //! a SIGKILLed supervisor: the container runs on, `gpudeck runs` shows it running and settles the
 //! run once the container ends (output caught up, exit code recorded, container removed), and
-//! `gpudeck stop` still stops it; on an engine that cannot be reached it stays `lost`.
+//! `gpudeck stop` still stops it; on an engine that cannot be reached it stays `lost`. The engine
+//! going away (a socket proxy cut and restored) never ends a run early.
 
 mod support;
 
 use gpudeck::shell::GpuPlumbing;
 use support::docker::{docker, engine_or_skip};
 use support::docker_cleanup::Cleanup;
+use support::engine_proxy::Proxy;
 use support::run_containers::{
     assert_ticks_then_bye, containers_of, inspect, kill_supervisor, per_gpu_run_dir, start_in,
     supervisor_of, workdir, RunContainers, GATED,
 };
-use support::runs::{listed, log, output, record, wait_state, wait_until};
+use support::runs::{listed, log, output, record, run_dir, wait_state, wait_until};
 use support::{stderr, stdout, Dirs};
 
 #[test]
@@ -195,4 +197,98 @@ fn a_lost_container_run_on_an_unreachable_engine_stays_lost_with_a_warning() {
         stderr(&out)
     );
     assert_eq!(record(&dirs, &id)["state"], "running", "nothing written");
+}
+
+/// The run's supervisor.log, its lines (wrapped at 80 columns) joined back up.
+fn supervisor_log(dirs: &Dirs, id: &str) -> String {
+    let text =
+        std::fs::read_to_string(run_dir(dirs, id).join("supervisor.log")).unwrap_or_default();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Waits until run.json says whether the supervisor is waiting for the engine; the record.
+fn wait_engine_away(dirs: &Dirs, id: &str, away: bool) -> serde_json::Value {
+    wait_until(&format!("engine_away to be set: {away}"), || {
+        record(dirs, id)["container"]["engine_away"].is_object() == away
+    });
+    record(dirs, id)
+}
+
+#[test]
+fn the_engine_going_away_and_coming_back_never_ends_a_container_run_early() {
+    if !engine_or_skip("the_engine_going_away_and_coming_back_never_ends_a_container_run_early") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (work_dir, work) = workdir();
+    let dirs = Dirs::new();
+    let sockets = tempfile::tempdir().expect("tempdir");
+    let sock = sockets.path().join("docker.sock");
+    let host = format!("unix://{}", sock.display());
+    let proxy = Proxy::start(&sock);
+    let id = start_in(
+        &dirs,
+        &image,
+        &work,
+        &["--gpus", "none", "--docker-host", &host],
+        GATED,
+    );
+    let _containers = RunContainers(id.clone());
+    wait_until("the first tick", || {
+        log(&dirs, &id, 0, "stdout").contains("tick 1")
+    });
+    let container = containers_of(&id).pop().expect("the container");
+
+    // The engine goes away: the run goes on, and says so.
+    proxy.cut();
+    let rec = wait_engine_away(&dirs, &id, true);
+    assert_eq!(rec["state"], "running", "{rec}");
+    assert!(rec["exit_code"].is_null(), "{rec}");
+    assert!(rec["container"]["engine_away"]["detail"].is_string());
+    assert!(
+        supervisor_log(&dirs, &id).contains("went away"),
+        "{}",
+        supervisor_log(&dirs, &id)
+    );
+    let at_cut = log(&dirs, &id, 0, "stdout").lines().count();
+    wait_until("output written while the engine is away", || {
+        docker(&["logs", &container]).lines().count() > at_cut + 5
+    });
+    assert_eq!(record(&dirs, &id)["state"], "running");
+
+    // It comes back: the supervisor reconnects and follows the output again, live.
+    let proxy = Proxy::start(&sock);
+    wait_engine_away(&dirs, &id, false);
+    assert!(
+        supervisor_log(&dirs, &id).contains("is back after"),
+        "{}",
+        supervisor_log(&dirs, &id)
+    );
+    let engine_now = docker(&["logs", &container]).lines().count();
+    wait_until(
+        "the log file to pass what the engine had when it came back",
+        || log(&dirs, &id, 0, "stdout").lines().count() > engine_now,
+    );
+
+    // Away again, and the container ends meanwhile: its real exit code is recorded later.
+    proxy.cut();
+    wait_engine_away(&dirs, &id, true);
+    std::fs::write(work_dir.path().join("gate"), "").unwrap();
+    wait_until("the container to exit", || {
+        inspect(&container)["State"]["Running"] == false
+    });
+    assert_eq!(record(&dirs, &id)["state"], "running", "not ended early");
+    let proxy = Proxy::start(&sock);
+    let rec = wait_state(&dirs, &id, "failed");
+    assert_eq!(rec["exit_code"], 4, "the real exit code: {rec}");
+    assert_eq!(rec["ranks"][0]["exit_code"], 4);
+    assert!(rec["container"]["engine_away"].is_null(), "{rec}");
+    // Every line, the ones written while the engine was away too, once each, in order.
+    assert_ticks_then_bye(&log(&dirs, &id, 0, "stdout"));
+    assert!(
+        containers_of(&id).is_empty(),
+        "removed once the engine was back"
+    );
+    proxy.cut();
 }

@@ -606,3 +606,52 @@ fn the_collector_sends_the_live_claims_when_they_change() {
     assert!(watcher.tick());
     assert_eq!(claimed(drain(&mut rx)), [Vec::<Claim>::new()]);
 }
+
+#[test]
+fn a_container_run_waiting_for_the_engine_says_so_in_the_detail() {
+    let data = tempfile::tempdir().unwrap();
+    let run = FakeRun::write(
+        data.path(),
+        &RunFacts {
+            id: "20270115-090000-vit-00cc",
+            state: "running",
+            gpus: &[0],
+            ranks: 1,
+            started_ms: T0,
+            ended_ms: None,
+            exit_code: None,
+            supervised: true,
+        },
+    );
+    // What the supervisor writes while the engine is away.
+    let path = run.dir.join("run.json");
+    let mut rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    rec["container"] = serde_json::json!({
+        "engine": "unix:///var/run/docker.sock",
+        "image_id": "sha256:00",
+        "network": "bridge",
+        "gpu_request": "none",
+        "engine_away": {"since_ms": T0 + 60_000, "detail": "Docker is not reachable"},
+    });
+    std::fs::write(&path, rec.to_string()).unwrap();
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    assert!(watcher.tick());
+    let mut state = demo_state("gpus=4,seed=42,frozen=120", 2);
+    state.now = (T0 / 1000) as i64 + 75;
+    for update in drain(&mut rx) {
+        state.apply_runs(update);
+    }
+    state.update(Action::SelectTab(Tab::Runs));
+    let screen = text(&render(&state, 80, 30));
+    assert!(
+        screen.contains("⚠ The Docker Engine went away 15s ago; the containers run on."),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("gpudeck reconnects by itself. Check it: `systemctl status docker`."),
+        "{screen}"
+    );
+    assert_eq!(state.runs.runs[0].state, RunState::Running);
+}

@@ -1,7 +1,9 @@
 //! Checks of Docker for GPU containers: the engine, the NVIDIA runtime or CDI, the Container
 //! Toolkit, the default runtime and room for images.
 
-use super::facts::{DockerFacts, DockerProblemKind, FreeSpace, HostFacts};
+use super::facts::{
+    DockerFacts, DockerProblemKind, FreeSpace, HostFacts, DEFAULT_SOCKET, DOCKER_PROGRAMS,
+};
 use super::report::{Check, Family, Status};
 use crate::docker::EngineInfo;
 use crate::units;
@@ -78,14 +80,33 @@ fn engine(f: &HostFacts) -> Check {
             ),
         ),
         DockerFacts::Unreachable { problem, .. } => {
-            // Not running may be a choice on a GPU box; a socket you may not use is a broken setup.
-            let status = match problem.kind {
-                DockerProblemKind::NotRunning => Status::Warn,
-                _ => Status::Fail,
-            };
-            check(ENGINE, title, status, problem.message.clone()).with_fix(problem.fix)
+            let install = &f.docker_install;
+            // Docker not installed at all may be a choice on a GPU box; installed but not
+            // answering (or a socket you may not use) is a broken setup.
+            if problem.kind == DockerProblemKind::NotRunning && !install.is_installed() {
+                return check(ENGINE, title, Status::Warn, not_installed(problem))
+                    .with_fix(INSTALL_DOCKER);
+            }
+            let mut detail = problem.message.clone();
+            if install.is_installed() {
+                detail.push_str(&format!(" (Docker is installed: {})", install.evidence()));
+            }
+            check(ENGINE, title, Status::Fail, detail).with_fix(problem.fix)
         }
     }
+}
+
+const INSTALL_DOCKER: &str = "Install Docker Engine (https://docs.docker.com/engine/install/; on \
+     Debian/Ubuntu: `sudo apt-get install -y docker.io`), then start it: \
+     `sudo systemctl enable --now docker`. Without it gpudeck still shows the GPUs and runs on the host.";
+
+fn not_installed(problem: &super::facts::DockerProblem) -> String {
+    format!(
+        "Docker is not installed: neither {} is on PATH, no engine is configured \
+         (--docker-host, DOCKER_HOST) and {DEFAULT_SOCKET} does not exist ({})",
+        DOCKER_PROGRAMS.join(" nor "),
+        problem.message
+    )
 }
 
 const RUNTIME_TITLE: &str = "GPU runtime or CDI";

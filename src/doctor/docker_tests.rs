@@ -1,6 +1,6 @@
 use super::*;
 use crate::docker::DockerError;
-use crate::doctor::facts::{CdiSpec, DockerProblem, Program};
+use crate::doctor::facts::{CdiSpec, DockerInstall, DockerProblem, Program};
 use crate::doctor::run_checks;
 use crate::doctor::testkit::{find, healthy, nvml_failed, status_of, GIB};
 use crate::gpu::GpuError;
@@ -27,16 +27,25 @@ fn without_runtime() -> HostFacts {
     f
 }
 
-#[test]
-fn an_engine_that_is_not_running_warns_and_the_rest_skip() {
-    let f = unreachable(DockerError::Unreachable {
+fn not_running() -> HostFacts {
+    unreachable(DockerError::Unreachable {
         host: "unix:///nonexistent.sock".into(),
         detail: "there is no socket".into(),
-    });
-    let r = run_checks(&f);
+    })
+}
+
+#[test]
+fn an_installed_engine_that_is_not_running_fails_and_the_rest_skip() {
+    let r = run_checks(&not_running());
     let c = find(&r, ENGINE);
-    assert_eq!(c.status, Status::Warn);
+    assert_eq!(c.status, Status::Fail);
     assert!(c.detail.contains("not reachable"), "{}", c.detail);
+    assert!(
+        c.detail
+            .contains("Docker is installed: dockerd at /usr/bin/dockerd"),
+        "{}",
+        c.detail
+    );
     assert!(c
         .fix
         .as_deref()
@@ -48,6 +57,67 @@ fn an_engine_that_is_not_running_warns_and_the_rest_skip() {
     }
     // The toolkit is a host fact: still judged.
     assert_eq!(find(&r, TOOLKIT).status, Status::Pass);
+}
+
+#[test]
+fn any_sign_of_docker_makes_an_unreachable_engine_a_failure() {
+    let signs = [
+        DockerInstall {
+            programs: vec![Program {
+                name: "docker".into(),
+                path: "/usr/bin/docker".into(),
+            }],
+            ..DockerInstall::default()
+        },
+        DockerInstall {
+            configured_host: Some("unix:///run/user/1000/docker.sock".into()),
+            ..DockerInstall::default()
+        },
+        DockerInstall {
+            socket: Some("/var/run/docker.sock".into()),
+            ..DockerInstall::default()
+        },
+    ];
+    for sign in signs {
+        let mut f = not_running();
+        f.docker_install = sign.clone();
+        let (status, fix) = status_of(&f, ENGINE);
+        assert_eq!(status, Status::Fail, "{sign:?}");
+        assert!(fix.is_some_and(|x| x.contains("systemctl start docker")));
+        let detail = find(&run_checks(&f), ENGINE).detail.clone();
+        assert!(detail.contains(&sign.evidence()), "{detail}");
+    }
+}
+
+#[test]
+fn docker_not_installed_at_all_warns_with_how_to_install_it() {
+    let mut f = not_running();
+    f.docker_install = DockerInstall::default();
+    let r = run_checks(&f);
+    let c = find(&r, ENGINE);
+    assert_eq!(c.status, Status::Warn);
+    assert!(
+        c.detail.starts_with("Docker is not installed"),
+        "{}",
+        c.detail
+    );
+    assert!(c.detail.contains("dockerd nor docker"), "{}", c.detail);
+    let fix = c.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("https://docs.docker.com/engine/install/"),
+        "{fix}"
+    );
+    assert!(fix.contains("systemctl enable --now docker"), "{fix}");
+    assert_eq!(find(&r, GPU_RUNTIME).status, Status::Skip);
+}
+
+#[test]
+fn a_socket_you_may_not_use_fails_even_without_other_signs_of_docker() {
+    let mut f = unreachable(DockerError::PermissionDenied {
+        host: "unix:///var/run/docker.sock".into(),
+    });
+    f.docker_install = DockerInstall::default();
+    assert_eq!(status_of(&f, ENGINE).0, Status::Fail);
 }
 
 #[test]

@@ -38,6 +38,8 @@ pub struct HostFacts {
     pub kernel_module: Option<KernelModule>,
     pub gpu: GpuReport,
     pub docker: DockerFacts,
+    /// Signs that Docker is installed here, whether or not its engine answers.
+    pub docker_install: DockerInstall,
     /// Where CDI specs were looked for, and what was found there.
     pub cdi_dirs: Vec<String>,
     pub cdi_specs: Vec<CdiSpec>,
@@ -70,6 +72,48 @@ pub enum DockerFacts {
         problem: DockerProblem,
     },
 }
+
+/// What says Docker is installed on this machine: its programs on PATH, an engine address
+/// someone configured (`--docker-host`, `DOCKER_HOST`), or the default socket left behind.
+/// An unreachable engine is a broken setup when any of these is there, a missing one when none is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DockerInstall {
+    /// `dockerd` and `docker`, where found on PATH.
+    pub programs: Vec<Program>,
+    /// The engine address given by `--docker-host` or `DOCKER_HOST`.
+    pub configured_host: Option<String>,
+    /// The default socket, when it exists (a daemon that stopped leaves it).
+    pub socket: Option<String>,
+}
+
+impl DockerInstall {
+    /// Whether anything says Docker is meant to be here.
+    pub fn is_installed(&self) -> bool {
+        !self.programs.is_empty() || self.configured_host.is_some() || self.socket.is_some()
+    }
+
+    /// The evidence, in words: "dockerd at /usr/bin/dockerd, --docker-host/DOCKER_HOST ...".
+    pub fn evidence(&self) -> String {
+        let mut parts: Vec<String> = self
+            .programs
+            .iter()
+            .map(|p| format!("{} at {}", p.name, p.path))
+            .collect();
+        if let Some(host) = &self.configured_host {
+            parts.push(format!("the engine is configured as {host}"));
+        }
+        if let Some(socket) = &self.socket {
+            parts.push(format!("{socket} exists"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// Docker's programs; either one means Docker is installed.
+pub const DOCKER_PROGRAMS: [&str; 2] = ["dockerd", "docker"];
+
+/// Where the daemon's socket is when nothing else is configured.
+pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
 
 /// Why Docker could not be used, as data (the error's kind, words and fix).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -161,6 +205,7 @@ pub struct Nvcc {
 /// the draw path.
 pub async fn gather(gpu: GpuReport, docker_host: Option<&str>, env: &dyn HostEnv) -> HostFacts {
     let docker = docker_facts(docker_host, env).await;
+    let docker_install = docker_install(docker_host, env);
     let cdi_dirs = cdi_dirs(&docker);
     let cdi_specs = cdi_specs(&cdi_dirs, env);
     HostFacts {
@@ -168,6 +213,7 @@ pub async fn gather(gpu: GpuReport, docker_host: Option<&str>, env: &dyn HostEnv
         kernel_module: kernel_module(env),
         gpu,
         docker,
+        docker_install,
         cdi_dirs,
         cdi_specs,
         toolkit: toolkit(env),
@@ -227,6 +273,28 @@ async fn docker_facts(docker_host: Option<&str>, env: &dyn HostEnv) -> DockerFac
             info,
         },
         Err(e) => unreachable(e),
+    }
+}
+
+fn docker_install(docker_host: Option<&str>, env: &dyn HostEnv) -> DockerInstall {
+    let set = |v: Option<String>| v.map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
+    let socket = Path::new(DEFAULT_SOCKET);
+    let socket_there = socket
+        .parent()
+        .is_some_and(|dir| env.list_dir(dir).iter().any(|p| p == socket));
+    DockerInstall {
+        programs: DOCKER_PROGRAMS
+            .iter()
+            .filter_map(|name| {
+                find_on_path(env, name).map(|p| Program {
+                    name: name.to_string(),
+                    path: p.display().to_string(),
+                })
+            })
+            .collect(),
+        configured_host: set(docker_host.map(str::to_string))
+            .or_else(|| set(env.var("DOCKER_HOST"))),
+        socket: socket_there.then(|| DEFAULT_SOCKET.to_string()),
     }
 }
 

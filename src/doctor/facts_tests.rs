@@ -67,6 +67,41 @@ fn a_dead_socket_is_unreachable_and_cdi_falls_back_to_the_default_dirs() {
 }
 
 #[test]
+fn signs_of_docker_are_its_programs_a_configured_host_or_the_default_socket() {
+    let none = FakeEnv::default().var("PATH", "/usr/local/bin:/usr/bin");
+    assert_eq!(docker_install(None, &none), DockerInstall::default());
+    assert!(!docker_install(None, &none).is_installed());
+    let cli = none.clone().program("/usr/bin/docker", "");
+    let found = docker_install(None, &cli);
+    assert_eq!(found.programs.len(), 1);
+    assert_eq!(found.programs[0].path, "/usr/bin/docker");
+    assert!(found.is_installed());
+    let daemon = none.clone().program("/usr/local/bin/dockerd", "");
+    assert_eq!(docker_install(None, &daemon).programs[0].name, "dockerd");
+    let flag = docker_install(Some("tcp://gpubox:2375"), &none);
+    assert_eq!(flag.configured_host.as_deref(), Some("tcp://gpubox:2375"));
+    let env = none.clone().var("DOCKER_HOST", "unix:///srv/docker.sock");
+    assert_eq!(
+        docker_install(None, &env).configured_host.as_deref(),
+        Some("unix:///srv/docker.sock")
+    );
+    let blank = none.clone().var("DOCKER_HOST", " ");
+    assert!(!docker_install(None, &blank).is_installed());
+    let socket = none.clone().file(DEFAULT_SOCKET, "");
+    assert_eq!(
+        docker_install(None, &socket).socket.as_deref(),
+        Some(DEFAULT_SOCKET)
+    );
+    // gather() fills it in.
+    let gathered = gather_on(&cli, Some("unix:///nonexistent.sock"));
+    assert_eq!(gathered.docker_install.programs[0].name, "docker");
+    assert_eq!(
+        gathered.docker_install.configured_host.as_deref(),
+        Some("unix:///nonexistent.sock")
+    );
+}
+
+#[test]
 fn docker_host_comes_from_the_environment_and_bad_hosts_are_explained() {
     let env = FakeEnv::default().var("DOCKER_HOST", "unix:///nonexistent-env.sock");
     match gather_on(&env, None).docker {

@@ -1,6 +1,6 @@
 //! A healthy two-GPU machine as `HostFacts`, for the check tests to break one fact at a time.
 
-use super::facts::{DockerFacts, FreeSpace, HostFacts, KernelModule, Nvcc, Program};
+use super::facts::{DockerFacts, DockerInstall, FreeSpace, HostFacts, KernelModule, Nvcc, Program};
 use super::parse::ModuleVersion;
 use super::report::{DoctorReport, Status};
 use crate::docker::EngineInfo;
@@ -98,6 +98,14 @@ pub fn healthy() -> HostFacts {
                 path: "/var/lib/docker".into(),
                 bytes: 200 * GIB,
             },
+        },
+        docker_install: DockerInstall {
+            programs: vec![Program {
+                name: "dockerd".into(),
+                path: "/usr/bin/dockerd".into(),
+            }],
+            configured_host: None,
+            socket: Some("/var/run/docker.sock".into()),
         },
         cdi_dirs: vec!["/etc/cdi".into(), "/var/run/cdi".into()],
         cdi_specs: Vec::new(),

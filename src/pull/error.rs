@@ -33,6 +33,8 @@ pub enum PullError {
     Interrupted,
     #[error("the Docker Engine cannot be reached: {detail}")]
     DaemonUnreachable { detail: String },
+    #[error("the Docker Engine went away during the pull: {detail}")]
+    EngineWentAway { detail: String },
     #[error("the pull failed: {0}")]
     Other(String),
 }
@@ -48,6 +50,7 @@ impl PullError {
             PullError::DiskFull { .. } => "No space left for the image",
             PullError::Interrupted => "Pull cancelled",
             PullError::DaemonUnreachable { .. } => "Docker Engine unreachable",
+            PullError::EngineWentAway { .. } => "Docker Engine went away",
             PullError::Other(_) => "Pull failed",
         }
     }
@@ -88,6 +91,10 @@ impl PullError {
                  check DOCKER_HOST, and that you may use its socket: \
                  `sudo usermod -aG docker $USER`, then log in again."
                 .to_string(),
+            PullError::EngineWentAway { .. } => "The Engine stopped or restarted during the pull; no \
+                 image was made, and the layers it finished stay in its cache. Pull again once \
+                 `docker version` answers (the dashboard's r on the Images tab retries it)."
+                .to_string(),
             PullError::Other(_) => "Try `docker pull` with the same reference to see the Engine's own \
                  message, and check `journalctl -u docker`."
                 .to_string(),
@@ -104,6 +111,7 @@ impl PullError {
             PullError::DiskFull { .. } => "disk_full",
             PullError::Interrupted => "interrupted",
             PullError::DaemonUnreachable { .. } => "daemon_unreachable",
+            PullError::EngineWentAway { .. } => "engine_went_away",
             PullError::Other(_) => "other",
         }
     }
@@ -240,6 +248,9 @@ mod tests {
             PullError::Interrupted,
             PullError::DaemonUnreachable {
                 detail: "socket not found".into(),
+            },
+            PullError::EngineWentAway {
+                detail: "connection reset".into(),
             },
             PullError::Other("?".into()),
         ];

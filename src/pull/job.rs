@@ -161,11 +161,25 @@ impl PullJob {
         let mut stream = docker.create_image(Some(options), None, self.credentials.clone());
         let mut state = PullState::new();
         let mut last_sent: Option<Instant> = None;
+        // The Engine ends every pull it finished with a `Status: ...` line.
+        let mut finished = false;
         while let Some(item) = stream.next().await {
             let info = match item {
                 Ok(info) => info,
-                Err(error) => return Err(self.explain(&docker, error).await),
+                Err(error) if talks_to_the_engine(&error) => {
+                    return Err(self.explain(&docker, error).await)
+                }
+                // The stream to the Engine broke under the pull: it stopped or restarted.
+                Err(error) => {
+                    return Err(PullError::EngineWentAway {
+                        detail: with_causes(&error),
+                    })
+                }
             };
+            finished |= info
+                .status
+                .as_deref()
+                .is_some_and(|s| s.starts_with("Status: "));
             state.apply(&info);
             if last_sent.is_none_or(|at| at.elapsed() >= PROGRESS_INTERVAL) {
                 let snapshot = state.snapshot(started.elapsed());
@@ -173,6 +187,13 @@ impl PullJob {
                 let _ = self.events.try_send(PullEvent::Progress(snapshot));
                 last_sent = Some(Instant::now());
             }
+        }
+        if !finished && docker.ping().await.is_err() {
+            return Err(PullError::EngineWentAway {
+                detail: "the pull's stream ended before the Engine said it was done, and the \
+                         Engine no longer answers"
+                    .into(),
+            });
         }
         let last = state.snapshot(started.elapsed());
         let _ = self.events.send(PullEvent::Progress(last)).await;
@@ -209,6 +230,19 @@ impl PullJob {
             },
         }
     }
+}
+
+/// Whether the error is something the Engine said (rather than the connection to it failing).
+fn talks_to_the_engine(error: &DockerError) -> bool {
+    !matches!(
+        error,
+        DockerError::HyperLegacyError { .. }
+            | DockerError::IOError { .. }
+            | DockerError::RequestTimeoutError
+            | DockerError::HttpClientError { .. }
+            | DockerError::HyperResponseError { .. }
+            | DockerError::SocketNotFoundError(_)
+    )
 }
 
 /// Engine messages are classified by what they say; failing to talk to the Engine at all is

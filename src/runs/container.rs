@@ -6,6 +6,7 @@
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bollard::container::LogOutput;
@@ -21,6 +22,7 @@ use tokio::task::JoinHandle;
 use super::container_logs::{catch_up, copy_output, RankLogs};
 use super::container_spec::{ContainerPlan, RankContainer};
 use super::engine::connect;
+use super::engine_link::{EngineLink, EngineNotice};
 use super::error::RunError;
 use super::record::RunRecord;
 use super::run_lock::try_lock;
@@ -34,6 +36,8 @@ pub(super) type StartFailure = (usize, io::Error);
 /// The started containers of a run, and the run's lock, held while the supervisor lives.
 pub(super) struct ContainerRanks {
     engine: Engine,
+    /// The engine for everything after the start: it survives the engine going away.
+    link: Arc<EngineLink>,
     ids: Vec<String>,
     keep: bool,
     stopper: Option<JoinHandle<Result<&'static str, DockerError>>>,
@@ -41,11 +45,13 @@ pub(super) struct ContainerRanks {
 }
 
 /// Creates and starts every rank's container in rank order; each rank's exit code arrives on
-/// `exits`. On a failure the containers already made are removed.
+/// `exits`, and word of the engine going away and coming back on `notices`. On a failure the
+/// containers already made are removed.
 pub(super) async fn start_containers(
     run: &Run,
     record: &mut RunRecord,
     exits: &UnboundedSender<(usize, i32)>,
+    notices: UnboundedSender<EngineNotice>,
 ) -> Result<ContainerRanks, StartFailure> {
     let setup = |why: String| (0, io::Error::other(why));
     let lock = match try_lock(&run.dir) {
@@ -59,8 +65,10 @@ pub(super) async fn start_containers(
         .as_mut()
         .ok_or_else(|| setup("run.json has no container part".into()))?;
     let engine = connect(container).await.map_err(|e| (0, start_error(e)))?;
+    let link = EngineLink::new(engine.clone(), container.host_spec(), notices);
     let mut ranks = ContainerRanks {
         engine,
+        link: Arc::new(link),
         ids: Vec::new(),
         keep: container.keep,
         stopper: None,
@@ -146,7 +154,7 @@ impl ContainerRanks {
             .map_err(fail)?;
         docker.start_container(&id, None).await.map_err(fail)?;
         let follow = RankFollow {
-            engine: self.engine.clone(),
+            link: Arc::clone(&self.link),
             id,
             rank: planned.rank,
             dir: run.dir.clone(),
@@ -168,18 +176,23 @@ impl ContainerRanks {
     }
 
     /// Starts stopping every container, once, on a task; exits keep being recorded meanwhile.
+    /// With the engine away, the stop waits for it.
     pub(super) fn begin_stop(&mut self, grace: Duration) {
         if self.stopper.is_some() {
             return;
         }
-        let (engine, ids) = (self.engine.clone(), self.ids.clone());
-        self.stopper = Some(tokio::spawn(
-            async move { stop_all(&engine, &ids, grace).await },
-        ));
+        let (link, ids) = (Arc::clone(&self.link), self.ids.clone());
+        self.stopper = Some(tokio::spawn(async move {
+            link.call("stopping the containers", |engine| {
+                let ids = ids.clone();
+                async move { stop_all(&engine, &ids, grace).await }
+            })
+            .await
+        }));
     }
 
-    /// Waits for a stop under way and removes the containers unless kept; returns the run's
-    /// lock, to be held until the end is written.
+    /// Waits for a stop under way and removes the containers unless kept (waiting for the
+    /// engine if it is away); returns the run's lock, to be held until the end is written.
     pub(super) async fn finish(mut self, record: &mut RunRecord) -> File {
         if let Some(stopper) = self.stopper.take() {
             match stopper.await {
@@ -190,7 +203,14 @@ impl ContainerRanks {
         }
         if !self.keep {
             for id in &self.ids {
-                if let Err(e) = remove(&self.engine, id).await {
+                let removed = self
+                    .link
+                    .call(&format!("removing container {id}"), |engine| {
+                        let id = id.clone();
+                        async move { remove(&engine, &id).await }
+                    })
+                    .await;
+                if let Err(e) = removed {
                     record.error = Some(format!("container {id} could not be removed: {e}"));
                 }
             }
@@ -210,14 +230,15 @@ impl ContainerRanks {
 
 /// One rank's container, followed to its end.
 struct RankFollow {
-    engine: Engine,
+    link: Arc<EngineLink>,
     id: String,
     rank: usize,
     dir: PathBuf,
 }
 
 impl RankFollow {
-    /// Copies the output, reads the exit code, catches up what a broken stream missed, and only
+    /// Copies the output, follows the engine's own log when that stream broke or the engine
+    /// went away under it, reads the exit code (waiting for an engine that went away), and only
     /// then reports the exit: once a rank's exit is known its logs are complete.
     async fn run(
         self,
@@ -225,20 +246,77 @@ impl RankFollow {
         mut logs: RankLogs,
         exits: UnboundedSender<(usize, i32)>,
     ) {
-        let what = format!("rank {} ({})", self.rank, self.id);
+        let id = self.id.as_str();
+        let what = format!("rank {} ({})", self.rank, id.get(..12).unwrap_or(id));
         let whole = copy_output(output, &mut logs, &what).await;
-        let code = exit_code(&self.engine, &self.id).await;
-        if !whole {
-            if let Err(e) = catch_up(&self.engine, &self.id, &self.dir, self.rank).await {
-                errln!("gpudeck supervisor: catching up the output of {what}: {e}");
+        // The attach stream also just ends when the engine goes away: believe it only once the
+        // container is seen to have ended.
+        let ended = whole
+            && self
+                .link
+                .call(&what, |engine| async move { has_ended(&engine, id).await })
+                .await
+                .unwrap_or(false);
+        if !ended {
+            let (dir, rank) = (self.dir.as_path(), self.rank);
+            let followed = self
+                .link
+                .call(&format!("following the output of {what}"), |engine| {
+                    follow_log(engine, id, dir, rank)
+                })
+                .await;
+            if let Err(e) = followed {
+                eprintln!("gpudeck supervisor: catching up the output of {what}: {e}");
             }
         }
+        let code = self
+            .link
+            .call(&format!("waiting for {what}"), |engine| async move {
+                wait_exit(&engine, id).await
+            })
+            .await
+            .unwrap_or_else(|e| {
+                eprintln!(
+                    "gpudeck supervisor: the exit code of {what} is unknown ({e}); recorded as 255"
+                );
+                255
+            });
         let _ = exits.send((self.rank, code));
     }
 }
 
-/// The container's exit code once it has stopped; 255 when the engine cannot say.
-pub(super) async fn exit_code(engine: &Engine, id: &str) -> i32 {
+/// Appends the engine's log of the container beyond what the files hold, following it until the
+/// container stops; an error when the stream ended while the container still runs (the engine
+/// went away under it), so that the caller waits for the engine and follows again.
+async fn follow_log(
+    engine: Engine,
+    id: &str,
+    dir: &std::path::Path,
+    rank: usize,
+) -> Result<u64, DockerError> {
+    let added = catch_up(&engine, id, dir, rank, true).await?;
+    if has_ended(&engine, id).await? {
+        Ok(added)
+    } else {
+        Err(DockerError::Unreachable {
+            host: engine.host().to_string(),
+            detail: format!("the log of container {id} ended while it still runs"),
+        })
+    }
+}
+
+/// Whether the container has stopped running.
+async fn has_ended(engine: &Engine, id: &str) -> Result<bool, DockerError> {
+    let inspect = engine
+        .client()
+        .inspect_container(id, None)
+        .await
+        .map_err(|e| engine.error(e, &format!("container {id}")))?;
+    Ok(!inspect.state.and_then(|s| s.running).unwrap_or(false))
+}
+
+/// The container's exit code once it has stopped, as the engine says it.
+async fn wait_exit(engine: &Engine, id: &str) -> Result<i32, DockerError> {
     let options = WaitContainerOptionsBuilder::new()
         .condition("not-running")
         .build();
@@ -248,17 +326,33 @@ pub(super) async fn exit_code(engine: &Engine, id: &str) -> i32 {
         .next()
         .await
     {
-        Some(Ok(done)) => Some(done.status_code),
+        Some(Ok(done)) => done.status_code,
         // bollard reports a non-zero exit as an error; here it is just the answer.
-        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Some(code),
-        _ => engine
-            .client()
-            .inspect_container(id, None)
-            .await
-            .ok()
-            .and_then(|i| i.state?.exit_code),
+        Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
+        Some(Err(e)) => return Err(engine.error(e, &format!("container {id}"))),
+        None => {
+            return Err(DockerError::Unreachable {
+                host: engine.host().to_string(),
+                detail: format!("the wait for container {id} ended without an answer"),
+            })
+        }
     };
-    code.and_then(|c| i32::try_from(c).ok()).unwrap_or(255)
+    Ok(i32::try_from(code).unwrap_or(255))
+}
+
+/// The container's exit code once it has stopped; 255 when the engine cannot say.
+pub(super) async fn exit_code(engine: &Engine, id: &str) -> i32 {
+    if let Ok(code) = wait_exit(engine, id).await {
+        return code;
+    }
+    engine
+        .client()
+        .inspect_container(id, None)
+        .await
+        .ok()
+        .and_then(|i| i.state?.exit_code)
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or(255)
 }
 
 /// SIGINT (what Ctrl-C sends, which training loops catch to save a checkpoint), then after

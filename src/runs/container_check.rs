@@ -82,6 +82,7 @@ pub(super) fn check_container_run(
         keep: spec.keep,
         containers: Vec::new(),
         observed: None,
+        engine_away: None,
     };
     Ok(ContainerCheck {
         record,

@@ -64,12 +64,14 @@ where
     true
 }
 
-/// Appends what the engine logged for the container beyond what the rank's files hold.
+/// Appends what the engine logged for the container beyond what the rank's files hold; with
+/// `follow`, goes on appending as the container writes until it stops.
 pub(super) async fn catch_up(
     engine: &Engine,
     id: &str,
     dir: &Path,
     rank: usize,
+    follow: bool,
 ) -> Result<u64, DockerError> {
     let held = |stream| std::fs::metadata(log_path(dir, rank, stream)).map_or(0, |m| m.len());
     let have = [held(LogStream::Stdout), held(LogStream::Stderr)];
@@ -77,7 +79,7 @@ pub(super) async fn catch_up(
     let options = LogsOptionsBuilder::new()
         .stdout(true)
         .stderr(true)
-        .follow(false)
+        .follow(follow)
         .build();
     let mut chunks = engine.client().logs(id, Some(options));
     let mut seen = [0u64; 2];

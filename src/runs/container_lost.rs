@@ -187,7 +187,7 @@ async fn settle(
     }
     let mut record = current.record;
     for f in found {
-        if let Err(e) = catch_up(engine, &f.id, &run.dir, f.rank).await {
+        if let Err(e) = catch_up(engine, &f.id, &run.dir, f.rank, false).await {
             tracing::warn!(
                 "catching up the output of rank {} of {}: {e}",
                 f.rank,

@@ -104,6 +104,7 @@ fn a_lost_container_run_shows_what_its_containers_showed() {
         keep: false,
         containers: Vec::new(),
         observed: None,
+        engine_away: None,
     });
     assert_eq!(r.effective_state(), RunState::Lost);
     if let Some(c) = r.container.as_mut() {

@@ -36,6 +36,18 @@ pub struct ContainerRecord {
     /// What a reader found on the engine for a run whose supervisor is gone; never written.
     #[serde(skip)]
     pub observed: Option<RunState>,
+    /// Set by the supervisor while the engine is away (it waits for it; the containers run on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_away: Option<EngineAway>,
+}
+
+/// The engine stopped answering the supervisor of a running container run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineAway {
+    /// When the supervisor noticed, Unix milliseconds.
+    pub since_ms: u64,
+    /// The failure that showed it.
+    pub detail: String,
 }
 
 /// A rank's container: its name (known before it exists) and, once created, its id.

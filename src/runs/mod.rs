@@ -16,6 +16,7 @@ mod container_record;
 mod container_spec;
 mod detach;
 mod engine;
+mod engine_link;
 mod error;
 mod export;
 mod launch;
@@ -43,7 +44,7 @@ pub mod watch;
 
 pub use backend::start;
 pub use container_check::ContainerSetup;
-pub use container_record::{ContainerRecord, EngineTls, RankContainerRef};
+pub use container_record::{ContainerRecord, EngineAway, EngineTls, RankContainerRef};
 pub use container_spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
     CONTAINERS_FILE, CONTAINERS_SCHEMA, LABEL_RANK, LABEL_RUN, PER_GPU_NETWORK,

@@ -12,6 +12,8 @@ use tokio::sync::mpsc;
 
 use super::clock;
 use super::container::{start_containers, ContainerRanks};
+use super::container_record::EngineAway;
+use super::engine_link::EngineNotice;
 use super::procs::{exit_code_of, ProcessRef};
 use super::record::{RankRecord, RunRecord, RunState};
 use super::sampler::Sampler;
@@ -70,8 +72,9 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     let mut record = run.record.clone();
     record.supervisor = ProcessRef::current();
     let (tx, mut exits) = mpsc::unbounded_channel();
+    let (notices_tx, mut notices) = mpsc::unbounded_channel();
     let containers = if record.container.is_some() {
-        match start_containers(&run, &mut record, &tx).await {
+        match start_containers(&run, &mut record, &tx, notices_tx).await {
             Ok(containers) => Some(containers),
             Err(e) => return finish_unstarted(&run, record, e),
         }
@@ -104,6 +107,7 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     while watch.running > 0 {
         tokio::select! {
             Some((rank, code)) = exits.recv() => watch.rank_exited(&run, rank, code),
+            Some(notice) = notices.recv() => watch.engine_notice(&run, notice),
             Some(why) = sampler.failure() => watch.metrics_failed(&run, why),
             _ = sigterm.recv() => watch.begin_stop("the supervisor got SIGTERM"),
             _ = sigint.recv() => watch.begin_stop("the supervisor got SIGINT"),
@@ -149,6 +153,20 @@ impl Watch {
         }
         if let Err(e) = run.write_record(&self.record) {
             errln!("gpudeck supervisor: {e}");
+        }
+    }
+
+    /// The engine went away or came back: run.json says so while it is away (the Runs tab shows it).
+    fn engine_notice(&mut self, run: &Run, notice: EngineNotice) {
+        let Some(container) = self.record.container.as_mut() else {
+            return;
+        };
+        container.engine_away = match notice {
+            EngineNotice::Away { since_ms, detail } => Some(EngineAway { since_ms, detail }),
+            EngineNotice::Back => None,
+        };
+        if let Err(e) = run.write_record(&self.record) {
+            eprintln!("gpudeck supervisor: {e}");
         }
     }
 

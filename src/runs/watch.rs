@@ -48,6 +48,8 @@ pub struct RunRow {
     pub summary: Option<RunSummary>,
     /// A Slurm run's job: id, nodes, why it waits, how Slurm ended it.
     pub slurm: Option<crate::runs::slurm::SlurmJob>,
+    /// A running container run whose supervisor is waiting for the Docker Engine to come back.
+    pub engine_away: Option<crate::runs::EngineAway>,
 }
 
 /// One GPU's history over a run: x is seconds since the run started.
@@ -368,5 +370,10 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
         dir: run.dir.clone(),
         summary,
         slurm: r.slurm.clone(),
+        engine_away: r
+            .container
+            .as_ref()
+            .and_then(|c| c.engine_away.clone())
+            .filter(|_| run.state() == RunState::Running),
     }
 }

@@ -35,6 +35,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     if let Some(d) = detail {
         lines.push(progress_line(&d.progress, s));
     }
+    lines.extend(engine_away_lines(run, state.now, s));
     lines.extend(alert_lines(view, detail, s));
     let text_h = (lines.len() as u16).min(inner.height);
     Paragraph::new(lines).render(
@@ -186,6 +187,27 @@ fn progress_line<'a>(p: &ProgressView, s: &Styles) -> Line<'a> {
         ));
     }
     Line::from(spans)
+}
+
+/// A container run whose supervisor waits for the engine: what happened and that it is handled.
+fn engine_away_lines<'a>(run: &RunRow, now: i64, s: &Styles) -> Vec<Line<'a>> {
+    let Some(away) = &run.engine_away else {
+        return Vec::new();
+    };
+    let secs = (now.max(0) as u64 * 1000).saturating_sub(away.since_ms) / 1000;
+    vec![
+        Line::styled(
+            format!(
+                "⚠ The Docker Engine went away {} ago; the containers run on.",
+                units::age(secs as i64)
+            ),
+            s.warn(),
+        ),
+        Line::styled(
+            "  gpudeck reconnects by itself. Check it: `systemctl status docker`.",
+            s.warn(),
+        ),
+    ]
 }
 
 fn alert_lines<'a>(view: &RunsView, detail: Option<&RunDetail>, s: &Styles) -> Vec<Line<'a>> {

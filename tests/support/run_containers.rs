@@ -165,6 +165,7 @@ pub fn per_gpu_run_dir(
                 })
                 .collect(),
             observed: None,
+            engine_away: None,
         }),
         ..RunRecord::starting(
             id,
