@@ -79,7 +79,7 @@ pub(super) fn check_container_run(
         engine_tls,
         image_id: judged.image.id.clone(),
         image_digests: judged.image.digests.clone(),
-        network: run_network(spec.launcher, &defaults),
+        network: run_network(spec.host_network, &defaults),
         gpu_request: plumbing_name(judged.plumbing).into(),
         keep: spec.keep,
         containers: Vec::new(),
@@ -113,6 +113,7 @@ pub(super) fn prepare_containers(
         defaults: &check.defaults,
         plumbing: check.plumbing,
         host_user: host_user(),
+        network: &check.record.network,
     })?;
     plan.write(&run.dir)?;
     // What each container is given, as it is given it.

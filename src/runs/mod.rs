@@ -46,7 +46,7 @@ pub use container_check::ContainerSetup;
 pub use container_record::{ContainerRecord, EngineTls, RankContainerRef};
 pub use container_spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
-    CONTAINERS_FILE, CONTAINERS_SCHEMA, LABEL_RANK, LABEL_RUN, PER_GPU_NETWORK,
+    CONTAINERS_FILE, CONTAINERS_SCHEMA, HOST_NETWORK, LABEL_RANK, LABEL_RUN,
 };
 pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use error::RunError;
