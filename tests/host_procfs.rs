@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use gpudeck::host::{
     ContainerRef, ContainerRuntime, FakeProcessTable, HostError, KillSignal, ProcFs,
-    ProcessDetails, ProcessTable,
+    ProcessDetails, ProcessTable, ProcessTarget,
 };
 
 const ID: &str = "9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa998877665544";
@@ -40,6 +40,61 @@ fn kernel_threads_show_their_name_in_brackets() {
     if fs::read("/proc/2/cmdline").unwrap_or_default().is_empty() {
         assert_eq!(details.command.as_deref(), Some("[kthreadd]"));
     }
+}
+
+#[test]
+fn a_child_is_signalled_only_under_the_start_time_it_was_seen_with() {
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let procfs = ProcFs::new();
+    let identity = procfs
+        .describe(pid)
+        .unwrap()
+        .identity
+        .expect("stat is readable");
+    // SAFETY: getuid cannot fail.
+    assert_eq!(identity.uid, Some(unsafe { libc::getuid() }));
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let started = identity.started_unix_ms.expect("boot time is readable");
+    assert!(started.abs_diff(now_ms) < 5_000, "{started} vs {now_ms}");
+    assert_eq!(procfs.start_ticks(pid), Some(identity.start_ticks));
+
+    // Seen with another start time: the PID names another process now; it is left alone.
+    let stale = ProcessTarget {
+        pid,
+        start_ticks: Some(identity.start_ticks + 1),
+    };
+    let refused = procfs.signal_exact(stale, KillSignal::Kill).unwrap_err();
+    assert!(matches!(refused, HostError::Replaced { .. }), "{refused}");
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+    let unknown = ProcessTarget {
+        pid,
+        start_ticks: None,
+    };
+    let refused = procfs.signal_exact(unknown, KillSignal::Kill).unwrap_err();
+    assert!(
+        matches!(refused, HostError::Unidentified { .. }),
+        "{refused}"
+    );
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+
+    let exact = ProcessTarget {
+        pid,
+        start_ticks: Some(identity.start_ticks),
+    };
+    procfs.signal_exact(exact, KillSignal::Term).unwrap();
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGTERM));
+    assert!(matches!(
+        procfs.signal_exact(exact, KillSignal::Kill),
+        Err(HostError::Exited { .. })
+    ));
 }
 
 #[test]
@@ -185,6 +240,7 @@ fn fake_proc_tree_with_a_docker_process() {
                 runtime: ContainerRuntime::Docker,
                 id: ID.to_owned(),
             }),
+            identity: None,
         }
     );
     assert_eq!(details.container.unwrap().short_id(), "9d8c7b6a5f4e");
@@ -239,6 +295,7 @@ fn fake_table_records_signals_and_refusals() {
         user: Some("bob".to_owned()),
         command: Some("python".to_owned()),
         container: None,
+        identity: None,
     };
     let table = FakeProcessTable::new([process(1), process(2)]);
     table.protect(2, "alice");

@@ -19,6 +19,7 @@ mod engine;
 mod error;
 mod export;
 mod launch;
+pub mod leftovers;
 mod logs;
 pub mod metrics;
 mod preflight;

@@ -5,6 +5,7 @@
 mod feeds;
 
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::Sender;
 
 use super::clock;
+use super::leftovers::RunOwner;
 use super::progress::ProgressEvent;
 use super::record::RunState;
 use super::spec::Launcher;
@@ -47,6 +49,8 @@ pub struct RunRow {
     pub summary: Option<RunSummary>,
     /// A Slurm run's job: id, nodes, why it waits, how Slurm ended it.
     pub slurm: Option<crate::runs::slurm::SlurmJob>,
+    /// What its leftover processes are recognised by.
+    pub owner: RunOwner,
 }
 
 /// One GPU's history over a run: x is seconds since the run started.
@@ -346,5 +350,12 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
         dir: run.dir.clone(),
         summary,
         slurm: r.slurm.clone(),
+        owner: RunOwner {
+            uid: std::fs::metadata(&run.dir).ok().map(|m| m.uid()),
+            process_group: r.process_group.map(|g| g.pid),
+            session: r.supervisor.map(|s| s.pid),
+            created_ms: r.created_ms,
+            ended_ms: r.ended_ms,
+        },
     }
 }
