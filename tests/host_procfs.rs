@@ -7,8 +7,9 @@ use std::process::{Command, Stdio};
 
 use gpudeck::host::{
     ContainerRef, ContainerRuntime, FakeProcessTable, HostError, KillSignal, ProcFs,
-    ProcessDetails, ProcessTable, ProcessTarget,
+    ProcessDetails, ProcessIdentity, ProcessTable, ProcessTarget,
 };
+use gpudeck::runs::leftovers::RunOwner;
 
 const ID: &str = "9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa998877665544";
 
@@ -95,6 +96,77 @@ fn a_child_is_signalled_only_under_the_start_time_it_was_seen_with() {
         procfs.signal_exact(exact, KillSignal::Kill),
         Err(HostError::Exited { .. })
     ));
+}
+
+/// Waits (up to 5 s) until `pid` has exec'd `command` and returns its identity.
+fn identity_after_exec(pid: u32, command: &str) -> ProcessIdentity {
+    let procfs = ProcFs::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let d = procfs.describe(pid).expect("the child runs");
+        if d.command.as_deref() == Some(command) {
+            return d.identity.expect("stat is readable");
+        }
+        assert!(std::time::Instant::now() < deadline, "{d:?}");
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn another_users_job_from_before_the_run_is_not_the_runs_leftover() {
+    // SAFETY: getuid cannot fail.
+    let me = unsafe { libc::getuid() };
+    if me != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: starting a process as another user needs root and setpriv");
+        return;
+    }
+    // "alice": nobody's job, already on the GPU before the run.
+    let alice = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sleep",
+            "30",
+        ])
+        .spawn()
+        .unwrap();
+    let mut alice = Reaped(alice);
+    let theirs = identity_after_exec(alice.0.id(), "sleep 30");
+    assert_eq!(theirs.uid, Some(65534));
+    let started = theirs.started_unix_ms.expect("boot time is readable");
+    // The run was created after alice's job started, by this user. Alice's job was spawned
+    // from here, so it is even in the process group and session taken as the run's: being
+    // another user's still keeps it out.
+    let run = RunOwner {
+        uid: Some(me),
+        process_group: Some(theirs.pgid),
+        session: Some(theirs.session),
+        created_ms: started + 5_000,
+        ended_ms: None,
+    };
+    assert!(!run.owns(Some(&theirs)), "{theirs:?}");
+    // Even had she started during the run: not this user's.
+    let during = RunOwner {
+        created_ms: started.saturating_sub(5_000),
+        ..run
+    };
+    assert!(!during.owns(Some(&theirs)), "{theirs:?}");
+    // The run's own process started during it is.
+    let mine = Reaped(Command::new("sleep").arg("31").spawn().unwrap());
+    let own = identity_after_exec(mine.0.id(), "sleep 31");
+    assert!(during.owns(Some(&own)), "{own:?}");
+    alice.0.kill().unwrap();
+}
+
+/// Kills and reaps the child when the test ends, pass or fail.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]
