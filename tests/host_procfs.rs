@@ -7,8 +7,9 @@ use std::process::{Command, Stdio};
 
 use gpudeck::host::{
     ContainerRef, ContainerRuntime, FakeProcessTable, HostError, KillSignal, ProcFs,
-    ProcessDetails, ProcessTable,
+    ProcessDetails, ProcessIdentity, ProcessTable, ProcessTarget,
 };
+use gpudeck::runs::leftovers::RunOwner;
 
 const ID: &str = "9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa998877665544";
 
@@ -39,6 +40,132 @@ fn kernel_threads_show_their_name_in_brackets() {
     };
     if fs::read("/proc/2/cmdline").unwrap_or_default().is_empty() {
         assert_eq!(details.command.as_deref(), Some("[kthreadd]"));
+    }
+}
+
+#[test]
+fn a_child_is_signalled_only_under_the_start_time_it_was_seen_with() {
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let procfs = ProcFs::new();
+    let identity = procfs
+        .describe(pid)
+        .unwrap()
+        .identity
+        .expect("stat is readable");
+    // SAFETY: getuid cannot fail.
+    assert_eq!(identity.uid, Some(unsafe { libc::getuid() }));
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let started = identity.started_unix_ms.expect("boot time is readable");
+    assert!(started.abs_diff(now_ms) < 5_000, "{started} vs {now_ms}");
+    assert_eq!(procfs.start_ticks(pid), Some(identity.start_ticks));
+
+    // Seen with another start time: the PID names another process now; it is left alone.
+    let stale = ProcessTarget {
+        pid,
+        start_ticks: Some(identity.start_ticks + 1),
+    };
+    let refused = procfs.signal_exact(stale, KillSignal::Kill).unwrap_err();
+    assert!(matches!(refused, HostError::Replaced { .. }), "{refused}");
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+    let unknown = ProcessTarget {
+        pid,
+        start_ticks: None,
+    };
+    let refused = procfs.signal_exact(unknown, KillSignal::Kill).unwrap_err();
+    assert!(
+        matches!(refused, HostError::Unidentified { .. }),
+        "{refused}"
+    );
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+
+    let exact = ProcessTarget {
+        pid,
+        start_ticks: Some(identity.start_ticks),
+    };
+    procfs.signal_exact(exact, KillSignal::Term).unwrap();
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGTERM));
+    assert!(matches!(
+        procfs.signal_exact(exact, KillSignal::Kill),
+        Err(HostError::Exited { .. })
+    ));
+}
+
+/// Waits (up to 5 s) until `pid` has exec'd `command` and returns its identity.
+fn identity_after_exec(pid: u32, command: &str) -> ProcessIdentity {
+    let procfs = ProcFs::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let d = procfs.describe(pid).expect("the child runs");
+        if d.command.as_deref() == Some(command) {
+            return d.identity.expect("stat is readable");
+        }
+        assert!(std::time::Instant::now() < deadline, "{d:?}");
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn another_users_job_from_before_the_run_is_not_the_runs_leftover() {
+    // SAFETY: getuid cannot fail.
+    let me = unsafe { libc::getuid() };
+    if me != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: starting a process as another user needs root and setpriv");
+        return;
+    }
+    // "alice": nobody's job, already on the GPU before the run.
+    let alice = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sleep",
+            "30",
+        ])
+        .spawn()
+        .unwrap();
+    let mut alice = Reaped(alice);
+    let theirs = identity_after_exec(alice.0.id(), "sleep 30");
+    assert_eq!(theirs.uid, Some(65534));
+    let started = theirs.started_unix_ms.expect("boot time is readable");
+    // The run was created after alice's job started, by this user. Alice's job was spawned
+    // from here, so it is even in the process group and session taken as the run's: being
+    // another user's still keeps it out.
+    let run = RunOwner {
+        uid: Some(me),
+        process_group: Some(theirs.pgid),
+        session: Some(theirs.session),
+        created_ms: started + 5_000,
+        ended_ms: None,
+    };
+    assert!(!run.owns(Some(&theirs)), "{theirs:?}");
+    // Even had she started during the run: not this user's.
+    let during = RunOwner {
+        created_ms: started.saturating_sub(5_000),
+        ..run
+    };
+    assert!(!during.owns(Some(&theirs)), "{theirs:?}");
+    // The run's own process started during it is.
+    let mine = Reaped(Command::new("sleep").arg("31").spawn().unwrap());
+    let own = identity_after_exec(mine.0.id(), "sleep 31");
+    assert!(during.owns(Some(&own)), "{own:?}");
+    alice.0.kill().unwrap();
+}
+
+/// Kills and reaps the child when the test ends, pass or fail.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -185,6 +312,7 @@ fn fake_proc_tree_with_a_docker_process() {
                 runtime: ContainerRuntime::Docker,
                 id: ID.to_owned(),
             }),
+            identity: None,
         }
     );
     assert_eq!(details.container.unwrap().short_id(), "9d8c7b6a5f4e");
@@ -239,6 +367,7 @@ fn fake_table_records_signals_and_refusals() {
         user: Some("bob".to_owned()),
         command: Some("python".to_owned()),
         container: None,
+        identity: None,
     };
     let table = FakeProcessTable::new([process(1), process(2)]);
     table.protect(2, "alice");

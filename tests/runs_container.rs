@@ -254,6 +254,49 @@ fn per_gpu_containers_share_rank_0s_ipc_and_a_failing_rank_stops_the_others() {
 }
 
 #[test]
+fn per_gpu_ranks_meet_on_rank_0s_own_network_not_the_hosts() {
+    if !engine_or_skip("per_gpu_ranks_meet_on_rank_0s_own_network_not_the_hosts") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (_work, work) = workdir();
+    let dirs = Dirs::new();
+    // Rank 0 listens on MASTER_PORT; rank 1 dials 127.0.0.1 (MASTER_ADDR) until it answers.
+    let script = "if [ \"$RANK\" = 0 ]; then nc -l -p $MASTER_PORT > /workspace/got; exit 0; fi; \
+                  i=0; until echo hello-from-$RANK | nc $MASTER_ADDR $MASTER_PORT; do \
+                  i=$((i+1)); [ $i -gt 200 ] && exit 9; sleep 0.05; done";
+    let dir = per_gpu_run_dir(&dirs, &image, Path::new(&work), GpuPlumbing::None, script);
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let _containers = RunContainers(id.clone());
+    // Kept, so that their network modes can be read after the run.
+    let path = dir.join("run.json");
+    let mut rec: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    rec["container"]["keep"] = Value::Bool(true);
+    std::fs::write(&path, rec.to_string()).unwrap();
+    let supervised = dirs
+        .gpudeck("gpus=4")
+        .arg("__supervise")
+        .arg(&dir)
+        .output()
+        .expect("the supervisor runs");
+    assert!(supervised.status.success(), "{}", stderr(&supervised));
+    let rec = record(&dirs, &id);
+    assert_eq!(rec["state"], "succeeded", "{rec}\n{}", stderr(&supervised));
+    let got = std::fs::read_to_string(Path::new(&work).join("got")).unwrap();
+    assert_eq!(got, "hello-from-1\n", "rank 1 reached rank 0 on 127.0.0.1");
+    let rank0 = format!("gpudeck-{id}-rank0");
+    let mode = |name: &str| inspect(name)["HostConfig"]["NetworkMode"].clone();
+    assert_eq!(mode(&rank0), "bridge");
+    // The engine writes the joined container by id.
+    let rank0_id = inspect(&rank0)["Id"].as_str().unwrap().to_string();
+    assert_eq!(
+        mode(&format!("gpudeck-{id}-rank1")),
+        format!("container:{rank0_id}")
+    );
+}
+
+#[test]
 fn a_missing_image_is_refused_with_the_pull_command() {
     if !engine_or_skip("a_missing_image_is_refused_with_the_pull_command") {
         return;

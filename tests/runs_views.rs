@@ -5,8 +5,9 @@
 mod support;
 
 use gpudeck::app::action::{Action, Command, Tab};
-use gpudeck::app::state::Overlay;
-use gpudeck::host::KillSignal;
+use gpudeck::app::state::{AppState, GpuStatus, Overlay};
+use gpudeck::gpu::GpuSample;
+use gpudeck::host::{KillSignal, ProcessIdentity, ProcessTarget};
 use gpudeck::runs::summary::AlertKind;
 use gpudeck::runs::watch::{RunsCommand, RunsUpdate, Watcher};
 use gpudeck::runs::{RunState, RunStore};
@@ -350,14 +351,49 @@ fn read_only_refuses_stop_rerun_and_kill() {
     }
 }
 
+/// Replaces what the dashboard last sampled, without a tick (which would add to the after-end
+/// watch at the state's own clock).
+fn set_samples(state: &mut AppState, samples: Vec<GpuSample>) {
+    let GpuStatus::Ready(data) = &mut state.gpu else {
+        panic!("GPUs are read");
+    };
+    data.samples = samples;
+}
+
 #[test]
-fn memory_still_held_after_the_end_is_an_alert_that_offers_to_kill() {
+fn memory_still_held_after_the_end_offers_to_kill_only_the_runs_own_processes() {
     let mut state = runs_state();
     state.update(Action::SelectTab(Tab::Runs));
     state.update(Action::Down);
-    let samples = state.data().unwrap().samples.clone();
-    let gpu2: Vec<u32> = samples[2].processes.iter().map(|p| p.pid).collect();
-    assert!(!gpu2.is_empty(), "the simulation has processes on GPU 2");
+    let owner = state.runs.selected_run().unwrap().owner;
+    let mut samples = state.data().unwrap().samples.clone();
+    assert!(
+        !samples[2].processes.is_empty(),
+        "the simulation has processes on GPU 2"
+    );
+    // GPU 2's processes are the run's user's, started during the run, after the first: alice's
+    // job, there before the run started.
+    let mut alices = samples[2].processes[0].clone();
+    alices.pid = 424_242;
+    samples[2].processes.insert(0, alices);
+    let me = owner.uid.expect("the run directory's owner");
+    for (i, p) in samples[2].processes.iter_mut().enumerate() {
+        let alice = i == 0;
+        p.user = Some(if alice { "alice" } else { "me" }.into());
+        p.identity = Some(ProcessIdentity {
+            start_ticks: 100 + i as u64,
+            started_unix_ms: Some(if alice { T0 - 3_600_000 } else { T0 + 2_000 }),
+            uid: Some(if alice { me + 1 } else { me }),
+            pgid: 50_000 + i as u32,
+            session: 50_000 + i as u32,
+        });
+    }
+    set_samples(&mut state, samples.clone());
+    let alice = samples[2].processes[0].pid;
+    let own: Vec<ProcessTarget> = samples[2].processes[1..]
+        .iter()
+        .map(|p| p.target())
+        .collect();
     assert!(state.runs.held.is_none());
     let statics = state.data().unwrap().inventory.gpus.clone();
     for s in 0..15 {
@@ -373,11 +409,32 @@ fn memory_still_held_after_the_end_is_an_alert_that_offers_to_kill() {
     assert_eq!(
         c.command,
         Command::SignalProcesses {
-            pids: gpu2,
+            targets: own,
             signal: KillSignal::Term
         }
     );
     assert!(c.details.iter().any(|d| d.starts_with("GPU 2 · pid ")));
+    assert!(
+        c.details
+            .iter()
+            .any(|d| d == &format!("not offered, not this run's: pid {alice} (alice)")),
+        "{:?}",
+        c.details
+    );
+
+    // Only alice's job left: nothing is offered, and the status says whose it is.
+    state.update(Action::Cancel);
+    let mut only_alice = samples.clone();
+    only_alice[2].processes.truncate(1);
+    set_samples(&mut state, only_alice);
+    state.update(Action::KillLeftovers);
+    assert_eq!(state.overlay, Overlay::None);
+    let status = state.status.clone().unwrap();
+    assert!(status.is_error);
+    assert_eq!(
+        status.text,
+        format!("GPU 2: not this run's, left alone: pid {alice} (alice)")
+    );
 }
 
 #[test]

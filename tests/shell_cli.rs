@@ -244,6 +244,44 @@ fn an_image_that_is_not_here_says_how_to_pull_it() {
 }
 
 #[test]
+fn a_workspace_holding_a_socket_is_refused_and_no_container_is_made() {
+    if !engine_or_skip("a_workspace_holding_a_socket_is_refused_and_no_container_is_made") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("shell-socket");
+    cleanup.container(&name);
+    let (dirs, work) = (Dirs::new(), tempfile::tempdir().unwrap());
+    // A socket that could forward to the engine, named like anything but docker.sock, deep down.
+    let deep = work.path().join("data/cache/tmp");
+    std::fs::create_dir_all(&deep).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind(deep.join("engine.sock")).unwrap();
+    let workdir = work.path().display().to_string();
+    let args = [
+        image.as_str(),
+        "--gpus",
+        "none",
+        "--keep",
+        "--force",
+        "--name",
+        &name,
+        "--workdir",
+        &workdir,
+        "--",
+        "true",
+    ];
+    let out = shell(&dirs, work.path(), &args);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(125), "{said}");
+    assert!(
+        said.contains("holds the Unix socket") && said.contains("data/cache/tmp/engine.sock"),
+        "{said}"
+    );
+    assert!(!exists(&name), "no container was created");
+}
+
+#[test]
 fn an_interactive_shell_in_tmux() {
     if !engine_or_skip("an_interactive_shell_in_tmux") {
         return;

@@ -6,8 +6,11 @@ use gpudeck::app::action::{Action, Command, Tab};
 use gpudeck::app::state::{AppState, Confirmation, GpuStatus, Overlay};
 use gpudeck::config::{Config, GraphMetric, ProcessSort};
 use gpudeck::gpu::collector::GpuUpdate;
-use gpudeck::gpu::GpuError;
-use gpudeck::host::KillSignal;
+use gpudeck::gpu::{GpuError, GpuProcess};
+use gpudeck::host::{
+    FakeProcessTable, HostError, KillSignal, ProcessDetails, ProcessIdentity, ProcessTable,
+    ProcessTarget,
+};
 use support::demo::demo_state;
 
 const SPEC: &str = "gpus=4,seed=42,frozen=120";
@@ -139,14 +142,17 @@ fn kill_asks_first_then_sends_term_then_kill() {
             ..
         })
     ));
+    let start_ticks = selected(&s).identity.map(|i| i.start_ticks);
+    assert!(start_ticks.is_some(), "the start time is kept");
     assert_eq!(
         s.update(Action::Confirm),
         vec![Command::SignalProcess {
             pid,
+            start_ticks,
             signal: KillSignal::Term
         }]
     );
-    s.apply_signal_result(pid, KillSignal::Term, Ok(()));
+    s.apply_signal_result(ProcessTarget { pid, start_ticks }, KillSignal::Term, Ok(()));
     s.update(Action::KillSelected);
     assert!(matches!(
         s.overlay,
@@ -160,6 +166,133 @@ fn kill_asks_first_then_sends_term_then_kill() {
     ));
     assert!(s.update(Action::Cancel).is_empty(), "cancel sends nothing");
     assert_eq!(s.overlay, Overlay::None);
+}
+
+fn selected(s: &AppState) -> GpuProcess {
+    let pid = s.processes.selected_pid.expect("a process is selected");
+    let found = s.visible_processes().into_iter().find(|p| p.pid == pid);
+    found.expect("the selected process is listed").clone()
+}
+
+/// The state's samples with `edit` applied, fed back as a new sample.
+fn resample(s: &mut AppState, edit: impl Fn(&mut Vec<GpuProcess>)) {
+    let mut samples = s.data().unwrap().samples.clone();
+    for sample in &mut samples {
+        edit(&mut sample.processes);
+    }
+    s.apply_gpu(GpuUpdate::Sampled(samples));
+}
+
+#[test]
+fn a_pid_reused_between_confirm_and_signal_is_not_signalled() {
+    let mut s = demo_state(SPEC, 1);
+    s.update(Action::SelectTab(Tab::Processes));
+    s.update(Action::Down);
+    let chosen = selected(&s);
+    s.update(Action::KillSelected);
+    let commands = s.update(Action::Confirm);
+    let [Command::SignalProcess {
+        pid,
+        start_ticks,
+        signal,
+    }] = commands.as_slice()
+    else {
+        panic!("{commands:?}");
+    };
+    let target = ProcessTarget {
+        pid: *pid,
+        start_ticks: *start_ticks,
+    };
+    assert_eq!(target, chosen.target());
+    // Meanwhile the process exited and its PID went to someone else's new process.
+    let newcomer = |start_ticks| ProcessDetails {
+        pid: *pid,
+        user: Some("alice".into()),
+        command: Some("python serve.py".into()),
+        container: None,
+        identity: Some(ProcessIdentity {
+            start_ticks,
+            started_unix_ms: None,
+            uid: Some(1001),
+            pgid: *pid,
+            session: *pid,
+        }),
+    };
+    let table = FakeProcessTable::new([newcomer(start_ticks.unwrap() + 1)]);
+    let refused = table.signal_exact(target, *signal).unwrap_err();
+    assert!(matches!(refused, HostError::Replaced { .. }), "{refused}");
+    assert!(
+        refused.to_string().contains("nothing was sent"),
+        "{refused}"
+    );
+    assert!(table.signals().is_empty(), "the newcomer got no signal");
+    // The very process it was: signalled.
+    let same = FakeProcessTable::new([newcomer(start_ticks.unwrap())]);
+    same.signal_exact(target, *signal).unwrap();
+    assert_eq!(same.signals(), [(*pid, KillSignal::Term)]);
+    // A target without a start time is never signalled.
+    let unknown = ProcessTarget {
+        pid: *pid,
+        start_ticks: None,
+    };
+    assert!(matches!(
+        same.signal_exact(unknown, KillSignal::Kill),
+        Err(HostError::Unidentified { .. }) | Err(HostError::Exited { .. })
+    ));
+}
+
+#[test]
+fn the_sigterm_mark_goes_with_its_process() {
+    let mut s = demo_state(SPEC, 1);
+    s.update(Action::SelectTab(Tab::Processes));
+    s.update(Action::Down);
+    let chosen = selected(&s);
+    s.apply_signal_result(chosen.target(), KillSignal::Term, Ok(()));
+    assert!(s.terminated.contains(&chosen));
+    // A process under the same PID with another start time is a newcomer: asked politely.
+    resample(&mut s, |ps| {
+        for p in ps.iter_mut().filter(|p| p.pid == chosen.pid) {
+            if let Some(id) = p.identity.as_mut() {
+                id.start_ticks += 1;
+            }
+        }
+    });
+    assert!(s.terminated.is_empty(), "the mark went with the process");
+    s.processes.selected_pid = Some(chosen.pid);
+    s.update(Action::KillSelected);
+    let Overlay::Confirm(c) = &s.overlay else {
+        panic!("asks first");
+    };
+    assert!(
+        matches!(
+            c.command,
+            Command::SignalProcess {
+                signal: KillSignal::Term,
+                ..
+            }
+        ),
+        "{:?}",
+        c.command
+    );
+    s.update(Action::Cancel);
+    // Marked again, then gone from every GPU: forgotten.
+    let now = selected(&s);
+    s.apply_signal_result(now.target(), KillSignal::Term, Ok(()));
+    assert!(!s.terminated.is_empty());
+    resample(&mut s, |ps| ps.retain(|p| p.pid != chosen.pid));
+    assert!(s.terminated.is_empty());
+}
+
+#[test]
+fn a_process_without_a_start_time_is_not_offered_for_killing() {
+    let mut s = demo_state(SPEC, 1);
+    s.update(Action::SelectTab(Tab::Processes));
+    resample(&mut s, |ps| ps.iter_mut().for_each(|p| p.identity = None));
+    s.update(Action::Down);
+    assert!(s.update(Action::KillSelected).is_empty());
+    assert_eq!(s.overlay, Overlay::None);
+    let status = s.status.clone().unwrap();
+    assert!(status.is_error && status.text.contains("start time cannot be read"));
 }
 
 #[test]
@@ -180,7 +313,10 @@ fn read_only_refuses_to_kill() {
 fn a_failed_signal_is_reported() {
     let mut s = demo_state(SPEC, 1);
     s.apply_signal_result(
-        7,
+        ProcessTarget {
+            pid: 7,
+            start_ticks: Some(1),
+        },
         KillSignal::Term,
         Err("process 7 has already exited".into()),
     );
@@ -188,7 +324,7 @@ fn a_failed_signal_is_reported() {
         .status
         .as_ref()
         .is_some_and(|m| m.is_error && m.text.contains("already exited")));
-    assert!(!s.terminated.contains(&7));
+    assert!(s.terminated.is_empty());
 }
 
 #[test]

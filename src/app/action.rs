@@ -1,6 +1,6 @@
 //! What the user can ask for (actions) and what the app asks of the outside world in return (commands).
 
-use crate::host::KillSignal;
+use crate::host::{KillSignal, ProcessTarget};
 use crate::runs::watch::RunsCommand;
 
 /// The tabs, in tab-bar order.
@@ -122,8 +122,11 @@ pub enum Action {
 /// Work the app hands to the outside world; the result comes back as an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
+    /// Signal one process; `start_ticks` is its start time when it was chosen, checked again
+    /// right before the signal.
     SignalProcess {
         pid: u32,
+        start_ticks: Option<u64>,
         signal: KillSignal,
     },
     Docker(DockerCommand),
@@ -148,7 +151,7 @@ pub enum Command {
     },
     /// Signal several processes at once (what a run left on its GPUs).
     SignalProcesses {
-        pids: Vec<u32>,
+        targets: Vec<ProcessTarget>,
         signal: KillSignal,
     },
 }

@@ -10,7 +10,7 @@ use super::action::{Command, DockerCommand};
 use super::state::AppState;
 use super::unix_now;
 use crate::doctor::DoctorReport;
-use crate::host::{KillSignal, ProcessTable};
+use crate::host::{KillSignal, ProcessTable, ProcessTarget};
 use crate::runs::watch::{RunsCommand, RunsHandle};
 use crate::runs::RunStore;
 
@@ -46,7 +46,7 @@ pub(super) type RunDone = (String, bool, Option<String>);
 
 pub(super) struct Effects {
     pub processes: Arc<dyn ProcessTable>,
-    pub signal_done: mpsc::Sender<(u32, KillSignal, Result<(), String>)>,
+    pub signal_done: mpsc::Sender<(ProcessTarget, KillSignal, Result<(), String>)>,
     pub docker: tokio::sync::mpsc::UnboundedSender<DockerCommand>,
     pub docker_host: Option<String>,
     pub doctor_done: mpsc::Sender<DoctorReport>,
@@ -63,12 +63,19 @@ pub(super) struct Effects {
 impl Effects {
     pub(super) fn execute(&self, command: Command, state: &mut AppState) {
         match command {
-            Command::SignalProcess { pid, signal } => {
+            Command::SignalProcess {
+                pid,
+                start_ticks,
+                signal,
+            } => {
                 let table = Arc::clone(&self.processes);
                 let done = self.signal_done.clone();
+                let target = ProcessTarget { pid, start_ticks };
                 tokio::task::spawn_blocking(move || {
-                    let result = table.signal(pid, signal).map_err(|e| e.to_string());
-                    let _ = done.blocking_send((pid, signal, result));
+                    let result = table
+                        .signal_exact(target, signal)
+                        .map_err(|e| e.to_string());
+                    let _ = done.blocking_send((target, signal, result));
                 });
             }
             Command::Docker(cmd) => {
@@ -84,9 +91,14 @@ impl Effects {
             Command::StopRun { id } => self.stop_run(id, state),
             Command::RerunRun { id } => self.rerun(id, state),
             Command::StartRun(spec) => self.start(*spec, state),
-            Command::SignalProcesses { pids, signal } => {
-                for pid in pids {
-                    self.execute(Command::SignalProcess { pid, signal }, state);
+            Command::SignalProcesses { targets, signal } => {
+                for t in targets {
+                    let one = Command::SignalProcess {
+                        pid: t.pid,
+                        start_ticks: t.start_ticks,
+                        signal,
+                    };
+                    self.execute(one, state);
                 }
             }
         }

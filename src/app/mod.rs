@@ -38,7 +38,7 @@ use crate::config::{Config, Theme};
 use crate::docker::update::DockerUpdate;
 use crate::doctor::DoctorReport;
 use crate::gpu::collector::{self, GpuUpdate, Opener};
-use crate::host::{KillSignal, ProcessTable};
+use crate::host::{KillSignal, ProcessTable, ProcessTarget};
 use crate::metrics::MetricsFeed;
 use crate::runs::watch::{RunsCommand, RunsUpdate};
 use crate::runs::RunStore;
@@ -229,7 +229,8 @@ pub async fn run(
         interval,
         gpu_tx,
     );
-    let (done_tx, mut done_rx) = mpsc::channel::<(u32, KillSignal, Result<(), String>)>(8);
+    let (done_tx, mut done_rx) =
+        mpsc::channel::<(ProcessTarget, KillSignal, Result<(), String>)>(8);
     let (doctor_tx, mut doctor_rx) = mpsc::channel::<DoctorReport>(1);
     let (runs_tx, mut runs_rx) = mpsc::channel::<RunsUpdate>(16);
     let (run_done_tx, mut run_done_rx) = mpsc::channel::<effects::RunDone>(8);
@@ -304,8 +305,8 @@ pub async fn run(
                     app.state.apply_doctor(report);
                     pacer.input = true;
                 }
-                Some((pid, sig, result)) = done_rx.recv() => {
-                    app.state.apply_signal_result(pid, sig, result);
+                Some((target, sig, result)) = done_rx.recv() => {
+                    app.state.apply_signal_result(target, sig, result);
                     pacer.input = true;
                 }
                 () = tokio::time::sleep_until(wake.into()), if pacer.data => {}

@@ -1,7 +1,40 @@
-//! The processes list's own state: sort order, filter and a selection that follows its PID.
+//! The processes list's own state: sort order, filter, a selection that follows its PID, and
+//! the processes already asked to stop.
+
+use std::collections::HashSet;
 
 use crate::config::ProcessSort;
-use crate::gpu::GpuProcess;
+use crate::gpu::{GpuProcess, GpuSample};
+use crate::host::ProcessTarget;
+
+/// Processes already sent SIGTERM from here, by PID and start time, so that the next kill on
+/// one offers SIGKILL. A mark goes when its process is gone from the GPUs' lists: a newcomer
+/// with the same PID never inherits it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TermSent(HashSet<ProcessTarget>);
+
+impl TermSent {
+    pub fn mark(&mut self, target: ProcessTarget) {
+        self.0.insert(target);
+    }
+
+    pub fn contains(&self, process: &GpuProcess) -> bool {
+        self.0.contains(&process.target())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Forgets every process no GPU lists any more (or lists with another start time).
+    pub fn forget_gone(&mut self, samples: &[GpuSample]) {
+        let listed: HashSet<ProcessTarget> = samples
+            .iter()
+            .flat_map(|s| s.processes.iter().map(GpuProcess::target))
+            .collect();
+        self.0.retain(|t| listed.contains(t));
+    }
+}
 
 /// Sort, filter and selection of the all-GPU process list.
 #[derive(Clone, Debug, PartialEq)]

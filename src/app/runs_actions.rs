@@ -5,7 +5,8 @@ use super::action::{Action, Command};
 use super::cursor::moved;
 use super::logs_view::{LogsOutcome, LogsView};
 use super::state::{AppState, Confirmation, Overlay};
-use crate::host::KillSignal;
+use crate::gpu::GpuProcess;
+use crate::host::{KillSignal, ProcessTarget};
 use crate::runs::watch::{RunsCommand, RunsUpdate};
 use crate::runs::RunState;
 use crate::units;
@@ -164,16 +165,21 @@ impl AppState {
         });
     }
 
-    /// Offers to kill the processes on GPUs the selected run ended on and that still hold memory.
+    /// Offers to kill the selected run's own processes still on the GPUs it ended on: in its
+    /// process group or session or its user's, started within its lifetime; another user's job
+    /// sharing the GPU is named but never offered.
     fn ask_to_kill_leftovers(&mut self) {
         if self.refuse_read_only("killing processes") {
             return;
         }
-        let Some(alert) = self.runs.held.clone() else {
+        let (Some(alert), Some(owner)) = (
+            self.runs.held.clone(),
+            self.runs.selected_run().map(|r| r.owner),
+        ) else {
             self.set_status("no GPU memory is held after the selected run ended", false);
             return;
         };
-        let procs: Vec<_> = self.data().map_or_else(Vec::new, |d| {
+        let on_gpus: Vec<GpuProcess> = self.data().map_or_else(Vec::new, |d| {
             d.samples
                 .iter()
                 .flat_map(|s| s.processes.iter())
@@ -181,43 +187,49 @@ impl AppState {
                 .cloned()
                 .collect()
         });
+        let (procs, others): (Vec<_>, Vec<_>) = on_gpus
+            .into_iter()
+            .partition(|p| owner.owns(p.identity.as_ref()));
         if procs.is_empty() {
-            self.set_status("no processes are left on those GPUs", false);
+            let text = if others.is_empty() {
+                "no processes are left on those GPUs".to_string()
+            } else {
+                format!(
+                    "GPU {}: not this run's, left alone: {}",
+                    gpu_list(&alert.gpus),
+                    describe_others(&others)
+                )
+            };
+            self.set_status(text, !others.is_empty());
             return;
         }
-        let pids: Vec<u32> = procs.iter().map(|p| p.pid).collect();
-        let signal = if pids.iter().all(|p| self.terminated.contains(p)) {
+        let targets: Vec<ProcessTarget> = procs.iter().map(GpuProcess::target).collect();
+        let signal = if procs.iter().all(|p| self.terminated.contains(p)) {
             KillSignal::Kill
         } else {
             KillSignal::Term
         };
-        let details = procs
-            .iter()
-            .map(|p| {
-                format!(
-                    "GPU {} · pid {} · {} · {} · {}",
-                    p.gpu_index,
-                    p.pid,
-                    p.user.as_deref().unwrap_or("?"),
-                    p.used_memory_bytes.map_or("-".into(), units::human_bytes),
-                    p.command.as_deref().unwrap_or("?")
-                )
-            })
-            .collect();
+        let mut details: Vec<String> = procs.iter().map(describe_leftover).collect();
+        if !others.is_empty() {
+            details.push(format!(
+                "not offered, not this run's: {}",
+                describe_others(&others)
+            ));
+        }
         self.overlay = Overlay::Confirm(Confirmation {
             title: "Kill leftover processes".into(),
             question: format!(
-                "Send {} to {} process(es) still on GPU {}?",
+                "Send {} to {} process(es) of this run still on GPU {}?",
                 if signal == KillSignal::Kill {
                     "SIGKILL"
                 } else {
                     "SIGTERM"
                 },
-                pids.len(),
+                targets.len(),
                 gpu_list(&alert.gpus)
             ),
             details,
-            command: Command::SignalProcesses { pids, signal },
+            command: Command::SignalProcesses { targets, signal },
         });
     }
 
@@ -232,4 +244,28 @@ impl AppState {
 fn gpu_list(gpus: &[u32]) -> String {
     let list: Vec<String> = gpus.iter().map(u32::to_string).collect();
     list.join(",")
+}
+
+fn describe_leftover(p: &GpuProcess) -> String {
+    format!(
+        "GPU {} · pid {} · {} · {} · {}",
+        p.gpu_index,
+        p.pid,
+        p.user.as_deref().unwrap_or("?"),
+        p.used_memory_bytes.map_or("-".into(), units::human_bytes),
+        p.command.as_deref().unwrap_or("?")
+    )
+}
+
+/// "pid 812 (alice)" for the first two processes left alone, and how many more.
+fn describe_others(others: &[GpuProcess]) -> String {
+    let mut list: Vec<String> = others
+        .iter()
+        .take(2)
+        .map(|p| format!("pid {} ({})", p.pid, p.user.as_deref().unwrap_or("?")))
+        .collect();
+    if others.len() > 2 {
+        list.push(format!("{} more", others.len() - 2));
+    }
+    list.join(", ")
 }

@@ -11,6 +11,7 @@ use crate::config::ShellConfig;
 use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
 use crate::gpu::report::GpuReport;
 use crate::shell::cli::{attach, open_request, resolve_workdir};
+use crate::shell::WorkspaceGuard;
 use crate::shell::{PreflightContext, ShellDefaults, ShellError, ShellGpus, ShellRequest};
 
 /// What a shell needs from the TUI's state, copied out before the TUI steps aside.
@@ -95,7 +96,8 @@ async fn session(
             } else {
                 ShellGpus::Indices(gpus)
             };
-            let workdir = resolve_workdir(&workdir)?;
+            let guard = WorkspaceGuard::for_engine(ctx.docker_host.as_deref(), defaults.scan);
+            let workdir = resolve_workdir(&workdir, &guard)?;
             req.workdir = Some(workdir.clone());
             req.keep = keep || defaults.keep;
             req.network = network_none.then(|| "none".to_string());

@@ -1,12 +1,10 @@
 //! The single owner of what the TUI shows: GPU data, selections, overlays; changed only through `update`.
 
-use std::collections::HashSet;
-
 use super::action::{Action, Command, Tab};
 use super::compat::CompatView;
 use super::docker::DockerView;
 use super::doctor::DoctorView;
-use super::processes::ProcessListState;
+use super::processes::{ProcessListState, TermSent};
 use super::pulls::PullPicker;
 use super::runs::RunsView;
 use super::shell_dialog::{ShellDialog, ShellLaunch};
@@ -14,7 +12,7 @@ use crate::config::{Config, GraphMetric};
 use crate::gpu::collector::GpuUpdate;
 use crate::gpu::history::{capacity_for, GpuHistory};
 use crate::gpu::{GpuError, GpuProcess, GpuSample, Inventory, SourceKind};
-use crate::host::KillSignal;
+use crate::host::{KillSignal, ProcessTarget};
 use crate::runs::slurm::SlurmDefaults;
 
 /// Where the GPU data stands.
@@ -81,8 +79,8 @@ pub struct AppState {
     pub status: Option<StatusMessage>,
     pub read_only: bool,
     pub quit: bool,
-    /// PIDs already sent SIGTERM: the next kill on them offers SIGKILL.
-    pub terminated: HashSet<u32>,
+    /// Processes already sent SIGTERM: the next kill on them offers SIGKILL.
+    pub terminated: TermSent,
     /// Rows a page-up/down moves; the draw code knows the real height, this is close enough.
     pub page_size: usize,
     pub docker: DockerView,
@@ -117,7 +115,7 @@ impl AppState {
             status: None,
             read_only: read_only || config.general.read_only,
             quit: false,
-            terminated: HashSet::new(),
+            terminated: TermSent::default(),
             page_size: 10,
             docker: DockerView::new(String::new()),
             compat: CompatView::default(),
@@ -203,6 +201,7 @@ impl AppState {
                     }
                     self.runs
                         .watch_after_end(self.now * 1000, &data.inventory.gpus, &samples);
+                    self.terminated.forget_gone(&samples);
                     data.samples = samples;
                 }
                 self.keep_process_selection();
@@ -213,14 +212,15 @@ impl AppState {
     /// Records the outcome of a signal sent on the user's behalf.
     pub fn apply_signal_result(
         &mut self,
-        pid: u32,
+        target: ProcessTarget,
         signal: KillSignal,
         result: Result<(), String>,
     ) {
+        let pid = target.pid;
         match result {
             Ok(()) => {
                 if signal == KillSignal::Term {
-                    self.terminated.insert(pid);
+                    self.terminated.mark(target);
                 }
                 let name = signal_name(signal);
                 self.set_status(format!("sent {name} to process {pid}"), false);
@@ -358,7 +358,16 @@ impl AppState {
             self.set_status("select a process in the Processes tab first", true);
             return;
         };
-        let signal = if self.terminated.contains(&p.pid) {
+        if p.identity.is_none() {
+            // Without its start time a PID reused by another process could not be told apart.
+            let why = format!(
+                "process {}'s start time cannot be read; not signalling it",
+                p.pid
+            );
+            self.set_status(why, true);
+            return;
+        }
+        let signal = if self.terminated.contains(&p) {
             KillSignal::Kill
         } else {
             KillSignal::Term
@@ -374,7 +383,11 @@ impl AppState {
                 p.command.unwrap_or_else(|| "unknown command".into()),
                 effect.into(),
             ],
-            command: Command::SignalProcess { pid: p.pid, signal },
+            command: Command::SignalProcess {
+                pid: p.pid,
+                start_ticks: p.identity.map(|i| i.start_ticks),
+                signal,
+            },
         });
     }
 

@@ -160,6 +160,11 @@ pub struct ShellConfig {
     pub keep: bool,
     pub cap_drop: Vec<String>,
     pub mount_point: String,
+    /// How many entries of a workspace are looked at for Unix sockets before it is refused as
+    /// too big to check.
+    pub workspace_scan_entries: u64,
+    /// How long that look may take, in seconds.
+    pub workspace_scan_seconds: u64,
 }
 
 impl Default for ShellConfig {
@@ -182,6 +187,8 @@ impl Default for ShellConfig {
             .map(str::to_owned)
             .to_vec(),
             mount_point: "/workspace".to_owned(),
+            workspace_scan_entries: 200_000,
+            workspace_scan_seconds: 10,
         }
     }
 }

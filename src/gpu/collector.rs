@@ -172,5 +172,6 @@ fn apply(process: &mut GpuProcess, details: Option<&ProcessDetails>) {
         process.user.clone_from(&d.user);
         process.command.clone_from(&d.command);
         process.container.clone_from(&d.container);
+        process.identity = d.identity;
     }
 }

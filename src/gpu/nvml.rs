@@ -358,6 +358,7 @@ fn processes(
             user: None,
             command: None,
             container: None,
+            identity: None,
         });
     }
     out

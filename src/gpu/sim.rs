@@ -11,7 +11,8 @@ use super::types::{
     ProcessKind, RemappedRows, SourceKind, SystemInfo, TopoPath, Topology,
 };
 use crate::host::{
-    ContainerRef, ContainerRuntime, HostError, KillSignal, ProcFs, ProcessDetails, ProcessTable,
+    ContainerRef, ContainerRuntime, HostError, KillSignal, ProcFs, ProcessDetails, ProcessIdentity,
+    ProcessTable, ProcessTarget,
 };
 
 /// Simulated GPUs; "killing" a simulated process removes it from later samples.
@@ -163,6 +164,7 @@ impl GpuSource for SimSource {
                     user: None,
                     command: None,
                     container: None,
+                    identity: None,
                 })
                 .collect()
         } else {
@@ -222,6 +224,18 @@ impl GpuSource for SimSource {
     }
 }
 
+/// A simulated process leads its own group and session and has been there since boot; its
+/// owner is only known by name.
+fn simulated_identity(pid: u32) -> ProcessIdentity {
+    ProcessIdentity {
+        start_ticks: 1,
+        started_unix_ms: None,
+        uid: None,
+        pgid: pid,
+        session: pid,
+    }
+}
+
 /// Answers process questions for simulated PIDs from the simulation itself, and for real PIDs
 /// placed on a simulated GPU (`pids=`) from /proc.
 pub struct SimProcessTable {
@@ -252,7 +266,25 @@ impl ProcessTable for SimProcessTable {
                 runtime: ContainerRuntime::Docker,
                 id,
             }),
+            identity: Some(simulated_identity(pid)),
         })
+    }
+
+    fn signal_exact(&self, target: ProcessTarget, signal: KillSignal) -> Result<(), HostError> {
+        if self.simulated(target.pid).is_none() {
+            return self.host.signal_exact(target, signal);
+        }
+        if target.start_ticks != Some(simulated_identity(target.pid).start_ticks) {
+            return Err(HostError::Replaced { pid: target.pid });
+        }
+        self.signal(target.pid, signal)
+    }
+
+    fn start_ticks(&self, pid: u32) -> Option<u64> {
+        match self.simulated(pid) {
+            Some(_) => Some(simulated_identity(pid).start_ticks),
+            None => self.host.start_ticks(pid),
+        }
     }
 
     fn signal(&self, pid: u32, signal: KillSignal) -> Result<(), HostError> {

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::host::ContainerRef;
+use crate::host::{ContainerRef, ProcessIdentity, ProcessTarget};
 
 /// Which backend produced the data, shown on screen and in JSON so a demo can never pass for real.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -84,6 +84,19 @@ pub struct GpuProcess {
     pub user: Option<String>,
     pub command: Option<String>,
     pub container: Option<ContainerRef>,
+    /// Start time, owner, group and session from the host (not in the JSON: host-specific).
+    #[serde(skip)]
+    pub identity: Option<ProcessIdentity>,
+}
+
+impl GpuProcess {
+    /// The process to signal: its PID and the start time it was seen with.
+    pub fn target(&self) -> ProcessTarget {
+        ProcessTarget {
+            pid: self.pid,
+            start_ticks: self.identity.map(|i| i.start_ticks),
+        }
+    }
 }
 
 /// A metric that could not be read for a reason other than "not supported".

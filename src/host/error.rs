@@ -14,6 +14,17 @@ pub enum HostError {
     )]
     NotPermitted { pid: u32, owner: String },
 
+    #[error(
+        "process {pid} has exited and its PID now belongs to another process; nothing was sent"
+    )]
+    Replaced { pid: u32 },
+
+    #[error(
+        "the start time of process {pid} cannot be read, so gpudeck cannot make sure the PID \
+         still names the process shown; nothing was sent"
+    )]
+    Unidentified { pid: u32 },
+
     /// Zero and values past `i32::MAX` would make kill(2) signal a whole process group.
     #[error("{pid} is not a valid process id")]
     InvalidPid { pid: u32 },

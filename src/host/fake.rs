@@ -67,4 +67,11 @@ impl ProcessTable for FakeProcessTable {
         state.signals.push((pid, signal));
         Ok(())
     }
+
+    fn start_ticks(&self, pid: u32) -> Option<u64> {
+        let state = self.lock();
+        let process = state.processes.get(&pid)?;
+        // A process without a known identity still exists: answer with a time nobody chose.
+        Some(process.identity.map_or(u64::MAX, |i| i.start_ticks))
+    }
 }

@@ -5,6 +5,7 @@ mod error;
 mod fake;
 mod name;
 mod procfs;
+mod stat;
 mod users;
 
 use std::fmt;
@@ -14,6 +15,7 @@ pub use error::HostError;
 pub use fake::FakeProcessTable;
 pub use name::hostname;
 pub use procfs::ProcFs;
+pub use stat::ProcStat;
 
 /// What the host knows about one process, for the GPU process table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +26,29 @@ pub struct ProcessDetails {
     /// The command line joined with spaces, or `[name]` for a kernel thread.
     pub command: Option<String>,
     pub container: Option<ContainerRef>,
+    /// Who it is beyond its PID; `None` when `/proc/PID/stat` could not be read.
+    pub identity: Option<ProcessIdentity>,
+}
+
+/// A process beyond its PID: the start time names it for the machine's life (a PID reused by a
+/// new process has a later one), and the owner, group and session tell whose it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessIdentity {
+    /// Clock ticks after boot (field 22 of `/proc/PID/stat`).
+    pub start_ticks: u64,
+    /// The same moment as Unix milliseconds, to within the second boot time is given in.
+    pub started_unix_ms: Option<u64>,
+    /// The real user id.
+    pub uid: Option<u32>,
+    pub pgid: u32,
+    pub session: u32,
+}
+
+/// One process as the user picked it: its PID and, when known, its start time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessTarget {
+    pub pid: u32,
+    pub start_ticks: Option<u64>,
 }
 
 /// The signals gpudeck offers for ending a process.
@@ -59,4 +84,20 @@ pub trait ProcessTable: Send + Sync {
     fn describe(&self, pid: u32) -> Option<ProcessDetails>;
 
     fn signal(&self, pid: u32, signal: KillSignal) -> Result<(), HostError>;
+
+    /// The start time of the process that has this PID now; `None` when there is none.
+    fn start_ticks(&self, pid: u32) -> Option<u64>;
+
+    /// Signals the process only while the PID still names the one that started at
+    /// `target.start_ticks`: one that exited and left its PID to another is never signalled.
+    /// A target without a start time is refused, since it cannot be told apart from a newcomer.
+    fn signal_exact(&self, target: ProcessTarget, signal: KillSignal) -> Result<(), HostError> {
+        let pid = target.pid;
+        let wanted = target.start_ticks.ok_or(HostError::Unidentified { pid })?;
+        match self.start_ticks(pid) {
+            None => Err(HostError::Exited { pid }),
+            Some(now) if now != wanted => Err(HostError::Replaced { pid }),
+            Some(_) => self.signal(pid, signal),
+        }
+    }
 }

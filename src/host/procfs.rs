@@ -4,8 +4,15 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::OnceLock;
+
+use super::stat::ProcStat;
 use super::users::UserNames;
-use super::{container_from_cgroup, HostError, KillSignal, ProcessDetails, ProcessTable};
+use super::{
+    container_from_cgroup, HostError, KillSignal, ProcessDetails, ProcessIdentity, ProcessTable,
+    ProcessTarget,
+};
 
 /// Enough of a command line for any table cell or detail view; some launchers pass megabytes of
 /// arguments, and reading them all every refresh would cost more than the rest of a tick.
@@ -16,6 +23,8 @@ const MAX_COMMAND_BYTES: u64 = 4096;
 pub struct ProcFs {
     root: PathBuf,
     users: UserNames,
+    /// Boot time in Unix seconds (`btime` in `/proc/stat`), read once.
+    boot: OnceLock<Option<u64>>,
 }
 
 impl ProcFs {
@@ -27,7 +36,26 @@ impl ProcFs {
         Self {
             root: root.into(),
             users: UserNames::default(),
+            boot: OnceLock::new(),
         }
+    }
+
+    fn stat(&self, pid: u32) -> Option<ProcStat> {
+        let text = fs::read_to_string(self.pid_dir(pid).join("stat")).ok()?;
+        ProcStat::parse(&text)
+    }
+
+    /// Start time, owner, group and session; `None` when stat cannot be read.
+    fn identity(&self, pid: u32, status: Option<&str>) -> Option<ProcessIdentity> {
+        let stat = self.stat(pid)?;
+        let boot = *self.boot.get_or_init(|| boot_time(&self.root));
+        Some(ProcessIdentity {
+            start_ticks: stat.start_ticks,
+            started_unix_ms: boot.and_then(|b| unix_ms(b, stat.start_ticks)),
+            uid: status.and_then(real_uid),
+            pgid: stat.pgid,
+            session: stat.session,
+        })
     }
 
     fn pid_dir(&self, pid: u32) -> PathBuf {
@@ -59,12 +87,58 @@ impl ProcessTable for ProcFs {
         let container = readable(fs::read_to_string(dir.join("cgroup")))?
             .as_deref()
             .and_then(container_from_cgroup);
+        let identity = self.identity(pid, status.as_deref());
         Some(ProcessDetails {
             pid,
             user,
             command,
             container,
+            identity,
         })
+    }
+
+    fn start_ticks(&self, pid: u32) -> Option<u64> {
+        self.stat(pid).map(|s| s.start_ticks)
+    }
+
+    /// The pidfd is taken first and the start time checked after: from then on the pidfd names
+    /// that one process, so its PID going to another between the check and the signal cannot
+    /// redirect it. Kernels without pidfds (before 5.3) fall back to check-then-kill.
+    fn signal_exact(&self, target: ProcessTarget, signal: KillSignal) -> Result<(), HostError> {
+        let pid = target.pid;
+        let wanted = target.start_ticks.ok_or(HostError::Unidentified { pid })?;
+        let raw_pid = libc::pid_t::try_from(pid)
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or(HostError::InvalidPid { pid })?;
+        let pidfd = match pidfd_open(raw_pid) {
+            Ok(fd) => Some(fd),
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+                return Err(HostError::Exited { pid })
+            }
+            Err(_) => None,
+        };
+        match self.start_ticks(pid) {
+            None => return Err(HostError::Exited { pid }),
+            Some(now) if now != wanted => return Err(HostError::Replaced { pid }),
+            Some(_) => {}
+        }
+        let Some(pidfd) = pidfd else {
+            return self.signal(pid, signal);
+        };
+        match pidfd_send_signal(&pidfd, signal) {
+            Ok(()) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Err(HostError::Exited { pid }),
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => Err(HostError::NotPermitted {
+                pid,
+                owner: self.owner(pid).unwrap_or_else(|| "another user".to_owned()),
+            }),
+            Err(source) => Err(HostError::Signal {
+                pid,
+                signal,
+                source,
+            }),
+        }
     }
 
     fn signal(&self, pid: u32, signal: KillSignal) -> Result<(), HostError> {
@@ -91,6 +165,52 @@ impl ProcessTable for ProcFs {
             },
         })
     }
+}
+
+/// A pidfd for `pid` (Linux 5.3+).
+fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(|_| io::Error::other("pidfd out of range"))?;
+    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn pidfd_send_signal(pidfd: &OwnedFd, signal: KillSignal) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid pidfd, a signal number, no siginfo (null) and no flags.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal.as_raw(),
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `btime` from `<root>/stat`: when the machine booted, in Unix seconds.
+fn boot_time(root: &Path) -> Option<u64> {
+    let text = fs::read_to_string(root.join("stat")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("btime "))
+        .and_then(|t| t.trim().parse().ok())
+}
+
+/// Boot time plus clock ticks, in Unix milliseconds.
+fn unix_ms(boot_secs: u64, ticks: u64) -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    (hz > 0).then(|| boot_secs * 1000 + ticks * 1000 / hz)
 }
 
 /// `None` when the read shows the process is gone; `Some(None)` when the file exists but could

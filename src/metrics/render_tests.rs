@@ -175,6 +175,7 @@ fn process_memory_carries_container_run_and_rank() {
             runtime: ContainerRuntime::Docker,
             id: id.into(),
         }),
+        identity: None,
     };
     let sample = GpuSample {
         processes: vec![process(10, None), process(11, Some(&"ab".repeat(32)))],
@@ -229,6 +230,7 @@ fn a_slurm_jobs_run_names_its_job_and_its_gpus_uuid_from_this_host() {
             user: None,
             command: None,
             container: None,
+            identity: None,
         }],
         ..busy()
     };

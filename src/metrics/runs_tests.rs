@@ -63,6 +63,7 @@ fn on_gpu(gpu: u32, pids: &[u32]) -> GpuSample {
                 user: None,
                 command: None,
                 container: None,
+                identity: None,
             })
             .collect(),
         ..GpuSample::default()

@@ -18,6 +18,7 @@ use crate::docker::{resolve_host, Engine, HostSpec};
 use crate::gpu::report::GpuReport;
 use crate::shell::{
     find_local, gpu_plumbing, judge_image, GpuPlumbing, PreflightContext, ShellDefaults,
+    WorkspaceGuard,
 };
 
 /// What a container run needs beyond a host run: which engine, the `[shell]` defaults every
@@ -60,7 +61,8 @@ pub(super) fn check_container_run(
     setup: &ContainerSetup,
 ) -> Result<ContainerCheck, RunError> {
     let defaults = ShellDefaults::from_config(&setup.shell)?;
-    let workdir = crate::shell::cli::resolve_workdir(&checked.workdir)?;
+    let guard = WorkspaceGuard::for_engine(setup.docker_host.as_deref(), defaults.scan);
+    let workdir = crate::shell::cli::resolve_workdir(&checked.workdir, &guard)?;
     let has_gpus = !checked.gpus.is_empty();
     let host = resolve_host(setup.docker_host.as_deref(), |k| std::env::var(k).ok())?;
     let (engine, local_images) = engine_facts(&host)?;
@@ -77,7 +79,7 @@ pub(super) fn check_container_run(
         engine_tls,
         image_id: judged.image.id.clone(),
         image_digests: judged.image.digests.clone(),
-        network: run_network(spec.launcher, &defaults),
+        network: run_network(spec.host_network, &defaults),
         gpu_request: plumbing_name(judged.plumbing).into(),
         keep: spec.keep,
         containers: Vec::new(),
@@ -112,6 +114,7 @@ pub(super) fn prepare_containers(
         defaults: &check.defaults,
         plumbing: check.plumbing,
         host_user: host_user(),
+        network: &check.record.network,
     })?;
     plan.write(&run.dir)?;
     // What each container is given, as it is given it.

@@ -1,6 +1,7 @@
 //! The containers of a container run, one per rank: the shell's container body (GPUs by UUID,
 //! the work dir at /workspace, host user, shm, ulimits, isolation) with the rank's command, env
-//! and labels, an init process, and for per-gpu runs the host network. Pure.
+//! and labels, an init process, and for per-gpu runs rank 0's network and IPC namespaces shared
+//! by every rank. Pure.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -26,9 +27,8 @@ pub const LABEL_RANK: &str = "gpudeck.rank";
 pub const CONTAINERS_FILE: &str = "containers.json";
 /// Its schema id.
 pub const CONTAINERS_SCHEMA: &str = "gpudeck.run-containers/v1";
-/// The network of a per-gpu run's containers: each has its own container, and they meet on
-/// 127.0.0.1 as host ranks do (MASTER_ADDR, TF_CONFIG).
-pub const PER_GPU_NETWORK: &str = "host";
+/// The network a run asks for with `host_network = true`; never taken unasked.
+pub const HOST_NETWORK: &str = "host";
 
 /// What a run's containers are made from.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +44,8 @@ pub struct ContainerInput<'a> {
     pub defaults: &'a ShellDefaults,
     pub plumbing: GpuPlumbing,
     pub host_user: (u32, u32),
+    /// Rank 0's network as [`run_network`] chose it ("bridge", "none" or, asked for, "host").
+    pub network: &'a str,
 }
 
 /// One rank's container, to be created under `name`.
@@ -82,11 +84,24 @@ pub fn container_name(run_id: &str, rank: usize) -> String {
     format!("gpudeck-{run_id}-rank{rank}")
 }
 
-/// The network a run's containers get: the host's for per-gpu, else the `[shell]` default.
-pub fn run_network(launcher: Launcher, defaults: &ShellDefaults) -> String {
-    match launcher {
-        Launcher::PerGpu => PER_GPU_NETWORK.into(),
-        Launcher::Single | Launcher::Torchrun => defaults.network.clone(),
+/// The network of a run's (first) container: the host's only when the spec asks for it
+/// (`host_network = true`), else the `[shell]` default, "bridge" or "none".
+pub fn run_network(host_network: bool, defaults: &ShellDefaults) -> String {
+    if host_network {
+        HOST_NETWORK.into()
+    } else {
+        defaults.network.clone()
+    }
+}
+
+/// A rank's network mode. Per-gpu ranks 1+ join rank 0's network namespace, so every rank
+/// reaches the others on 127.0.0.1 (MASTER_ADDR, TF_CONFIG as on the host) in a namespace of
+/// the run's own: with "none" only the ranks themselves, with "bridge" also the outside.
+fn rank_network(input: &ContainerInput<'_>, rank: usize) -> String {
+    if input.launcher == Launcher::PerGpu && rank > 0 && input.network != HOST_NETWORK {
+        format!("container:{}", container_name(input.run_id, 0))
+    } else {
+        input.network.to_string()
     }
 }
 
@@ -134,8 +149,8 @@ fn rank_container(
     // An init as PID 1 passes SIGINT and SIGTERM on (PID 1 ignores signals it does not handle)
     // and reaps DataLoader workers, so stopping behaves as on the host.
     host.init = Some(true);
+    host.network_mode = Some(rank_network(input, rank.rank));
     if input.launcher == Launcher::PerGpu {
-        host.network_mode = Some(PER_GPU_NETWORK.into());
         // One IPC namespace and /dev/shm for all ranks (rank 0's), for NCCL's shared memory.
         if rank.rank == 0 {
             host.ipc_mode = Some("shareable".into());

@@ -44,6 +44,15 @@ fn ranks(launcher: Launcher, gpus: &[RunGpu]) -> Vec<RankRecord> {
 }
 
 fn plan_with(launcher: Launcher, gpus: &[RunGpu], plumbing: GpuPlumbing) -> ContainerPlan {
+    plan_on(launcher, gpus, plumbing, "bridge")
+}
+
+fn plan_on(
+    launcher: Launcher,
+    gpus: &[RunGpu],
+    plumbing: GpuPlumbing,
+    network: &str,
+) -> ContainerPlan {
     let ranks = ranks(launcher, gpus);
     container_plan(&ContainerInput {
         run_id: RUN,
@@ -55,6 +64,7 @@ fn plan_with(launcher: Launcher, gpus: &[RunGpu], plumbing: GpuPlumbing) -> Cont
         defaults: &ShellDefaults::default(),
         plumbing,
         host_user: (1000, 1000),
+        network,
     })
     .unwrap()
 }
@@ -170,7 +180,7 @@ fn torchrun_is_one_container_running_torchrun_on_every_gpu() {
 }
 
 #[test]
-fn per_gpu_is_a_container_per_rank_with_only_its_gpu_on_the_host_network() {
+fn per_gpu_is_a_container_per_rank_with_only_its_gpu_on_rank_0s_own_network() {
     let plan = plan(Launcher::PerGpu);
     assert_eq!(plan.ranks.len(), 2);
     let rank0_name = format!("gpudeck-{RUN}-rank0");
@@ -190,16 +200,48 @@ fn per_gpu_is_a_container_per_rank_with_only_its_gpu_on_the_host_network() {
         assert_eq!(env["CUDA_VISIBLE_DEVICES"], uuid);
         assert_eq!(env["NVIDIA_VISIBLE_DEVICES"], uuid);
         assert!(env["TF_CONFIG"].contains("127.0.0.1:29502"));
-        assert_eq!(host(body).network_mode.as_deref(), Some(PER_GPU_NETWORK));
     }
     let (first, second) = (host(&plan.ranks[0].body), host(&plan.ranks[1].body));
     assert_eq!(first.ipc_mode.as_deref(), Some("shareable"));
     assert_eq!(first.shm_size, Some(8 << 30));
     assert_eq!(second.ipc_mode, Some(format!("container:{rank0_name}")));
     assert_eq!(second.shm_size, None, "rank 0's /dev/shm is shared");
+    // Never the host's network unasked: rank 0 on the [shell] network, the others in its
+    // namespace, where 127.0.0.1 (MASTER_ADDR) is rank 0.
+    assert_eq!(first.network_mode.as_deref(), Some("bridge"));
+    assert_eq!(second.network_mode, Some(format!("container:{rank0_name}")));
+    assert_eq!(run_network(false, &ShellDefaults::default()), "bridge");
+}
+
+#[test]
+fn per_gpu_ranks_get_the_host_network_only_when_the_spec_asks() {
+    let none = ShellDefaults {
+        network: "none".into(),
+        ..ShellDefaults::default()
+    };
+    assert_eq!(run_network(false, &none), "none");
+    let plan = plan_on(Launcher::PerGpu, &gpus(), GpuPlumbing::None, "none");
+    let modes: Vec<_> = plan
+        .ranks
+        .iter()
+        .map(|r| host(&r.body).network_mode.clone())
+        .collect();
     assert_eq!(
-        run_network(Launcher::PerGpu, &ShellDefaults::default()),
-        "host"
+        modes,
+        [
+            Some("none".into()),
+            Some(format!("container:gpudeck-{RUN}-rank0"))
+        ]
+    );
+    assert_eq!(run_network(true, &none), "host");
+    let plan = plan_on(Launcher::PerGpu, &gpus(), GpuPlumbing::None, "host");
+    for rank in &plan.ranks {
+        assert_eq!(host(&rank.body).network_mode.as_deref(), Some("host"));
+    }
+    let single = plan_on(Launcher::Single, &gpus(), GpuPlumbing::None, "none");
+    assert_eq!(
+        host(&single.ranks[0].body).network_mode.as_deref(),
+        Some("none")
     );
 }
 
@@ -239,6 +281,7 @@ fn a_workdir_holding_the_docker_socket_is_refused() {
         defaults: &ShellDefaults::default(),
         plumbing: GpuPlumbing::None,
         host_user: (1000, 1000),
+        network: "bridge",
     })
     .unwrap_err();
     assert!(

@@ -20,6 +20,7 @@ mod engine_link;
 mod error;
 mod export;
 mod launch;
+pub mod leftovers;
 mod logs;
 pub mod metrics;
 mod preflight;
@@ -47,7 +48,7 @@ pub use container_check::ContainerSetup;
 pub use container_record::{ContainerRecord, EngineAway, EngineTls, RankContainerRef};
 pub use container_spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
-    CONTAINERS_FILE, CONTAINERS_SCHEMA, LABEL_RANK, LABEL_RUN, PER_GPU_NETWORK,
+    CONTAINERS_FILE, CONTAINERS_SCHEMA, HOST_NETWORK, LABEL_RANK, LABEL_RUN,
 };
 pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use error::RunError;

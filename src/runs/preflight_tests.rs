@@ -21,6 +21,7 @@ fn report() -> GpuReport {
         user: Some("alice".into()),
         command: Some("python train.py".into()),
         container: None,
+        identity: None,
     });
     report.gpus[3].sample.memory_used_bytes = Some(70 * GIB);
     report

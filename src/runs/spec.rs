@@ -158,6 +158,10 @@ pub struct RunSpec {
     /// Keep a container run's containers after it ends (they are removed by default).
     #[serde(default, skip_serializing_if = "is_false")]
     pub keep: bool,
+    /// Put a container run's containers on the host's network (by default they get the
+    /// `[shell]` network, per-gpu ranks sharing rank 0's).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub host_network: bool,
     #[serde(default)]
     pub gpus: GpuSelection,
     #[serde(default)]

@@ -5,6 +5,7 @@
 mod feeds;
 
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::Sender;
 
 use super::clock;
+use super::leftovers::RunOwner;
 use super::progress::ProgressEvent;
 use super::record::RunState;
 use super::spec::Launcher;
@@ -50,6 +52,8 @@ pub struct RunRow {
     pub slurm: Option<crate::runs::slurm::SlurmJob>,
     /// A running container run whose supervisor is waiting for the Docker Engine to come back.
     pub engine_away: Option<crate::runs::EngineAway>,
+    /// What its leftover processes are recognised by.
+    pub owner: RunOwner,
 }
 
 /// One GPU's history over a run: x is seconds since the run started.
@@ -375,5 +379,12 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
             .as_ref()
             .and_then(|c| c.engine_away.clone())
             .filter(|_| run.state() == RunState::Running),
+        owner: RunOwner {
+            uid: std::fs::metadata(&run.dir).ok().map(|m| m.uid()),
+            process_group: r.process_group.map(|g| g.pid),
+            session: r.supervisor.map(|s| s.pid),
+            created_ms: r.created_ms,
+            ended_ms: r.ended_ms,
+        },
     }
 }

@@ -21,6 +21,7 @@ use super::session::{create, finish, reenter, run_attached_watching};
 use super::size::parse_size;
 use super::spec::{container_body, ShellGpus, ShellRequest};
 use super::stdio::stdin_is_terminal;
+use super::workspace::{check_workspace, WorkspaceGuard};
 
 /// The exit code when gpudeck itself failed, as `docker run` uses it: a shell's own codes
 /// (0-124, 126+ for "cannot execute" and signals) stay distinguishable.
@@ -102,7 +103,8 @@ async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8
         path: PathBuf::from("."),
         why: format!("the current directory cannot be read: {e}"),
     })?;
-    let req = request(args, &defaults, &cwd)?;
+    let guard = WorkspaceGuard::for_engine(env.docker_host, defaults.scan);
+    let req = request(args, &defaults, &cwd, &guard)?;
     let (engine_info, local_images) = tokio::try_join!(engine.info(), engine.images())?;
     let ctx = PreflightContext {
         gpu: (env.gpu_report)(),
@@ -213,11 +215,13 @@ fn request(
     args: &ShellArgs,
     defaults: &ShellDefaults,
     cwd: &Path,
+    guard: &WorkspaceGuard,
 ) -> Result<ShellRequest, ShellError> {
     let mut req = ShellRequest::new(args.image.clone().unwrap_or_default());
     req.gpus = args.gpus.parse::<ShellGpus>()?;
     req.workdir = Some(resolve_workdir(
         &cwd.join(args.workdir.as_deref().unwrap_or(cwd)),
+        guard,
     )?);
     req.command = args.command.clone();
     req.keep = args.keep || defaults.keep;
@@ -235,8 +239,8 @@ fn request(
 }
 
 /// The real directory behind a path (symlinks resolved, so a link to /var/run is seen as that),
-/// refused when it holds a Docker socket.
-pub fn resolve_workdir(path: &Path) -> Result<PathBuf, ShellError> {
+/// refused when [`check_workspace`] refuses it.
+pub fn resolve_workdir(path: &Path, guard: &WorkspaceGuard) -> Result<PathBuf, ShellError> {
     let real = path.canonicalize().map_err(|e| ShellError::BadWorkdir {
         path: path.to_path_buf(),
         why: e.to_string(),
@@ -247,13 +251,7 @@ pub fn resolve_workdir(path: &Path) -> Result<PathBuf, ShellError> {
             why: "it is not a directory".into(),
         });
     }
-    if real.join("docker.sock").exists() {
-        return Err(ShellError::DangerousWorkdir {
-            why: "it contains docker.sock".into(),
-            path: real,
-        });
-    }
-    super::spec::refuse_dangerous_workdir(&real)?;
+    check_workspace(&real, guard)?;
     Ok(real)
 }
 

@@ -1,7 +1,10 @@
 //! The `[shell]` config section read into the values every shell container starts from.
 
+use std::time::Duration;
+
 use super::error::ShellError;
 use super::size::{parse_limit, parse_size};
+use super::workspace::ScanLimits;
 use crate::config::{ShellConfig, UserMode};
 
 /// The `[shell]` config section, read into values a container body takes.
@@ -17,6 +20,8 @@ pub struct ShellDefaults {
     pub keep: bool,
     pub cap_drop: Vec<String>,
     pub mount_point: String,
+    /// How far the workspace's socket check may look.
+    pub scan: ScanLimits,
 }
 
 impl ShellDefaults {
@@ -49,6 +54,11 @@ impl ShellDefaults {
             keep: config.keep,
             cap_drop: config.cap_drop.clone(),
             mount_point: config.mount_point.clone(),
+            scan: ScanLimits {
+                entries: config.workspace_scan_entries,
+                depth: ScanLimits::default().depth,
+                time: Duration::from_secs(config.workspace_scan_seconds),
+            },
         })
     }
 }
@@ -65,6 +75,7 @@ impl Default for ShellDefaults {
             keep: false,
             cap_drop: ShellConfig::default().cap_drop,
             mount_point: "/workspace".into(),
+            scan: ScanLimits::default(),
         }
     }
 }

@@ -37,6 +37,10 @@ pub enum ShellError {
     DangerousWorkdir { path: PathBuf, why: String },
     #[error("the workspace {path} cannot be used: {why}")]
     BadWorkdir { path: PathBuf, why: String },
+    #[error("refusing to mount {path} as the workspace:\nit holds the Unix socket {socket}")]
+    WorkspaceSocket { path: PathBuf, socket: PathBuf },
+    #[error("refusing to mount {path} as the workspace:\nit could not all be checked for Unix sockets:\n{why}")]
+    WorkspaceUnchecked { path: PathBuf, why: String },
     #[error("no kept shell is called {name}")]
     NoSuchShell { name: String },
     #[error("detached from the shell {id}; it keeps running")]
@@ -82,7 +86,19 @@ impl ShellError {
                 "Pick an image the verdicts allow (`gpudeck compat` lists them), or add --force to start it anyway.".into()
             }
             ShellError::DangerousWorkdir { .. } => {
-                "Run gpudeck from your project directory or pass `--workdir ~/project`; the Docker socket must never be inside a container.".into()
+                "Run gpudeck from your project directory or pass `--workdir ~/project`;\n\
+                 the Docker socket must never be inside a container\n\
+                 (--force does not change this).".into()
+            }
+            ShellError::WorkspaceSocket { .. } => {
+                "A socket in a container can forward to a host service (a Docker socket is root\n\
+                 on this host). Move or delete it, or pass a --workdir that does not hold it\n\
+                 (--force does not change this).".into()
+            }
+            ShellError::WorkspaceUnchecked { .. } => {
+                "Pass a narrower --workdir (the project, not the whole data tree), or raise\n\
+                 workspace_scan_entries / workspace_scan_seconds under [shell] in config.toml\n\
+                 (--force does not skip the check).".into()
             }
             ShellError::BadWorkdir { .. } => {
                 "Pass an existing directory with --workdir (or cd into one).".into()

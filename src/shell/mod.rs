@@ -12,6 +12,7 @@ mod session;
 pub(crate) mod size;
 mod spec;
 mod stdio;
+mod workspace;
 
 pub use crate::config::UserMode;
 pub use claim::{claim_gpus, ShellClaim};
@@ -28,5 +29,6 @@ pub use size::{parse_limit, parse_size};
 pub use spec::{
     container_body, refuse_dangerous_workdir, GpuPlumbing, ResolvedGpu, ResolvedGpus, ShellGpus,
     ShellRequest, DEFAULT_SHELL, LABEL_GPUS, LABEL_GPU_INDICES, LABEL_SHELL, LABEL_WORKDIR,
-    SHELL_HOME,
+    SHELL_HOME, SYSTEM_DIRS,
 };
+pub use workspace::{check_workspace, ScanLimits, WorkspaceGuard};

@@ -177,6 +177,7 @@ fn busy_gpus_are_named_with_their_processes_and_free_ones_suggested() {
         user: Some("grace".into()),
         command: Some("python train.py".into()),
         container: None,
+        identity: None,
     }];
     c.gpu.gpus[3].sample.memory_used_bytes = Some(70 * GIB);
     c.gpu.gpus[0].sample.memory_used_bytes = Some(GIB);
@@ -204,6 +205,7 @@ fn free_gpus_are_unused_least_used_first() {
         user: None,
         command: None,
         container: None,
+        identity: None,
     }];
     assert_eq!(suggest_free_gpus(&report, 4), [2, 0]);
     assert_eq!(suggest_free_gpus(&report, 1), [2]);

@@ -36,6 +36,12 @@ pub const DEFAULT_SHELL: [&str; 3] = [
 /// Docker sockets that must never end up inside a shell container.
 const DOCKER_SOCKETS: [&str; 2] = ["/var/run/docker.sock", "/run/docker.sock"];
 
+/// Directories that are never a workspace, nor is anything below them ("/" itself only: every
+/// path is below it).
+pub const SYSTEM_DIRS: [&str; 9] = [
+    "/etc", "/proc", "/sys", "/dev", "/boot", "/usr", "/var", "/run", "/root",
+];
+
 /// Which GPUs a shell gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShellGpus {
@@ -242,8 +248,8 @@ fn isolated_host(req: &ShellRequest, defaults: &ShellDefaults, workdir: &Path) -
     }
 }
 
-/// Refuses a workspace that is, contains or lives beside the Docker socket: mounting it would
-/// hand the container root on the host.
+/// Refuses a workspace that is, contains or lives beside the Docker socket (mounting it would
+/// hand the container root on the host), and the host's system directories.
 pub fn refuse_dangerous_workdir(path: &Path) -> Result<(), ShellError> {
     let refuse = |why: String| {
         Err(ShellError::DangerousWorkdir {
@@ -268,6 +274,11 @@ pub fn refuse_dangerous_workdir(path: &Path) -> Result<(), ShellError> {
     }
     if path.starts_with("/run") || path.starts_with("/var/run") {
         return refuse("it is under /run, where the Docker and containerd sockets live".into());
+    }
+    if let Some(dir) = SYSTEM_DIRS.iter().find(|d| path.starts_with(d)) {
+        return refuse(format!(
+            "{dir} and everything below it belong to the host system"
+        ));
     }
     if path.components().any(|c| c.as_os_str() == "docker.sock") {
         return refuse("it is a Docker socket".into());

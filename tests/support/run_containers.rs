@@ -134,6 +134,7 @@ pub fn per_gpu_run_dir(
         defaults: &ShellDefaults::default(),
         plumbing,
         host_user,
+        network: "bridge",
     })
     .unwrap();
     plan.write(&dir).unwrap();
@@ -147,7 +148,7 @@ pub fn per_gpu_run_dir(
             engine_tls: None,
             image_id: String::new(),
             image_digests: Vec::new(),
-            network: "host".into(),
+            network: "bridge".into(),
             gpu_request: match plumbing {
                 GpuPlumbing::None => "none",
                 GpuPlumbing::DeviceRequest => "device-request",
