@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod host;
 pub mod logging;
 pub mod metrics;
+pub mod private_files;
 pub mod pull;
 pub mod registry;
 pub mod runs;

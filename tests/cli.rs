@@ -139,3 +139,25 @@ fn the_text_report_notes_memory_repairs_that_need_attention() {
     assert!(text.contains("GPU 1: row remapping failed"), "{text}");
     assert!(!text.contains("GPU 2:"), "{text}");
 }
+
+#[test]
+fn the_log_and_state_dir_are_private_and_an_old_open_log_is_made_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dirs = Dirs::new();
+    let run = || {
+        let out = dirs
+            .gpudeck("gpus=1")
+            .args(["gpus", "--demo"])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    };
+    run();
+    assert_eq!(mode(&dirs.state()), 0o700);
+    let log = dirs.state().join("gpudeck.log");
+    assert_eq!(mode(&log), 0o600);
+    fs::set_permissions(&log, fs::Permissions::from_mode(0o644)).unwrap();
+    run();
+    assert_eq!(mode(&log), 0o600, "a log left 0644 by an older gpudeck");
+}

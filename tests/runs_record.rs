@@ -365,3 +365,48 @@ fn rerun_starts_the_same_spec_again_from_anywhere() {
         "the same spec, its work dir as it was resolved"
     );
 }
+
+#[test]
+fn an_export_over_an_open_file_or_a_planted_link_is_private_and_follows_no_link() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start_with(&dirs, demo(&dirs, &["run", "--gpus", "0", "--", "true"]));
+    wait_state(&dirs, &id, "succeeded");
+    let export_to = |path: &Path| {
+        let done = out(demo(
+            &dirs,
+            &[
+                "export",
+                &id,
+                "--format",
+                "csv",
+                "-o",
+                path.to_str().unwrap(),
+            ],
+        ));
+        assert!(done.status.success(), "{}", stderr(&done));
+    };
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+
+    let old = dirs.root.path().join("old.csv");
+    std::fs::write(&old, "old").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    export_to(&old);
+    assert_eq!(mode(&old), 0o600, "an existing 0644 file becomes private");
+    assert!(std::fs::read_to_string(&old)
+        .unwrap()
+        .starts_with(CSV_HEADER));
+
+    let victim = dirs.root.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let link = dirs.root.path().join("link.csv");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    export_to(&link);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(mode(&victim), 0o644, "the link's target is untouched");
+    assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(mode(&link), 0o600);
+    assert!(std::fs::read_to_string(&link)
+        .unwrap()
+        .starts_with(CSV_HEADER));
+}

@@ -1,9 +1,7 @@
 //! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
 //! store, the launcher and the supervisor.
 
-use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -283,15 +281,10 @@ pub fn export(args: &ExportArgs, store: &RunStore) -> ExitCode {
 }
 
 /// Writes an export to a new or replaced file only its owner can read (metrics and logs of a
-/// run may be private).
+/// run may be private): written whole to a temporary file and renamed over `path`, so an old
+/// file there becomes 0600 and a symbolic link there is replaced, its target untouched.
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    let written = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .and_then(|mut file| file.write_all(bytes));
+    let written = crate::private_files::replace(path, bytes);
     written.map_err(|e| RunError::ExportNotWritten {
         path: path.to_path_buf(),
         why: e.to_string(),
