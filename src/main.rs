@@ -34,7 +34,13 @@ fn main() -> ExitCode {
         // Before the config: a run already started must not depend on the config still parsing.
         return runs::supervise(dir);
     }
-    let dirs = Dirs::from_env();
+    let dirs = match Dirs::from_env() {
+        Ok(dirs) => dirs,
+        Err(e) => {
+            eprintln!("gpudeck: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
     let log = gpudeck::logging::init(&dirs.state);
     tracing::debug!(log = ?log, "logging");
     let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
