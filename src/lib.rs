@@ -14,6 +14,7 @@ pub mod private_files;
 pub mod pull;
 pub mod registry;
 pub mod runs;
+pub mod secrets;
 pub mod shell;
 pub mod ui;
 pub mod units;

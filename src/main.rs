@@ -20,6 +20,7 @@ use gpudeck::host::{self, ProcFs, ProcessTable};
 use gpudeck::metrics;
 use gpudeck::pull::Catalog;
 use gpudeck::runs::{self, cli as runs_cli, RunStore};
+use gpudeck::secrets::Secrets;
 use gpudeck::shell::cli as shell_cli;
 
 /// Exit code for a bad command line or an explicitly given bad config file.
@@ -97,10 +98,18 @@ fn main() -> ExitCode {
                 slurm_defaults(&config),
             ),
         ),
-        Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
+        Some(Commands::Runs { json, show_secrets }) => runs_cli::list(
+            &RunStore::new(&dirs.data),
+            json,
+            &secrets(&config, show_secrets),
+        ),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
         Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
-        Some(Commands::Export(ref args)) => runs_cli::export(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Export(ref args)) => runs_cli::export(
+            args,
+            &RunStore::new(&dirs.data),
+            &secrets(&config, args.show_secrets),
+        ),
         Some(Commands::Rerun(ref args)) => runs_cli::rerun(
             args,
             &RunStore::new(&dirs.data),
@@ -125,6 +134,11 @@ fn main() -> ExitCode {
     }
 }
 
+/// Which environment values to hide: the config's names unless `--show-secrets`.
+fn secrets(config: &Config, show: bool) -> Secrets {
+    Secrets::from_config(&config.general.secret_names, show)
+}
+
 /// The dashboard: needs a terminal; everything else is the app's.
 fn tui(
     cli: &Cli,
@@ -145,6 +159,9 @@ fn tui(
         theme
     };
     let mut app = App::new(config, theme, host::hostname(), cli.read_only);
+    if cli.show_secrets {
+        app.state.secrets = Secrets::shown();
+    }
     let (catalog, catalog_warnings) = Catalog::load(Some(&dirs.config.join("catalog")));
     for w in &catalog_warnings {
         tracing::warn!("{w}");

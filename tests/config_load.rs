@@ -109,7 +109,7 @@ fn unknown_field_warns_with_line_and_column() {
     assert_eq!(
         warning,
         "CONFIG:3:3: unknown field `refersh_ms`, expected one of `theme`, `refresh_ms`, \
-         `history_secs`, `mouse`, `read_only` — using the built-in defaults"
+         `history_secs`, `mouse`, `read_only`, `secret_names` — using the built-in defaults"
     );
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::cli::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
+use crate::secrets::Secrets;
 
 use super::backend::{slurm_job, slurm_warnings};
 use super::clock;
@@ -231,7 +232,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 }
 
 /// `gpudeck runs [--json]`.
-pub fn list(store: &RunStore, json: bool) -> ExitCode {
+pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
     let (mut runs, mut warnings) = store.list();
     warnings.extend(look_at_lost(&mut runs));
     warnings.extend(look_at_jobs(&mut runs, false));
@@ -242,7 +243,7 @@ pub fn list(store: &RunStore, json: bool) -> ExitCode {
         eprintln!("gpudeck: warning: {w}");
     }
     if json {
-        match serde_json::to_string_pretty(&listing_json(&runs)) {
+        match serde_json::to_string_pretty(&listing_json(&runs, secrets)) {
             Ok(text) => println!("{text}"),
             Err(e) => {
                 eprintln!("gpudeck: could not encode the runs: {e}");
@@ -256,13 +257,13 @@ pub fn list(store: &RunStore, json: bool) -> ExitCode {
 }
 
 /// `gpudeck export RUN --format csv|json [--output FILE]`.
-pub fn export(args: &ExportArgs, store: &RunStore) -> ExitCode {
+pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCode {
     finish((|| {
         let run = store.find(&args.run)?;
         let text = match args.format {
             ExportFormat::Csv => export_csv(&run)?,
             ExportFormat::Json => {
-                let doc = export_json(&run, clock::now_ms())?;
+                let doc = export_json(&run, clock::now_ms(), secrets)?;
                 let mut text =
                     serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {
                         path: args.output.clone().unwrap_or_else(|| "stdout".into()),
