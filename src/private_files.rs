@@ -19,8 +19,9 @@ pub fn create_dir_all(dir: &Path) -> io::Result<()> {
 }
 
 /// Creates `dir` inside a parent gpudeck owns (the run store, saved logs): new ones 0700, and
-/// one left readable by others by an older gpudeck is made private again. A symbolic link or a
-/// file there is refused rather than followed.
+/// one left readable by others by an older gpudeck is made private again. A symbolic link there
+/// is used only when it is the user's own (a store moved to a bigger disk) and leads to a
+/// directory, whose mode is then left alone; anything else in its place is refused.
 pub fn create_own_dir(dir: &Path) -> io::Result<()> {
     if let Some(parent) = dir.parent() {
         create_dir_all(parent)?;
@@ -31,9 +32,21 @@ pub fn create_own_dir(dir: &Path) -> io::Result<()> {
         Err(e) => return Err(e),
     }
     let meta = std::fs::symlink_metadata(dir)?;
+    let own_link_to_dir =
+        || meta.uid() == current_uid() && std::fs::metadata(dir).is_ok_and(|m| m.is_dir());
+    if meta.file_type().is_symlink() {
+        return if own_link_to_dir() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!(
+                "{} is a symbolic link that is not yours or leads to no directory; remove it",
+                dir.display()
+            )))
+        };
+    }
     if !meta.is_dir() {
         return Err(io::Error::other(format!(
-            "{} is not a directory (a symbolic link or a file is in its place); move it away",
+            "{} is not a directory; move it away",
             dir.display()
         )));
     }

@@ -72,10 +72,39 @@ fn a_symbolic_link_is_never_followed() {
     assert_eq!(fs::read_to_string(&target).unwrap(), "precious");
     assert_eq!(mode(&target), 0o644, "the link's target keeps its mode");
 
-    let dir_link = root.path().join("dir-link");
-    symlink(root.path(), &dir_link).unwrap();
-    let err = create_own_dir(&dir_link).unwrap_err().to_string();
+    let file_in_place = root.path().join("logs");
+    fs::write(&file_in_place, "").unwrap();
+    let err = create_own_dir(&file_in_place).unwrap_err().to_string();
     assert!(err.contains("not a directory"), "{err}");
+}
+
+#[test]
+fn the_users_own_link_to_a_directory_is_used_as_it_is_and_anothers_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let bigger_disk = root.path().join("scratch");
+    fs::create_dir(&bigger_disk).unwrap();
+    fs::set_permissions(&bigger_disk, Permissions::from_mode(0o750)).unwrap();
+    let link = root.path().join("runs");
+    symlink(&bigger_disk, &link).unwrap();
+    create_own_dir(&link).unwrap();
+    assert_eq!(
+        mode(&bigger_disk),
+        0o750,
+        "a directory the user placed keeps its mode"
+    );
+
+    let dangling = root.path().join("dangling");
+    symlink(root.path().join("nowhere"), &dangling).unwrap();
+    let err = create_own_dir(&dangling).unwrap_err().to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+
+    if current_uid() == 0 {
+        let planted = root.path().join("planted");
+        symlink(&bigger_disk, &planted).unwrap();
+        std::os::unix::fs::lchown(&planted, Some(4242), None).unwrap();
+        let err = create_own_dir(&planted).unwrap_err().to_string();
+        assert!(err.contains("not yours"), "{err}");
+    }
 }
 
 #[test]
