@@ -238,3 +238,25 @@ fn without_a_home_a_private_fallback_is_made_and_used() {
     );
     assert!(root.join("state/gpudeck.log").is_file());
 }
+
+#[test]
+fn show_secrets_is_a_dashboard_flag_and_not_one_of_every_command() {
+    let dirs = Dirs::new();
+    let dashboard = dirs
+        .gpudeck("gpus=1")
+        .args(["--demo", "--show-secrets"])
+        .output()
+        .expect("runs");
+    // Accepted; without a terminal the dashboard then says what to use instead.
+    assert!(
+        stderr(&dashboard).contains("the dashboard needs a terminal"),
+        "{}",
+        stderr(&dashboard)
+    );
+    let gpus = dirs
+        .gpudeck("gpus=1")
+        .args(["gpus", "--demo", "--show-secrets"])
+        .output()
+        .expect("runs");
+    assert_eq!(gpus.status.code(), Some(2), "{}", stderr(&gpus));
+}
