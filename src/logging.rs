@@ -30,3 +30,34 @@ fn open_log_file(state_dir: &Path) -> Option<(PathBuf, std::fs::File)> {
     let file = crate::private_files::open_append(&path).ok()?;
     Some((path, file))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn the_log_is_private_in_a_private_state_dir() {
+        let root = tempfile::tempdir().unwrap();
+        let state = root.path().join("state/gpudeck");
+        let (path, _file) = open_log_file(&state).expect("opened");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(&root.path().join("state")), 0o700);
+    }
+
+    #[test]
+    fn a_link_planted_at_the_log_is_not_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let victim = root.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, root.path().join("gpudeck.log")).unwrap();
+        assert!(
+            open_log_file(root.path()).is_none(),
+            "logging is off instead"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
+}
