@@ -37,6 +37,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "MS")]
     pub refresh: Option<u64>,
 
+    /// Dashboard: show the values of secret-looking environment variables instead of <redacted>.
+    #[arg(long)]
+    pub show_secrets: bool,
+
     #[command(subcommand)]
     pub command: Option<Commands>,
 }
@@ -99,6 +103,9 @@ pub enum Commands {
         /// A stable JSON document (schema gpudeck.runs/v1, with each run's summary) instead of a table.
         #[arg(long)]
         json: bool,
+        /// Show the values of secret-looking environment variables instead of <redacted>.
+        #[arg(long)]
+        show_secrets: bool,
     },
     /// Print a run's log (rank 0's stdout unless told otherwise).
     Logs(LogsArgs),
@@ -221,6 +228,9 @@ pub struct ExportArgs {
     /// Write to this file (created 0600) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Show the values of secret-looking environment variables instead of <redacted>.
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 /// `gpudeck rerun`.

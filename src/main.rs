@@ -21,6 +21,7 @@ use gpudeck::metrics;
 use gpudeck::pull::Catalog;
 use gpudeck::read_only;
 use gpudeck::runs::{self, cli as runs_cli, RunStore};
+use gpudeck::secrets::Secrets;
 use gpudeck::shell::cli as shell_cli;
 use gpudeck::{errln, out, outln};
 
@@ -36,7 +37,13 @@ fn main() -> ExitCode {
         // Before the config: a run already started must not depend on the config still parsing.
         return runs::supervise(dir);
     }
-    let dirs = Dirs::from_env();
+    let dirs = match Dirs::from_env() {
+        Ok(dirs) => dirs,
+        Err(e) => {
+            eprintln!("gpudeck: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
     let log = gpudeck::logging::init(&dirs.state);
     tracing::debug!(log = ?log, "logging");
     let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
@@ -97,10 +104,18 @@ fn main() -> ExitCode {
                 slurm_defaults(&config),
             ),
         ),
-        Some(Commands::Runs { json }) => runs_cli::list(&RunStore::new(&dirs.data), json),
+        Some(Commands::Runs { json, show_secrets }) => runs_cli::list(
+            &RunStore::new(&dirs.data),
+            json,
+            &secrets(&config, show_secrets),
+        ),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
         Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
-        Some(Commands::Export(ref args)) => runs_cli::export(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Export(ref args)) => runs_cli::export(
+            args,
+            &RunStore::new(&dirs.data),
+            &secrets(&config, args.show_secrets),
+        ),
         Some(Commands::Rerun(ref args)) => runs_cli::rerun(
             args,
             &RunStore::new(&dirs.data),
@@ -139,6 +154,11 @@ fn read_only_refusal(cli: &Cli, dirs: &Dirs, config: &Config) -> Option<String> 
     read_only::refusal(cli.command.as_ref()?, mode)
 }
 
+/// Which environment values to hide: the config's names unless `--show-secrets`.
+fn secrets(config: &Config, show: bool) -> Secrets {
+    Secrets::from_config(&config.general.secret_names, show)
+}
+
 /// The dashboard: needs a terminal; everything else is the app's.
 fn tui(
     cli: &Cli,
@@ -159,6 +179,9 @@ fn tui(
         theme
     };
     let mut app = App::new(config, theme, host::hostname(), cli.read_only);
+    if cli.show_secrets {
+        app.state.secrets = Secrets::shown();
+    }
     let (catalog, catalog_warnings) = Catalog::load(Some(&dirs.config.join("catalog")));
     for w in &catalog_warnings {
         tracing::warn!("{w}");

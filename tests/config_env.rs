@@ -15,7 +15,7 @@ fn from_env_honours_the_override_variables() {
     std::env::set_var("GPUDECK_DATA_DIR", root.path().join("data"));
     std::env::set_var("GPUDECK_STATE_DIR", root.path().join("state"));
 
-    let dirs = Dirs::from_env();
+    let dirs = Dirs::from_env().unwrap();
     assert_eq!(dirs.config, config);
     assert_eq!(dirs.data, root.path().join("data"));
     assert_eq!(dirs.state, Path::new(&root.path().join("state")));

@@ -109,7 +109,7 @@ fn unknown_field_warns_with_line_and_column() {
     assert_eq!(
         warning,
         "CONFIG:3:3: unknown field `refersh_ms`, expected one of `theme`, `refresh_ms`, \
-         `history_secs`, `mouse`, `read_only` — using the built-in defaults"
+         `history_secs`, `mouse`, `read_only`, `secret_names` — using the built-in defaults"
     );
 }
 
@@ -361,12 +361,13 @@ fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
 
 #[test]
 fn env_overrides_each_dir() {
-    let defaults = Dirs::resolve(env_of(&[]));
+    let defaults = Dirs::resolve(env_of(&[])).unwrap();
     let dirs = Dirs::resolve(env_of(&[
         ("GPUDECK_CONFIG_DIR", "/etc/gpudeck-test"),
         ("GPUDECK_STATE_DIR", "/var/tmp/gpudeck-state"),
         ("GPUDECK_DATA_DIR", ""),
-    ]));
+    ]))
+    .unwrap();
     assert_eq!(dirs.config, Path::new("/etc/gpudeck-test"));
     assert_eq!(dirs.state, Path::new("/var/tmp/gpudeck-state"));
     // An empty value counts as unset.
@@ -380,12 +381,16 @@ fn env_overrides_each_dir() {
 
 #[test]
 fn default_dirs_are_per_user_and_named_for_gpudeck() {
-    let dirs = Dirs::resolve(env_of(&[]));
+    let dirs = Dirs::resolve(env_of(&[])).unwrap();
     for dir in [&dirs.config, &dirs.data, &dirs.state] {
         assert!(dir.ends_with("gpudeck"), "{}", dir.display());
     }
-    let fallback = Dirs::fallback(1234);
-    let root = std::env::temp_dir().join("gpudeck-1234");
+    // The fallback is checked for its owner, so it is asked for as the user running the test:
+    // the owner of a directory the test just made.
+    let temp = tempfile::tempdir().unwrap();
+    let uid = std::os::unix::fs::MetadataExt::uid(&fs::metadata(temp.path()).unwrap());
+    let fallback = Dirs::fallback_in(temp.path(), uid).unwrap();
+    let root = temp.path().join(format!("gpudeck-{uid}"));
     assert_eq!(fallback.config, root.join("config"));
     assert_eq!(fallback.data, root.join("data"));
     assert_eq!(fallback.state, root.join("state"));

@@ -336,3 +336,76 @@ async fn many_containers_are_listed_at_once() {
         "the engine's order (newest first) is kept"
     );
 }
+
+/// The inspect view of a real container, drawn from what the engine says about it, with
+/// `MY_CREDS` in the config's secret names.
+fn inspect_screen(
+    info: gpudeck::docker::EngineInfo,
+    details: gpudeck::docker::ContainerDetails,
+    show_secrets: bool,
+) -> String {
+    use gpudeck::app::action::{Action, Tab};
+    use gpudeck::docker::update::DockerUpdate;
+    let mut config = gpudeck::config::Config::default();
+    config.general.secret_names = vec!["MY_CREDS".into()];
+    let mut state = gpudeck::app::state::AppState::new(&config, "testhost".into(), false);
+    if show_secrets {
+        state.secrets = gpudeck::secrets::Secrets::shown();
+    }
+    state.apply_docker(DockerUpdate::Connected {
+        host: "unix:///var/run/docker.sock".into(),
+        info: Box::new(info),
+    });
+    state.apply_docker(DockerUpdate::Containers(vec![details.info.clone()]));
+    state.update(Action::SelectTab(Tab::Containers));
+    state.update(Action::OpenInspect);
+    state.apply_docker(DockerUpdate::Details(Box::new(details)));
+    let area = ratatui::layout::Rect::new(0, 0, 120, 50);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    let theme = gpudeck::config::Theme::builtin("dark").unwrap();
+    gpudeck::ui::render(
+        area,
+        &mut buf,
+        &state,
+        &theme,
+        &gpudeck::app::keymap::bindings(),
+    );
+    (0..area.height)
+        .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect())
+        .collect::<Vec<String>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn the_inspect_view_of_a_real_container_hides_its_secrets() {
+    if !engine_or_skip("the_inspect_view_of_a_real_container_hides_its_secrets") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let name = unique("secrets");
+    cleanup.container(&name);
+    docker(&[
+        "create",
+        "--name",
+        &name,
+        "-e",
+        "HF_TOKEN=hf_realvalue",
+        "-e",
+        "MY_CREDS=hunter2",
+        "-e",
+        "MODE=fast",
+        &image,
+        "true",
+    ]);
+    let engine = engine().await;
+    let info = engine.info().await.unwrap();
+    let details = engine.details(&name).await.unwrap();
+    let hidden = inspect_screen(info.clone(), details.clone(), false);
+    assert!(hidden.contains("HF_TOKEN=<redacted>"), "{hidden}");
+    assert!(hidden.contains("MY_CREDS=<redacted>"), "{hidden}");
+    assert!(hidden.contains("MODE=fast"), "{hidden}");
+    assert!(!hidden.contains("hf_realvalue") && !hidden.contains("hunter2"));
+    let shown = inspect_screen(info, details, true);
+    assert!(shown.contains("HF_TOKEN=hf_realvalue"), "{shown}");
+}

@@ -338,3 +338,52 @@ fn an_empty_list_is_only_called_empty_once_the_engine_has_answered() {
     s.apply_docker(DockerUpdate::Containers(vec![]));
     assert!(draw(&s, 80, 10).contains("no containers"));
 }
+
+#[test]
+fn the_inspect_view_hides_secret_looking_environment_values() {
+    let mut config = Config::default();
+    config.general.secret_names = vec!["MY_CREDS".into()];
+    let details = |info: ContainerInfo| gpudeck::docker::ContainerDetails {
+        info,
+        entrypoint: vec![],
+        cmd: vec!["python".into(), "train.py".into()],
+        env: vec![
+            "HF_TOKEN=hf_abcdef".into(),
+            "MY_CREDS=hunter2".into(),
+            "LANG=C.UTF-8".into(),
+        ],
+        mounts: vec![],
+        ports: vec![],
+        working_dir: "/work".into(),
+        user: String::new(),
+        runtime: "runc".into(),
+        network_mode: "bridge".into(),
+        restart_policy: "no".into(),
+    };
+    let inspected = |secrets: Option<gpudeck::secrets::Secrets>| {
+        let mut s = AppState::new(&config, "testhost".into(), false);
+        if let Some(secrets) = secrets {
+            s.secrets = secrets;
+        }
+        s.now = NOW;
+        s.apply_docker(DockerUpdate::Connected {
+            host: "unix:///var/run/docker.sock".into(),
+            info: Box::new(engine_info()),
+        });
+        let info = container("trainer", ContainerState::Running, vec![]);
+        s.apply_docker(DockerUpdate::Containers(vec![info.clone()]));
+        s.update(Action::SelectTab(Tab::Containers));
+        s.update(Action::OpenInspect);
+        s.apply_docker(DockerUpdate::Details(Box::new(details(info))));
+        draw(&s, 100, 40)
+    };
+    let hidden = inspected(None);
+    assert!(hidden.contains("HF_TOKEN=<redacted>"), "{hidden}");
+    assert!(hidden.contains("MY_CREDS=<redacted>"), "{hidden}");
+    assert!(hidden.contains("LANG=C.UTF-8"), "{hidden}");
+    assert!(!hidden.contains("hf_abcdef") && !hidden.contains("hunter2"));
+
+    let shown = inspected(Some(gpudeck::secrets::Secrets::shown()));
+    assert!(shown.contains("HF_TOKEN=hf_abcdef"), "{shown}");
+    assert!(shown.contains("MY_CREDS=hunter2"), "{shown}");
+}

@@ -429,3 +429,117 @@ fn a_name_means_the_newest_run_of_that_name_everywhere() {
     wait_state(&dirs, &again, "succeeded");
     assert_eq!(log(&dirs, &again, 0, "stdout"), format!("{newest}\n"));
 }
+
+#[test]
+fn an_export_over_an_open_file_or_a_planted_link_is_private_and_follows_no_link() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start_with(&dirs, demo(&dirs, &["run", "--gpus", "0", "--", "true"]));
+    wait_state(&dirs, &id, "succeeded");
+    let export_to = |path: &Path| {
+        let done = out(demo(
+            &dirs,
+            &[
+                "export",
+                &id,
+                "--format",
+                "csv",
+                "-o",
+                path.to_str().unwrap(),
+            ],
+        ));
+        assert!(done.status.success(), "{}", stderr(&done));
+    };
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+
+    let old = dirs.root.path().join("old.csv");
+    std::fs::write(&old, "old").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+    export_to(&old);
+    assert_eq!(mode(&old), 0o600, "an existing 0644 file becomes private");
+    assert!(std::fs::read_to_string(&old)
+        .unwrap()
+        .starts_with(CSV_HEADER));
+
+    let victim = dirs.root.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let link = dirs.root.path().join("link.csv");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    export_to(&link);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(mode(&victim), 0o644, "the link's target is untouched");
+    assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(mode(&link), 0o600);
+    assert!(std::fs::read_to_string(&link)
+        .unwrap()
+        .starts_with(CSV_HEADER));
+}
+
+#[test]
+fn runs_json_and_export_hide_secret_env_values_unless_asked_and_the_run_gets_them() {
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.config()).unwrap();
+    std::fs::write(
+        dirs.config().join("config.toml"),
+        "[general]\nsecret_names = [\"MY_CREDS\"]\n",
+    )
+    .unwrap();
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(
+            &dirs,
+            &[
+                "run",
+                "--gpus",
+                "0",
+                "--env",
+                "HF_TOKEN=hf_abcdef",
+                "--env",
+                "MY_CREDS=hunter2",
+                "--env",
+                "EPOCHS=3",
+                "--",
+                "sh",
+                "-c",
+                "echo \"$HF_TOKEN $MY_CREDS $EPOCHS\"",
+            ],
+        ),
+    );
+    wait_state(&dirs, &id, "succeeded");
+    assert_eq!(log(&dirs, &id, 0, "stdout"), "hf_abcdef hunter2 3\n");
+    let spec = run_dir(&dirs, &id).join("spec.toml");
+    assert!(std::fs::read_to_string(&spec)
+        .unwrap()
+        .contains("hf_abcdef"));
+    let mode = std::fs::metadata(&spec).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let printed = |args: &[&str]| {
+        let done = out(demo(&dirs, args));
+        assert!(done.status.success(), "{}", stderr(&done));
+        stdout(&done)
+    };
+    let env_of = |doc: &Value| doc["ranks"][0]["env"].clone();
+    let listing: Value = serde_json::from_str(&printed(&["runs", "--json"])).unwrap();
+    let exported: Value =
+        serde_json::from_str(&printed(&["export", &id, "--format", "json"])).unwrap();
+    for env in [env_of(&listing["runs"][0]), env_of(&exported["run"])] {
+        assert_eq!(env["HF_TOKEN"], "<redacted>", "{env}");
+        assert_eq!(env["MY_CREDS"], "<redacted>", "{env}");
+        assert_eq!(env["EPOCHS"], "3", "{env}");
+    }
+    let listing: Value =
+        serde_json::from_str(&printed(&["runs", "--json", "--show-secrets"])).unwrap();
+    let exported: Value = serde_json::from_str(&printed(&[
+        "export",
+        &id,
+        "--format",
+        "json",
+        "--show-secrets",
+    ]))
+    .unwrap();
+    for env in [env_of(&listing["runs"][0]), env_of(&exported["run"])] {
+        assert_eq!(env["HF_TOKEN"], "hf_abcdef", "{env}");
+        assert_eq!(env["MY_CREDS"], "hunter2", "{env}");
+    }
+}

@@ -277,7 +277,14 @@ impl AppState {
             }
             DockerUpdate::Details(details) => {
                 if d.inspecting.as_deref() == Some(details.info.id.as_str()) {
-                    d.details = Some(*details);
+                    let mut details = *details;
+                    // Hidden before it is kept, so no renderer can show a secret by mistake.
+                    details.env = details
+                        .env
+                        .iter()
+                        .map(|line| self.secrets.redact_assignment(line))
+                        .collect();
+                    d.details = Some(details);
                 }
             }
             DockerUpdate::PullStarted { .. }

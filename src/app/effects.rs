@@ -1,12 +1,13 @@
 //! Carrying out the app's commands: signals, Docker actions, saved logs, diagnoses, and the
 //! runs collector's work and run stops and restarts; results come back as events.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
 use super::action::{Command, DockerCommand};
+use super::saved_logs::save_logs;
 use super::state::AppState;
 use super::unix_now;
 use crate::doctor::DoctorReport;
@@ -82,10 +83,14 @@ impl Effects {
                 // The collector only goes away with the app, so a failed send has no one to tell.
                 let _ = self.docker.send(cmd);
             }
-            Command::SaveLogs { name, text } => match save_logs(&self.data_dir, &name, &text) {
-                Ok(path) => state.set_status(format!("logs saved to {}", path.display()), false),
-                Err(e) => state.set_status(format!("could not save the logs: {e}"), true),
-            },
+            Command::SaveLogs { name, text } => {
+                match save_logs(&self.data_dir, &name, &text, unix_now()) {
+                    Ok(path) => {
+                        state.set_status(format!("logs saved to {}", path.display()), false)
+                    }
+                    Err(e) => state.set_status(format!("could not save the logs: {e}"), true),
+                }
+            }
             Command::RunDoctor => self.run_doctor(state),
             Command::Runs(cmd) => self.runs.send(cmd),
             Command::StopRun { id } => self.stop_run(id, state),
@@ -256,23 +261,4 @@ impl Effects {
             state.set_status(format!("could not start the diagnosis: {e}"), true);
         }
     }
-}
-
-fn save_logs(data_dir: &Path, name: &str, text: &str) -> std::io::Result<PathBuf> {
-    let dir = data_dir.join("logs");
-    std::fs::create_dir_all(&dir)?;
-    let stamp = unix_now();
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let path = dir.join(format!("{safe}-{stamp}.log"));
-    std::fs::write(&path, text)?;
-    Ok(path)
 }

@@ -17,6 +17,7 @@ pub mod pulls;
 pub mod run_form;
 pub mod runs;
 mod runs_actions;
+mod saved_logs;
 pub mod shell_dialog;
 mod shell_run;
 pub mod state;

@@ -1,5 +1,8 @@
 //! The single owner of what the TUI shows: GPU data, selections, overlays; changed only through `update`.
 
+use crate::secrets::Secrets;
+use std::collections::HashSet;
+
 use super::action::{Action, Command, Tab};
 use super::compat::CompatView;
 use super::docker::DockerView;
@@ -93,6 +96,8 @@ pub struct AppState {
     pub now: i64,
     /// The config's backend and `[slurm]` settings, which the new-run form starts from.
     pub slurm: SlurmDefaults,
+    /// Which environment values the inspect view hides (`--show-secrets`: none).
+    pub secrets: Secrets,
 }
 
 impl AppState {
@@ -127,6 +132,7 @@ impl AppState {
                 backend: config.runs.backend,
                 settings: config.slurm.settings(),
             },
+            secrets: Secrets::hidden(&config.general.secret_names),
         }
     }
 

@@ -11,7 +11,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-pub use dirs::Dirs;
+pub use dirs::{Dirs, UnsafeFallback, DIR_VARIABLES};
 pub use error::ConfigError;
 pub use settings::{
     Config, GeneralConfig, GpuConfig, GraphMetric, MetricsConfig, ProcessConfig, ProcessSort,

@@ -58,6 +58,9 @@ pub struct GeneralConfig {
     pub mouse: bool,
     /// Hide every action that changes the machine (kill, stop, pull, launch).
     pub read_only: bool,
+    /// Environment variable names (or `*` patterns) whose values are shown as `<redacted>`,
+    /// on top of the built-in `*TOKEN*`, `*KEY*`, `*SECRET*` and `*PASSWORD*`.
+    pub secret_names: Vec<String>,
 }
 
 impl GeneralConfig {
@@ -79,6 +82,7 @@ impl Default for GeneralConfig {
             history_secs: 600,
             mouse: true,
             read_only: false,
+            secret_names: Vec::new(),
         }
     }
 }

@@ -1,9 +1,7 @@
 //! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
 //! store, the launcher and the supervisor.
 
-use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -11,6 +9,7 @@ use std::time::Duration;
 use crate::cli::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
+use crate::secrets::Secrets;
 
 use super::backend::{slurm_job, slurm_warnings};
 use super::clock;
@@ -230,7 +229,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 }
 
 /// `gpudeck runs [--json]`.
-pub fn list(store: &RunStore, json: bool) -> ExitCode {
+pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
     let (mut runs, mut warnings) = store.list();
     warnings.extend(look_at_lost(&mut runs));
     warnings.extend(look_at_jobs(&mut runs, false));
@@ -241,7 +240,7 @@ pub fn list(store: &RunStore, json: bool) -> ExitCode {
         errln!("gpudeck: warning: {w}");
     }
     if json {
-        match serde_json::to_string_pretty(&listing_json(&runs)) {
+        match serde_json::to_string_pretty(&listing_json(&runs, secrets)) {
             Ok(text) => outln!("{text}"),
             Err(e) => {
                 errln!("gpudeck: could not encode the runs: {e}");
@@ -255,13 +254,13 @@ pub fn list(store: &RunStore, json: bool) -> ExitCode {
 }
 
 /// `gpudeck export RUN --format csv|json [--output FILE]`.
-pub fn export(args: &ExportArgs, store: &RunStore) -> ExitCode {
+pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCode {
     finish((|| {
         let run = store.find(&args.run)?;
         let text = match args.format {
             ExportFormat::Csv => export_csv(&run)?,
             ExportFormat::Json => {
-                let doc = export_json(&run, clock::now_ms())?;
+                let doc = export_json(&run, clock::now_ms(), secrets)?;
                 let mut text =
                     serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {
                         path: args.output.clone().unwrap_or_else(|| "stdout".into()),
@@ -280,15 +279,10 @@ pub fn export(args: &ExportArgs, store: &RunStore) -> ExitCode {
 }
 
 /// Writes an export to a new or replaced file only its owner can read (metrics and logs of a
-/// run may be private).
+/// run may be private): written whole to a temporary file and renamed over `path`, so an old
+/// file there becomes 0600 and a symbolic link there is replaced, its target untouched.
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    let written = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .and_then(|mut file| file.write_all(bytes));
+    let written = crate::private_files::replace(path, bytes);
     written.map_err(|e| RunError::ExportNotWritten {
         path: path.to_path_buf(),
         why: e.to_string(),

@@ -12,6 +12,7 @@ use super::record::{RunRecord, RunState};
 use super::recorded::summary_of;
 use super::store::Run;
 use super::summary::RunSummary;
+use crate::secrets::Secrets;
 
 /// The JSON schema id of `gpudeck export --format json`.
 pub const EXPORT_SCHEMA: &str = "gpudeck.export/v1";
@@ -57,12 +58,14 @@ pub struct ScalarSeries {
     pub points: Vec<[f64; 2]>,
 }
 
-/// The JSON export of `run`, summarised up to `now_ms` if it is still running.
-pub fn export_json(run: &Run, now_ms: u64) -> Result<RunExport, RunError> {
+/// The JSON export of `run`, summarised up to `now_ms` if it is still running, with the
+/// environment values of secret-looking names hidden as `secrets` says.
+pub fn export_json(run: &Run, now_ms: u64, secrets: &Secrets) -> Result<RunExport, RunError> {
     let metrics = required_metrics(run)?;
     let state = run.state();
     let mut record = run.record.clone();
     record.state = state;
+    record.redact(secrets);
     Ok(RunExport {
         schema: EXPORT_SCHEMA,
         summary: summary_of(&run.record, state, &metrics, now_ms),

@@ -137,6 +137,14 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Hides the values of the ranks' secret-looking environment variables in a record about
+    /// to be printed; `run.json` itself (0600) keeps them.
+    pub fn redact(&mut self, secrets: &crate::secrets::Secrets) {
+        for rank in &mut self.ranks {
+            secrets.redact_map(&mut rank.env);
+        }
+    }
+
     /// The record of a run about to start: nothing has run, nothing has ended, no GPUs or ranks
     /// yet; every optional part absent.
     pub fn starting(

@@ -2,9 +2,8 @@
 //! settles a run whose supervisor is gone takes it first, so the two never both record an end or
 //! append caught-up output. An flock: the kernel drops it with the process, SIGKILL included.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The lock file in the run directory.
@@ -12,13 +11,13 @@ pub const LOCK_FILE: &str = "supervisor.lock";
 
 /// Takes the run's lock without waiting: `None` when another process holds it.
 pub(super) fn try_lock(dir: &Path) -> std::io::Result<Option<File>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(dir.join(LOCK_FILE))?;
+    let file = crate::private_files::open(
+        crate::private_files::options()
+            .read(true)
+            .create(true)
+            .truncate(false),
+        &dir.join(LOCK_FILE),
+    )?;
     // SAFETY: flock on a descriptor this function owns; no memory is passed.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     if rc == 0 {

@@ -2,9 +2,8 @@
 //! the run was started with, samples only the run's GPUs once a second into `metrics.csv`, and
 //! takes one last sample once the ranks have ended.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -194,13 +193,11 @@ fn pick(known: &[GpuStatic], wanted: &[RunGpu]) -> (Vec<GpuStatic>, Vec<String>)
 
 /// A private (0600) metrics file, replacing any left from before.
 fn create(path: &Path) -> io::Result<SyncedFile> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map(SyncedFile)
+    crate::private_files::open(
+        crate::private_files::options().create(true).truncate(true),
+        path,
+    )
+    .map(SyncedFile)
 }
 
 /// A file whose flush reaches the disk, so a machine crash too loses at most the last batch.

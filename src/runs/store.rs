@@ -1,14 +1,14 @@
 //! The run store: one private directory per run under `<data dir>/runs/`, with `spec.toml`,
 //! `run.json` (replaced atomically) and per-rank logs; listing and finding runs needs no process.
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::{self, DirBuilder, File};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::clock;
 use super::error::RunError;
 use super::record::{RunRecord, RunState};
+use crate::private_files;
 
 /// The file holding a run's record.
 pub const RECORD_FILE: &str = "run.json";
@@ -244,46 +244,22 @@ fn random_u16() -> u16 {
     (nanos ^ std::process::id().rotate_left(16)) as u16
 }
 
-/// Creates `dir` and missing parents; the store's own directories are private (0700).
+/// Creates the store's root (0700); one an older gpudeck left open to others is made private.
 fn private_dir_all(dir: &Path) -> Result<(), RunError> {
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| RunError::store(dir, e))
+    private_files::create_own_dir(dir).map_err(|e| RunError::store(dir, e))
 }
 
-/// Writes `dir/name` so that it is complete or absent: a private temporary file, fsync, rename,
-/// then fsync of the directory so the rename itself survives a crash.
+/// Writes `dir/name` so that it is complete or absent, private (0600), replacing a symbolic
+/// link there rather than following it (`private_files::replace`).
 pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), RunError> {
     let target = dir.join(name);
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, &target)?;
-        File::open(dir)?.sync_all()
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        RunError::store(&target, e)
-    })
+    private_files::replace(&target, bytes).map_err(|e| RunError::store(&target, e))
 }
 
-/// Opens a log file for appending, private (0600), created if missing.
+/// Opens a log file for appending, private (0600), created if missing; a symbolic link in its
+/// place is refused, an older log readable by others is made private.
 pub(crate) fn open_log(path: &Path) -> Result<File, RunError> {
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| RunError::store(path, e))
+    private_files::open_append(path).map_err(|e| RunError::store(path, e))
 }
 
 #[cfg(test)]

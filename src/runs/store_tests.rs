@@ -203,3 +203,33 @@ fn a_start_nobody_picked_up_is_lost_only_once_it_is_stale() {
     rec.created_ms -= 10 * 60 * 1000;
     assert_eq!(rec.effective_state(), RunState::Lost);
 }
+
+#[test]
+fn a_rank_log_left_open_is_made_private_and_a_planted_link_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let store = RunStore::new(root.path());
+    let run = create(&store, "logs", 1_000);
+    let old = run.log_path(0, LogStream::Stdout);
+    fs::write(&old, "earlier\n").unwrap();
+    fs::set_permissions(&old, fs::Permissions::from_mode(0o644)).unwrap();
+    open_log(&old).unwrap();
+    assert_eq!(mode(&old), 0o600);
+
+    let victim = root.path().join("victim");
+    fs::write(&victim, "precious").unwrap();
+    let link = run.log_path(0, LogStream::Stderr);
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let err = open_log(&link).unwrap_err().to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
+fn a_store_root_left_open_is_made_private() {
+    let root = tempfile::tempdir().unwrap();
+    let store = RunStore::new(root.path());
+    fs::create_dir_all(store.root()).unwrap();
+    fs::set_permissions(store.root(), fs::Permissions::from_mode(0o755)).unwrap();
+    create(&store, "open", 1_000);
+    assert_eq!(mode(store.root()), 0o700);
+}

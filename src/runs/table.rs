@@ -6,6 +6,7 @@ use super::clock;
 use super::record::{RunRecord, RunState};
 use super::store::Run;
 use super::summary::RunSummary;
+use crate::secrets::Secrets;
 
 /// Columns of the runs table.
 const COLUMNS: usize = 10;
@@ -31,7 +32,8 @@ pub struct ListedRun<'a> {
 }
 
 /// The runs, each with its summary (see [`Run::summary`]).
-pub fn listing_json(runs: &[(Run, Option<RunSummary>)]) -> Listing<'_> {
+/// The environment values of secret-looking names are hidden as `secrets` says.
+pub fn listing_json<'a>(runs: &'a [(Run, Option<RunSummary>)], secrets: &Secrets) -> Listing<'a> {
     Listing {
         schema: RUNS_SCHEMA,
         runs: runs
@@ -39,6 +41,7 @@ pub fn listing_json(runs: &[(Run, Option<RunSummary>)]) -> Listing<'_> {
             .map(|(run, summary)| {
                 let mut record = run.record.clone();
                 record.state = run.state();
+                record.redact(secrets);
                 ListedRun {
                     record,
                     dir: &run.dir,
