@@ -49,12 +49,13 @@ fn main() -> ExitCode {
     let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
         Ok(l) => l,
         Err(e) => {
-            errln!("gpudeck: {e}");
+            say_wrapped(&format!("gpudeck: {e}"));
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    for w in &loaded.warnings {
-        tracing::warn!("{w}");
+    if cli.command.is_some() {
+        // The dashboard shows the first one in its status line; stderr belongs to it there.
+        tell_config_warnings(&loaded.warnings);
     }
     let mut config = loaded.config;
     if let Some(refusal) = read_only_refusal(&cli, &dirs, &config) {
@@ -157,6 +158,22 @@ fn read_only_refusal(cli: &Cli, dirs: &Dirs, config: &Config) -> Option<String> 
 /// Which environment values to hide: the config's names unless `--show-secrets`.
 fn secrets(config: &Config, show: bool) -> Secrets {
     Secrets::from_config(&config.general.secret_names, show)
+}
+
+/// Mistakes in the user's config or theme that were worked around, on stderr.
+fn tell_config_warnings(warnings: &[String]) {
+    for warning in warnings {
+        say_wrapped(&format!("gpudeck: {warning}"));
+    }
+}
+
+/// A message on stderr wrapped to 80 columns, so it reads whole in any terminal; a path or a
+/// `file:line:col` is never split.
+fn say_wrapped(message: &str) {
+    let options = textwrap::Options::new(80)
+        .break_words(false)
+        .subsequent_indent("  ");
+    errln!("{}", textwrap::fill(message, &options));
 }
 
 /// The dashboard: needs a terminal; everything else is the app's.

@@ -276,6 +276,8 @@ mod silent_terminal {
             modes.contains(&"icanon") && modes.contains(&"echo"),
             "the terminal is left in raw mode: {after:?}"
         );
+    }
+}
 
 /// `--read-only` and `read_only = true` hold on the command line: every command that would
 /// change the machine is refused with exit code 2 before it touches anything.
@@ -503,4 +505,148 @@ fn show_secrets_is_a_dashboard_flag_and_not_one_of_every_command() {
         .output()
         .expect("runs");
     assert_eq!(gpus.status.code(), Some(2), "{}", stderr(&gpus));
+}
+
+/// A mistake in the user's config or theme is said on stderr by every command, not only by
+/// the dashboard, and the command carries on with the built-in values.
+mod config_mistakes {
+    use std::fs;
+    use std::path::PathBuf;
+
+    use super::support::{stderr, Dirs};
+
+    /// A config dir with `text` as its config.toml; the file's path as messages show it.
+    fn with_config(text: &str) -> (Dirs, PathBuf) {
+        let dirs = Dirs::new();
+        fs::create_dir_all(dirs.config()).expect("mkdir");
+        let file = dirs.config().join("config.toml");
+        fs::write(&file, text).expect("write");
+        (dirs, file)
+    }
+
+    /// stderr of `gpudeck ARGS`, the wrapping undone, after checking that each line of the
+    /// messages about the files in the test's directory fits 80 columns.
+    fn told(dirs: &Dirs, args: &[&str]) -> (Option<i32>, String) {
+        let out = dirs
+            .gpudeck("gpus=1,frozen=5")
+            .args(["--docker-host", "unix:///nonexistent/gpudeck-test.sock"])
+            .args(args)
+            .output()
+            .expect("runs");
+        let err = stderr(&out);
+        let ours = format!("gpudeck: {}", dirs.root.path().display());
+        let mut in_ours = false;
+        for line in err.lines() {
+            if !line.starts_with("  ") {
+                in_ours = line.starts_with(&ours);
+            }
+            let width = line.chars().count();
+            assert!(!in_ours || width <= 80, "{args:?}: {width} columns: {line}");
+        }
+        (out.status.code(), err.replace("\n  ", " "))
+    }
+
+    const WRONG_TYPE: &str = "# mine\n[general]\nrefresh_ms = \"fast\"\n";
+
+    #[test]
+    fn every_command_says_a_wrong_value_with_its_location() {
+        let (dirs, file) = with_config(WRONG_TYPE);
+        let at = format!("gpudeck: {}:3:14: general.refresh_ms: ", file.display());
+        let commands: [&[&str]; 4] = [
+            &["gpus", "--demo"],
+            &["runs"],
+            &["doctor", "--demo"],
+            &["compat", "--demo", "127.0.0.1:1/gpudeck-test-none:1"],
+        ];
+        for args in commands {
+            let (code, err) = told(&dirs, args);
+            assert_ne!(code, Some(2), "{args:?} must carry on: {err}");
+            assert!(err.contains(&at), "{args:?}: {err}");
+            assert!(
+                err.contains(
+                    "expected a number of milliseconds (like 1000), found \"fast\" — using the \
+                     built-in defaults"
+                ),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains("u64"), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_a_mistake_said_with_the_likely_fix() {
+        let (dirs, file) = with_config("[general]\nrefersh_ms = 500\n");
+        let (code, err) = told(&dirs, &["runs", "--json"]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{}:2:1: unknown key `refersh_ms` in [general]; did you mean `refresh_ms`?",
+                file.display()
+            )),
+            "{err}"
+        );
+        assert!(err.contains("using the built-in defaults"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_theme_file_is_said_and_the_built_in_theme_used() {
+        let (dirs, _) = with_config("[general]\ntheme = \"mine\"\n");
+        let themes = dirs.config().join("themes");
+        fs::create_dir_all(&themes).expect("mkdir");
+        let theme = themes.join("mine.toml");
+        fs::write(&theme, "accent = \"red\"\nborder = true\n").expect("write");
+        let (code, err) = told(&dirs, &["gpus", "--demo"]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{}:2:10: border: expected a colour: a name (like \"red\"), \"#rrggbb\" or a \
+                 palette index 0-255, found true — using the dark theme",
+                theme.display()
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bad_theme_named_by_flag_or_by_an_explicit_config_is_fatal() {
+        let (dirs, _) = with_config("");
+        let themes = dirs.config().join("themes");
+        fs::create_dir_all(&themes).expect("mkdir");
+        let theme = themes.join("mine.toml");
+        fs::write(&theme, "\nborder = \"bleu\"\n").expect("write");
+        let (code, err) = told(&dirs, &["--theme", "mine", "gpus", "--demo"]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("{}:2:10: ", theme.display())),
+            "{err}"
+        );
+
+        let explicit = dirs.root.path().join("explicit.toml");
+        fs::write(&explicit, "[general]\ntheme = \"mine\"\n").expect("write");
+        let config = explicit.to_str().expect("utf-8 path");
+        let (code, err) = told(&dirs, &["--config", config, "gpus", "--demo"]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("{}:2:10: ", theme.display())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bad_explicit_config_is_fatal_and_worded_for_the_user() {
+        let (dirs, _) = with_config("");
+        let explicit = dirs.root.path().join("explicit.toml");
+        fs::write(&explicit, "[gpu]\ngraph = \"sideways\"\n").expect("write");
+        let config = explicit.to_str().expect("utf-8 path");
+        let (code, err) = told(&dirs, &["--config", config, "runs"]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{}:2:9: gpu.graph: expected \"utilization\", \"memory\" or \"power\", found \
+                 \"sideways\"",
+                explicit.display()
+            )),
+            "{err}"
+        );
+    }
 }

@@ -108,8 +108,9 @@ fn unknown_field_warns_with_line_and_column() {
     let warning = warning_for("[general]\ntheme = \"light\"\n  refersh_ms = 500\n");
     assert_eq!(
         warning,
-        "CONFIG:3:3: unknown field `refersh_ms`, expected one of `theme`, `refresh_ms`, \
-         `history_secs`, `mouse`, `read_only`, `secret_names` — using the built-in defaults"
+        "CONFIG:3:3: unknown key `refersh_ms` in [general]; did you mean `refresh_ms`? The keys \
+         there are `theme`, `refresh_ms`, `history_secs`, `mouse`, `read_only`, `secret_names` — \
+         using the built-in defaults"
     );
 }
 
@@ -118,8 +119,9 @@ fn unknown_section_warns() {
     let warning = warning_for("[gpus]\ngraph = \"power\"\n");
     assert_eq!(
         warning,
-        "CONFIG:1:2: unknown field `gpus`, expected one of `general`, `gpu`, `processes`, `shell`, \
-         `metrics`, `runs`, `slurm` — using the built-in defaults"
+        "CONFIG:1:2: unknown key `gpus` at the top level; did you mean `gpu`? The keys there are \
+         `general`, `gpu`, `processes`, `shell`, `metrics`, `runs`, `slurm` — using the built-in \
+         defaults"
     );
 }
 
@@ -128,7 +130,8 @@ fn wrong_type_warns() {
     let warning = warning_for("[general]\nrefresh_ms = \"fast\"\n");
     assert_eq!(
         warning,
-        "CONFIG:2:14: invalid type: string \"fast\", expected u64 — using the built-in defaults"
+        "CONFIG:2:14: general.refresh_ms: expected a number of milliseconds (like 1000), found \
+         \"fast\" — using the built-in defaults"
     );
 }
 
@@ -137,9 +140,51 @@ fn unknown_enum_value_warns() {
     let warning = warning_for("[processes]\nsort = \"vram\"\n");
     assert_eq!(
         warning,
-        "CONFIG:2:8: unknown variant `vram`, expected one of `memory`, `pid`, `user`, `gpu`, \
-         `command` — using the built-in defaults"
+        "CONFIG:2:8: processes.sort: expected \"memory\", \"pid\", \"user\", \"gpu\" or \
+         \"command\", found \"vram\" — using the built-in defaults"
     );
+}
+
+#[test]
+fn mistakes_are_worded_for_the_person_who_wrote_the_file() {
+    let cases = [
+        (
+            "[general]\nrefresh_ms = -5\n",
+            "CONFIG:2:14: general.refresh_ms: expected a number of milliseconds (like 1000), \
+             found -5 (out of range)",
+        ),
+        (
+            "general = { history_secs = 1.5 }\n",
+            "CONFIG:1:28: general.history_secs: expected a number of seconds (like 600), found 1.5",
+        ),
+        (
+            "[shell]\ncap_drop = [\"NET_RAW\",\n  7]\n",
+            "CONFIG:3:3: shell.cap_drop: expected a list of capability names (like [\"NET_RAW\", \
+             \"MKNOD\"]), found 7 in the list",
+        ),
+        (
+            "[metrics]\nlisten = \"localhost\"\n",
+            "CONFIG:2:10: metrics.listen: expected an address and port in quotes (like \
+             \"127.0.0.1:9400\"), found \"localhost\"",
+        ),
+        (
+            "[general]\ntheme = dark\n",
+            "CONFIG:2:9: general.theme: expected a theme name in quotes (like \"dark\"), found dark",
+        ),
+        (
+            "[gpu]\ncompact_threshold = 4\ncompact_threshold = 5\n",
+            "CONFIG:3:1: `gpu.compact_threshold` is set twice; keep one of them",
+        ),
+        (
+            "gpu = 3\n",
+            "CONFIG:1:7: gpu: expected a table of settings (like [gpu]), found 3",
+        ),
+    ];
+    for (text, expected) in cases {
+        let warning = warning_for(text);
+        let expected = format!("{expected} — using the built-in defaults");
+        assert_eq!(warning, expected, "{text:?}");
+    }
 }
 
 #[test]
@@ -194,7 +239,10 @@ fn explicit_bad_file_is_an_error_with_its_location() {
     );
     assert_eq!(
         error.to_string(),
-        format!("{}:3:9: wanted string or table", explicit.display())
+        format!(
+            "{}:3:9: gpu.graph: expected \"utilization\", \"memory\" or \"power\", found 3",
+            explicit.display()
+        )
     );
 }
 
@@ -320,7 +368,8 @@ fn bad_theme_file_warns_with_its_location() {
     assert_eq!(loaded.theme, dark());
     assert_eq!(loaded.warnings.len(), 1);
     let prefix = format!(
-        "{}:2:1: unknown field `broder`, expected one of ",
+        "{}:2:1: unknown key `broder` at the top level; did you mean `border`? The keys there \
+         are `fg`, ",
         theme_file.display()
     );
     assert!(

@@ -363,6 +363,7 @@ mod limits {
         stop.store(true, Ordering::SeqCst);
         flooder.join().unwrap();
     }
+}
 
 #[test]
 fn serve_goes_on_when_nobody_reads_its_banner() {

@@ -16,7 +16,14 @@ pub(crate) enum LayerError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Mistake {
     pub(crate) position: Option<(usize, usize)>,
+    /// The parser's own words (serde's type names included); `words::explain` rewords them.
     pub(crate) reason: String,
+    /// Where in the document it is, as the user wrote the keys: `["general", "refresh_ms"]`.
+    pub(crate) key: Vec<String>,
+    /// The mistake is inside a list (one element of it), not the list itself.
+    pub(crate) in_list: bool,
+    /// What the user wrote at the spot, on one line and shortened.
+    pub(crate) found: Option<String>,
 }
 
 /// Deserializes `user` laid over `base`: tables merge key by key, any other value in `user`
@@ -54,10 +61,90 @@ fn merge<'a>(user: &mut DeTable<'a>, base: DeTable<'a>) {
 }
 
 fn mistake(text: &str, error: &toml::de::Error) -> Mistake {
+    let span = error.span();
+    let (key, in_list) = span
+        .as_ref()
+        .map(|span| key_at(text, span.start))
+        .unwrap_or_default();
     Mistake {
-        position: error.span().map(|span| position(text, span.start)),
+        position: span.as_ref().map(|span| position(text, span.start)),
         reason: error.message().trim_end().to_owned(),
+        key,
+        in_list,
+        found: span.and_then(|span| snippet(text, span)),
     }
+}
+
+/// The key path at a byte offset: from the parsed document when it parses (a value's span
+/// is exact there, even in inline tables and lists), else from the line it is on.
+fn key_at(text: &str, offset: usize) -> (Vec<String>, bool) {
+    match DeTable::parse(text) {
+        Ok(doc) => path_in(doc.get_ref(), offset).unwrap_or_default(),
+        Err(_) => (key_on_line(text, offset), false),
+    }
+}
+
+fn path_in(table: &DeTable<'_>, offset: usize) -> Option<(Vec<String>, bool)> {
+    for (key, value) in table {
+        let inside = |span: std::ops::Range<usize>| span.contains(&offset);
+        let deeper = match value.get_ref() {
+            DeValue::Table(inner) => path_in(inner, offset),
+            DeValue::Array(items) => items.iter().find_map(|item| match item.get_ref() {
+                DeValue::Table(inner) => path_in(inner, offset),
+                _ => inside(item.span()).then(|| (Vec::new(), true)),
+            }),
+            _ => None,
+        };
+        if let Some((mut rest, in_list)) = deeper {
+            rest.insert(0, key.get_ref().to_string());
+            return Some((rest, in_list));
+        }
+        if inside(key.span()) || inside(value.span()) {
+            return Some((vec![key.get_ref().to_string()], false));
+        }
+    }
+    None
+}
+
+/// For text that does not parse: the `[table]` header above the offset and the key before
+/// `=` on its line, as written.
+fn key_on_line(text: &str, offset: usize) -> Vec<String> {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or_default();
+    let Some((key, _)) = line.split_once('=') else {
+        return Vec::new();
+    };
+    let header = before[..line_start].lines().rev().find_map(|line| {
+        let line = line.trim();
+        let name = line.strip_prefix('[')?.trim_start_matches('[');
+        Some(name.split(']').next()?.trim().to_owned())
+    });
+    let mut path: Vec<String> = header
+        .into_iter()
+        .chain(std::iter::once(key.trim().to_owned()))
+        .flat_map(|part| {
+            part.split('.')
+                .map(|piece| piece.trim().trim_matches(['"', '\'']).to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    path.retain(|piece| !piece.is_empty());
+    path
+}
+
+/// The text at `span`, cut at the line's end and at 40 characters.
+fn snippet(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    let raw = text.get(span.start..span.end.max(span.start))?;
+    let line = raw.lines().next().unwrap_or_default().trim();
+    if line.is_empty() {
+        return None;
+    }
+    let mut shown: String = line.chars().take(40).collect();
+    if line.chars().count() > 40 || raw.trim().contains('\n') {
+        shown.push('…');
+    }
+    Some(shown)
 }
 
 /// Every `*.toml` file in a user directory, in name order, each with its text and the name to

@@ -6,6 +6,7 @@ mod error;
 pub(crate) mod layer;
 mod settings;
 mod theme;
+mod words;
 
 use std::fs;
 use std::io;
@@ -37,8 +38,8 @@ pub struct Loaded {
 ///
 /// Mistakes in files gpudeck finds on its own (`<config dir>/config.toml`, the theme it names)
 /// become warnings and the built-in defaults are used, so a typo never stops the dashboard.
-/// What the user named on the command line (`explicit_config`, `theme_override`) must work:
-/// any problem with it is an `Err`.
+/// What the user named on the command line (`explicit_config` and the theme it names,
+/// `theme_override`) must work: any problem with it is an `Err`.
 pub fn load(
     dirs: &Dirs,
     explicit_config: Option<&Path>,
@@ -64,6 +65,8 @@ pub fn load(
             let name = &config.general.theme;
             match theme::find_theme(name, &themes_dir) {
                 Ok(theme) => (name.clone(), theme),
+                // The theme an explicit config names is as explicit as the config itself.
+                Err(error) if explicit_config.is_some() => return Err(error),
                 Err(error @ ConfigError::Builtin { .. }) => return Err(error),
                 Err(error) => {
                     warnings.push(format!("{error} — using the {DEFAULT_THEME} theme"));
@@ -109,7 +112,7 @@ fn parse_config(path: &Path, text: &str) -> Result<Config, ConfigError> {
         LayerError::User(mistake) => ConfigError::Invalid {
             path: path.to_path_buf(),
             position: mistake.position,
-            reason: mistake.reason,
+            reason: words::explain(&mistake, words::config_expects),
         },
         LayerError::Base(reason) => ConfigError::Builtin {
             what: "config/default.toml".to_owned(),

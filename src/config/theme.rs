@@ -11,6 +11,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
 use super::layer::{layered, LayerError};
+use super::words;
 use super::ConfigError;
 
 /// The theme used when none is named, and the base a user theme is layered over.
@@ -158,7 +159,7 @@ fn user_theme(path: &Path, text: &str) -> Result<Theme, ConfigError> {
         LayerError::User(mistake) => ConfigError::Invalid {
             path: path.to_path_buf(),
             position: mistake.position,
-            reason: mistake.reason,
+            reason: words::explain(&mistake, words::theme_expects),
         },
         LayerError::Base(reason) => ConfigError::Builtin {
             what: format!("theme `{DEFAULT_THEME}`"),
