@@ -10,13 +10,14 @@ use super::runs::live_runs;
 use super::server::{bind, serve, Latest, MetricsError, Snapshot};
 use crate::gpu::collector::GpuUpdate;
 use crate::gpu::Inventory;
-use crate::runs::RunStore;
+use crate::runs::{RunIndex, RunStore};
 
 /// A running endpoint and the snapshot it serves; dropping it stops the endpoint.
 pub struct MetricsFeed {
     latest: Latest,
     inventory: Option<Arc<Inventory>>,
-    store: RunStore,
+    /// The run store, read again only where it changed at each sample.
+    runs: RunIndex,
     stop: CancellationToken,
     addr: SocketAddr,
 }
@@ -32,7 +33,7 @@ impl MetricsFeed {
         Ok(MetricsFeed {
             latest,
             inventory: None,
-            store,
+            runs: store.index(),
             stop,
             addr,
         })
@@ -53,7 +54,7 @@ impl MetricsFeed {
                     self.latest.set(Snapshot {
                         inventory: Arc::clone(inventory),
                         samples: samples.clone(),
-                        runs: live_runs(&self.store, samples),
+                        runs: live_runs(&mut self.runs, samples),
                     });
                 }
             }

@@ -18,6 +18,7 @@ mod detach;
 mod engine;
 mod error;
 mod export;
+mod index;
 mod launch;
 mod logs;
 pub mod metrics;
@@ -29,6 +30,7 @@ mod recorded;
 mod rerun;
 mod run_lock;
 mod sampler;
+mod saved_summary;
 pub mod series;
 pub mod slurm;
 mod slurm_run;
@@ -54,6 +56,7 @@ pub use export::{
     export_csv, export_json, ExportFormat, ProgressExport, RunExport, ScalarSeries,
     EXPORT_POINTS_PER_SCALAR, EXPORT_SCHEMA,
 };
+pub use index::{Indexed, RunIndex, SETTLE_MS};
 pub use launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use logs::print_log;
 pub use preflight::{preflight, Checked, PreflightInput};
@@ -62,6 +65,7 @@ pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
 pub use recorded::{summary_of, with_summaries};
 pub use rerun::rerun;
 pub use sampler::METRICS_FILE;
+pub use saved_summary::{save_summary, SUMMARY_FILE, SUMMARY_SCHEMA};
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
 pub use store::{LogStream, Run, RunStore};
