@@ -202,6 +202,45 @@ fn a_gpu_source_that_cannot_be_opened_is_recorded_and_the_run_goes_on() {
 }
 
 #[test]
+fn the_supervisor_saves_an_ended_runs_summary_and_the_listing_uses_it() {
+    let dirs = Dirs::new();
+    let (script, gate) = gated(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
+    );
+    wait_until("two samples", || rows(&metrics_text(&dirs, &id)).len() >= 2);
+    std::fs::write(&gate, "").unwrap();
+    let record = wait_state(&dirs, &id, "succeeded");
+    let saved_path = run_dir(&dirs, &id).join("summary.json");
+    wait_until("summary.json", || saved_path.exists());
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&saved_path).unwrap())
+        .expect("summary.json is JSON");
+    assert_eq!(saved["schema"], "gpudeck.summary/v1");
+    assert_eq!(saved["ended_ms"], record["ended_ms"]);
+    // An export adds the metrics up itself.
+    let export = out(demo(&dirs, &["export", &id, "--format", "json"]));
+    assert!(export.status.success(), "{}", stderr(&export));
+    let computed = serde_json::from_str::<Value>(&stdout(&export)).unwrap()["summary"].clone();
+    assert!(computed["busy_ratio"].as_f64().is_some(), "{computed}");
+    assert_eq!(saved["summary"], computed);
+    assert_eq!(listed(&dirs, &id)["summary"], computed);
+    // The listing no longer adds the metrics up: junk of the same length goes unread.
+    let metrics = run_dir(&dirs, &id).join("metrics.csv");
+    let len = std::fs::metadata(&metrics).unwrap().len() as usize;
+    std::fs::write(&metrics, "x".repeat(len)).unwrap();
+    let listing = out(demo(&dirs, &["runs", "--json"]));
+    assert!(listing.status.success(), "{}", stderr(&listing));
+    assert_eq!(stderr(&listing), "", "no warning about the metrics");
+    let doc: Value = serde_json::from_str(&stdout(&listing)).unwrap();
+    let run = doc["runs"]
+        .as_array()
+        .and_then(|runs| runs.iter().find(|r| r["id"] == id.as_str()))
+        .expect("listed");
+    assert_eq!(run["summary"], computed);
+}
+
+#[test]
 fn summaries_show_in_runs_and_exports_carry_metrics_and_progress() {
     let dirs = Dirs::new();
     let (script, gate) = gated(&dirs, "go");

@@ -137,6 +137,87 @@ fn the_collector_lists_runs_with_their_gpu_use_and_follows_the_focused_one() {
 }
 
 #[test]
+fn an_ended_run_is_read_once_and_not_again_at_later_looks() {
+    let data = tempfile::tempdir().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    // Ended five minutes ago: done changing.
+    let started = now - 600_000;
+    let run = FakeRun::write(
+        data.path(),
+        &RunFacts {
+            id: "20250101-000000-old-0001",
+            state: "succeeded",
+            gpus: &[0],
+            ranks: 1,
+            started_ms: started,
+            ended_ms: Some(started + 60_000),
+            exit_code: Some(0),
+            supervised: false,
+        },
+    );
+    let rows: Vec<_> = (1..=60u64)
+        .map(|s| (started + s * 1000, 0, 50, 10, 300.0))
+        .collect();
+    run.metrics(&rows);
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    let listing = |rx: &mut mpsc::Receiver<RunsUpdate>| match drain(rx).pop() {
+        Some(RunsUpdate::Listed { runs, warnings }) => (runs, warnings),
+        other => panic!("no listing: {other:?}"),
+    };
+    assert!(watcher.tick());
+    let (first, warnings) = listing(&mut rx);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(first[0].summary.is_some(), "{first:?}");
+    // Its files are not read again: were they, these would break the listing.
+    std::fs::write(run.dir.join("run.json"), "{ not a record").unwrap();
+    std::fs::write(run.dir.join("metrics.csv"), "garbage\n").unwrap();
+    for _ in 0..3 {
+        assert!(watcher.tick());
+    }
+    let (later, warnings) = listing(&mut rx);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(later, first);
+}
+
+#[test]
+fn changed_rows_replace_theirs_and_keep_the_order_and_the_selection() {
+    let data = tempfile::tempdir().unwrap();
+    finished(data.path(), "20270115-080000-a-0001", &[0]);
+    finished(data.path(), "20270115-090000-b-0002", &[1]);
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    assert!(watcher.tick());
+    let Some(RunsUpdate::Listed { runs, warnings }) = drain(&mut rx).pop() else {
+        panic!("no listing");
+    };
+    let mut state = runs_state();
+    state.apply_runs(RunsUpdate::Listed {
+        runs: runs.clone(),
+        warnings,
+    });
+    state.runs.select(Some("20270115-080000-a-0001".into()));
+    let mut changed = runs[0].clone();
+    changed.state = RunState::Failed;
+    state.apply_runs(RunsUpdate::Changed {
+        rows: vec![changed],
+        warnings: vec!["a warning".into()],
+    });
+    let ids: Vec<&str> = state.runs.runs.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["20270115-090000-b-0002", "20270115-080000-a-0001"]);
+    assert_eq!(state.runs.runs[1].state, RunState::Failed);
+    assert_eq!(state.runs.runs[0].state, RunState::Succeeded);
+    assert_eq!(
+        state.runs.selected.as_deref(),
+        Some("20270115-080000-a-0001")
+    );
+    assert_eq!(state.runs.warnings, ["a warning"]);
+}
+
+#[test]
 fn a_live_run_with_one_idle_gpu_raises_the_straggler_alert() {
     let data = tempfile::tempdir().unwrap();
     let now = std::time::SystemTime::now()

@@ -100,6 +100,15 @@ impl RunsView {
                 }
                 !kept && self.selected.is_some()
             }
+            RunsUpdate::Changed { rows, warnings } => {
+                for row in rows {
+                    if let Some(shown) = self.runs.iter_mut().find(|r| r.id == row.id) {
+                        *shown = row;
+                    }
+                }
+                self.warnings = warnings;
+                false
+            }
             RunsUpdate::Detail(detail) => {
                 self.detail = Some(*detail);
                 false

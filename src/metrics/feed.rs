@@ -13,7 +13,7 @@ use super::server::{bind, serve, Latest, MetricsError, Serving, Snapshot};
 use super::web_config::WebConfig;
 use crate::gpu::collector::GpuUpdate;
 use crate::gpu::Inventory;
-use crate::runs::RunStore;
+use crate::runs::{RunIndex, RunStore};
 
 /// Where and how to serve: `--metrics ADDR` / `[metrics] listen`, and `--web-config FILE` /
 /// `[metrics] web_config`.
@@ -42,7 +42,8 @@ impl Endpoint {
 pub struct MetricsFeed {
     latest: Latest,
     inventory: Option<Arc<Inventory>>,
-    store: RunStore,
+    /// The run store, read again only where it changed at each sample.
+    runs: RunIndex,
     stop: CancellationToken,
     addr: SocketAddr,
     tls: bool,
@@ -75,7 +76,7 @@ impl MetricsFeed {
         Ok(MetricsFeed {
             latest,
             inventory: None,
-            store,
+            runs: store.index(),
             stop,
             addr,
             tls,
@@ -106,7 +107,7 @@ impl MetricsFeed {
                     self.latest.set(Snapshot {
                         inventory: Arc::clone(inventory),
                         samples: samples.clone(),
-                        runs: live_runs(&self.store, samples),
+                        runs: live_runs(&mut self.runs, samples),
                     });
                 }
             }

@@ -3,7 +3,7 @@
 //! their environment.
 
 use crate::gpu::GpuSample;
-use crate::runs::{ProcStat, RunRecord, RunState, RunStore};
+use crate::runs::{ProcStat, RunIndex, RunRecord, RunState};
 
 /// A run that has not ended, as the metrics label it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,15 +44,14 @@ pub fn owner(runs: &[RunInfo], gpu: u32, pid: u32) -> (&str, Option<usize>) {
 }
 
 /// The live runs of the store with the GPU processes of `samples` attributed to them. Reads the
-/// run records and `/proc/PID/stat`; never NVML.
-pub fn live_runs(store: &RunStore, samples: &[GpuSample]) -> Vec<RunInfo> {
-    let (runs, _) = store.list();
-    let live: Vec<(RunRecord, RunState)> = runs
-        .into_iter()
-        .map(|r| {
-            let state = r.record.effective_state();
-            (r.record, state)
-        })
+/// records that changed since the index's last look (never an ended run's again) and
+/// `/proc/PID/stat`; never NVML.
+pub fn live_runs(index: &mut RunIndex, samples: &[GpuSample]) -> Vec<RunInfo> {
+    index.refresh();
+    // A settled run ended a while ago; only the others can be live.
+    let live: Vec<(RunRecord, RunState)> = index
+        .unsettled()
+        .map(|i| (i.run.record.clone(), i.run.state()))
         .filter(|(_, state)| !state.is_finished())
         .collect();
     attribute(

@@ -19,6 +19,7 @@ mod engine;
 mod engine_link;
 mod error;
 mod export;
+mod index;
 mod launch;
 pub mod leftovers;
 mod logs;
@@ -31,6 +32,7 @@ mod recorded;
 mod rerun;
 mod run_lock;
 mod sampler;
+mod saved_summary;
 pub mod series;
 pub mod slurm;
 mod slurm_run;
@@ -56,6 +58,7 @@ pub use export::{
     export_csv, export_json, ExportFormat, ProgressExport, RunExport, ScalarSeries,
     EXPORT_POINTS_PER_SCALAR, EXPORT_SCHEMA,
 };
+pub use index::{Indexed, RunIndex, SETTLE_MS};
 pub use launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use logs::print_log;
 pub use preflight::{preflight, Checked, PreflightInput};
@@ -64,6 +67,7 @@ pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
 pub use recorded::{summary_of, with_summaries};
 pub use rerun::rerun;
 pub use sampler::METRICS_FILE;
+pub use saved_summary::{save_summary, SUMMARY_FILE, SUMMARY_SCHEMA};
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub use stop::{stop_run, StopOutcome, DEFAULT_GRACE};
 pub(crate) use store::write_atomic as write_private_atomic;

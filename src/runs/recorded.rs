@@ -64,7 +64,7 @@ impl Run {
 }
 
 /// Each run with its summary up to `now_ms` (None without metrics), and a warning for each run
-/// whose metrics could not be read.
+/// whose metrics could not be read. An ended run's saved summary is taken as it is.
 pub fn with_summaries(
     runs: Vec<Run>,
     now_ms: u64,
@@ -73,9 +73,11 @@ pub fn with_summaries(
     let listed = runs
         .into_iter()
         .map(|run| {
-            let summary = run.summary(now_ms).unwrap_or_else(|e| {
-                warnings.push(e.to_string());
-                None
+            let summary = run.saved_summary().unwrap_or_else(|| {
+                run.summary(now_ms).unwrap_or_else(|e| {
+                    warnings.push(e.to_string());
+                    None
+                })
             });
             (run, summary)
         })

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::clock;
 use super::error::RunError;
+use super::index::RunIndex;
 use super::record::{RunRecord, RunState};
 use crate::private_files;
 
@@ -153,26 +154,16 @@ impl RunStore {
     /// ids of the same second sort by their random part), and a warning for each directory that
     /// could not be read.
     pub fn list(&self) -> (Vec<Run>, Vec<String>) {
-        let entries = match fs::read_dir(&self.root) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
-            Err(e) => return (Vec::new(), vec![format!("{}: {e}", self.root.display())]),
-        };
-        let mut dirs: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
-        let (mut runs, mut warnings) = (Vec::new(), Vec::new());
-        for dir in dirs {
-            match Run::open(&dir) {
-                Ok(run) => runs.push(run),
-                Err(e) => warnings.push(e.to_string()),
-            }
-        }
+        let mut index = self.index();
+        index.refresh();
+        let mut runs: Vec<Run> = index.runs().cloned().collect();
         runs.sort_by(|a, b| (a.record.created_ms, a.id()).cmp(&(b.record.created_ms, b.id())));
-        (runs, warnings)
+        (runs, index.warnings())
+    }
+
+    /// An index of the runs, for a reader that looks again and again (nothing read yet).
+    pub fn index(&self) -> RunIndex {
+        RunIndex::new(&self.root)
     }
 
     /// The run a user means: its id, a unique prefix of one, or the newest run of that name.

@@ -4,7 +4,7 @@
 mod alerts;
 mod running;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::metrics::MetricsRow;
 
@@ -20,7 +20,7 @@ const DEFAULT_PERIOD_MS: i64 = 1_000;
 const GAP_FACTOR: f64 = 1.5;
 
 /// A run's use of its GPUs, for the runs list, `gpudeck runs --json` and exports.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     pub started_ms: i64,
     pub ended_ms: i64,
@@ -51,7 +51,7 @@ impl RunSummary {
 }
 
 /// One GPU's share of a run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuSummary {
     pub gpu_index: u32,
     pub gpu_uuid: Option<String>,

@@ -123,7 +123,9 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         Some(containers) => Some(containers.finish(&mut watch.record).await),
         None => None,
     };
-    watch.finish(&run)
+    let ended = watch.finish(&run);
+    super::saved_summary::save_after_end(&run.dir);
+    ended
 }
 
 /// A blocking wait per rank: it reaps the rank the moment it exits.

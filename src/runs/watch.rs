@@ -4,7 +4,8 @@
 
 mod feeds;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::Sender;
 
 use super::clock;
+use super::index::RunIndex;
 use super::leftovers::RunOwner;
 use super::progress::ProgressEvent;
 use super::record::RunState;
@@ -108,6 +110,12 @@ pub enum RunsUpdate {
         runs: Vec<RunRow>,
         warnings: Vec<String>,
     },
+    /// The rows of the last listing that changed since (the same runs otherwise), and the
+    /// listing's warnings now: a live run costs its own row, not the whole history's.
+    Changed {
+        rows: Vec<RunRow>,
+        warnings: Vec<String>,
+    },
     Detail(Box<RunDetail>),
     Log(LogChunk),
     /// The GPU claims of live runs and shells, sent when they change: the dashboard's
@@ -168,11 +176,29 @@ pub fn spawn(store: RunStore, updates: Sender<RunsUpdate>) -> RunsHandle {
     }
 }
 
+/// One run of the list: its summary as followed, and its row as last sent.
+struct Listed {
+    /// The run directory it follows (see [`super::Indexed::born`]).
+    born: u64,
+    feed: SummaryFeed,
+    row: Option<RunRow>,
+    /// Settled and summarised: the row will not change again.
+    fixed: bool,
+}
+
 /// The collector's own state: what it follows and how far it has read.
 pub struct Watcher {
     store: RunStore,
     updates: Sender<RunsUpdate>,
-    summaries: HashMap<String, SummaryFeed>,
+    index: RunIndex,
+    /// The rows by run directory, kept between looks.
+    listed: BTreeMap<OsString, Listed>,
+    /// The runs whose rows may still change (live, or not summarised yet).
+    pending: BTreeSet<OsString>,
+    /// What the last listing sent said, so an unchanged store sends nothing.
+    sent_warnings: Option<Vec<String>>,
+    /// The app has every run of the store as it is now: changed rows are enough.
+    listing_current: bool,
     focus: Option<FocusFeed>,
     logs: Option<LogFeed>,
     /// Lost container runs as their containers showed them at the last look.
@@ -187,9 +213,13 @@ pub struct Watcher {
 impl Watcher {
     pub fn new(store: RunStore, updates: Sender<RunsUpdate>) -> Self {
         Self {
+            index: store.index(),
             store,
             updates,
-            summaries: HashMap::new(),
+            listed: BTreeMap::new(),
+            pending: BTreeSet::new(),
+            sent_warnings: None,
+            listing_current: false,
             focus: None,
             logs: None,
             observed: HashMap::new(),
@@ -208,7 +238,7 @@ impl Watcher {
     fn run(mut self, commands: &mpsc::Receiver<RunsCommand>) {
         loop {
             let started = Instant::now();
-            if !self.tick() {
+            if !self.look(false) {
                 return;
             }
             let deadline = started + TICK;
@@ -245,10 +275,21 @@ impl Watcher {
         }
     }
 
-    /// One look at everything followed; false once the app is gone.
+    /// One look at everything followed, sending the list whether or not it changed; false once
+    /// the app is gone.
     pub fn tick(&mut self) -> bool {
+        self.look(true)
+    }
+
+    /// One look at everything followed; the list is sent when it changed or `always`.
+    fn look(&mut self, always: bool) -> bool {
         self.ticks += 1;
-        self.send_list() && self.send_claims() && self.send_detail() && self.send_logs()
+        self.send_list(always) && self.send_claims() && self.send_detail() && self.send_logs()
+    }
+
+    /// How many run records the collector has read since it started (each ended run's once).
+    pub fn records_read(&self) -> u64 {
+        self.index.reads()
     }
 
     fn send_claims(&mut self) -> bool {
@@ -299,8 +340,20 @@ impl Watcher {
         Run::open(&self.store.root().join(id)).ok()
     }
 
-    fn send_list(&mut self) -> bool {
-        let (mut runs, mut warnings) = self.store.list();
+    /// Looks at the store; sends the list when a row or a warning changed, or `always`. Only
+    /// runs that may still change are looked at: a settled run's row is made once.
+    fn send_list(&mut self, always: bool) -> bool {
+        if self.index.refresh() {
+            self.relist();
+        }
+        let (mut live, mut warnings): (Vec<(OsString, Run)>, Vec<String>) = (
+            self.index
+                .unsettled()
+                .map(|i| (i.name.to_os_string(), i.run.clone()))
+                .collect(),
+            self.index.warnings(),
+        );
+        let mut runs: Vec<Run> = live.iter().map(|(_, r)| r.clone()).collect();
         self.look_at_lost(&mut runs, &mut warnings);
         // Each look runs squeue; between looks the record on disk holds the last answer. A job
         // just submitted is looked at every second, so it shows running soon after it does.
@@ -308,28 +361,95 @@ impl Watcher {
         if every_job || self.ticks % 2 == 1 {
             warnings.extend(super::slurm_run::look_at_jobs(&mut runs, !every_job));
         }
-        let now = clock::now_ms();
-        self.summaries
-            .retain(|id, _| runs.iter().any(|r| r.id() == id));
-        let mut budget = self.summary_budget;
-        // Newest first, so recent runs get the metrics budget first; the listing is oldest first.
-        let mut rows: Vec<RunRow> = runs
-            .iter()
-            .rev()
-            .map(|run| {
-                let feed = self
-                    .summaries
-                    .entry(run.id().to_string())
-                    .or_insert_with(|| SummaryFeed::new(run));
-                let summary = feed.update(run, now, &mut budget);
-                row_of(run, summary)
-            })
+        for ((_, run), looked) in live.iter_mut().zip(runs) {
+            *run = looked;
+        }
+        let changed = self.update_rows(&live);
+        let new_warnings = self.sent_warnings.as_ref() != Some(&warnings);
+        let full = always || !self.listing_current;
+        if !full && changed.is_empty() && !new_warnings {
+            return true;
+        }
+        self.sent_warnings = Some(warnings.clone());
+        if !full {
+            let rows = changed
+                .iter()
+                .filter_map(|name| self.listed.get(name)?.row.clone())
+                .collect();
+            return self.send(RunsUpdate::Changed { rows, warnings });
+        }
+        let rows: Vec<RunRow> = self
+            .index
+            .indexed()
+            .filter_map(|i| self.listed.get(i.name)?.row.clone())
             .collect();
-        rows.reverse();
+        self.listing_current = true;
         self.send(RunsUpdate::Listed {
             runs: rows,
             warnings,
         })
+    }
+
+    /// The store's runs changed: forgets the rows of runs gone, and looks again at every run
+    /// whose row is not fixed.
+    fn relist(&mut self) {
+        self.listing_current = false;
+        let index = &self.index;
+        self.listed
+            .retain(|name, l| index.get(name).is_some_and(|i| i.born == l.born));
+        self.pending = index
+            .indexed()
+            .filter(|i| !self.listed.get(i.name).is_some_and(|l| l.fixed))
+            .map(|i| i.name.to_os_string())
+            .collect();
+    }
+
+    /// Updates the rows that may change, newest first (recent runs get the metrics budget
+    /// first); `live` holds the unsettled runs as looked at now. Returns the runs whose row
+    /// changed.
+    fn update_rows(&mut self, live: &[(OsString, Run)]) -> Vec<OsString> {
+        let live_runs: HashMap<&OsString, &Run> = live.iter().map(|(n, r)| (n, r)).collect();
+        self.pending.extend(live.iter().map(|(n, _)| n.clone()));
+        let now = clock::now_ms();
+        let mut budget = self.summary_budget;
+        let mut changed = Vec::new();
+        let mut fixed = Vec::new();
+        for name in self.pending.iter().rev() {
+            let Some(indexed) = self.index.get(name) else {
+                fixed.push(name.clone());
+                continue;
+            };
+            let run = live_runs.get(name).copied().unwrap_or(indexed.run);
+            let listed = self.listed.entry(name.clone()).or_insert_with(|| Listed {
+                born: indexed.born,
+                feed: SummaryFeed::new(run),
+                row: None,
+                fixed: false,
+            });
+            if listed.born != indexed.born {
+                *listed = Listed {
+                    born: indexed.born,
+                    feed: SummaryFeed::new(run),
+                    row: None,
+                    fixed: false,
+                };
+            }
+            let settled = indexed.settled;
+            let summary = listed.feed.update(run, now, &mut budget);
+            let row = row_of(run, summary);
+            if listed.row.as_ref() != Some(&row) {
+                listed.row = Some(row);
+                changed.push(name.clone());
+            }
+            if settled && listed.feed.is_done() {
+                listed.fixed = true;
+                fixed.push(name.clone());
+            }
+        }
+        for name in fixed {
+            self.pending.remove(&name);
+        }
+        changed
     }
 
     fn send_detail(&mut self) -> bool {
@@ -388,3 +508,6 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
         },
     }
 }
+
+#[cfg(test)]
+mod tests;

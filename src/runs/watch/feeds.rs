@@ -114,6 +114,19 @@ impl SummaryFeed {
         if let Some(done) = &self.done {
             return done.clone();
         }
+        if !self.seen_rows && !self.caught_up && run.record.state.is_finished() {
+            // An ended run's summary saved when it ended spares reading its metrics at all; an
+            // ended run without metrics will never have any.
+            let saved = run.saved_summary().or_else(|| {
+                let none =
+                    run.record.started_ms.is_none() || !self.metrics.follower.path().exists();
+                none.then_some(None)
+            });
+            if let Some(saved) = saved {
+                self.done = Some(saved.clone());
+                return saved;
+            }
+        }
         let started = run.record.started_ms?;
         let builder = self
             .builder
@@ -134,6 +147,11 @@ impl SummaryFeed {
             self.done = Some(summary.clone());
         }
         summary
+    }
+
+    /// Whether the summary is final (the run ended and its metrics were read to their end).
+    pub fn is_done(&self) -> bool {
+        self.done.is_some()
     }
 }
 
