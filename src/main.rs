@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     let dirs = match Dirs::from_env() {
         Ok(dirs) => dirs,
         Err(e) => {
-            eprintln!("gpudeck: {e}");
+            errln!("gpudeck: {e}");
             return ExitCode::from(EXIT_FAILURE);
         }
     };
@@ -59,7 +59,7 @@ fn main() -> ExitCode {
     }
     let mut config = loaded.config;
     if let Some(refusal) = read_only_refusal(&cli, &dirs, &config) {
-        eprintln!("{refusal}");
+        errln!("{refusal}");
         return ExitCode::from(EXIT_USAGE);
     }
     if let Some(ms) = cli.refresh {

@@ -4,6 +4,7 @@
 mod support;
 
 use std::process::Command;
+use std::time::Duration;
 
 use support::docker::{busybox_image, docker, engine_or_skip, unique};
 use support::engine_proxy::Proxy;

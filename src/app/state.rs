@@ -1,7 +1,6 @@
 //! The single owner of what the TUI shows: GPU data, selections, overlays; changed only through `update`.
 
 use crate::secrets::Secrets;
-use std::collections::HashSet;
 
 use super::action::{Action, Command, Tab};
 use super::compat::CompatView;

@@ -1,7 +1,6 @@
 //! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
 //! store, the launcher and the supervisor.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;

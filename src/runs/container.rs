@@ -266,7 +266,7 @@ impl RankFollow {
                 })
                 .await;
             if let Err(e) = followed {
-                eprintln!("gpudeck supervisor: catching up the output of {what}: {e}");
+                errln!("gpudeck supervisor: catching up the output of {what}: {e}");
             }
         }
         let code = self
@@ -276,7 +276,7 @@ impl RankFollow {
             })
             .await
             .unwrap_or_else(|e| {
-                eprintln!(
+                errln!(
                     "gpudeck supervisor: the exit code of {what} is unknown ({e}); recorded as 255"
                 );
                 255

@@ -153,7 +153,7 @@ impl EngineLink {
 fn say(message: &str) {
     let text = format!("gpudeck supervisor: {message}");
     let options = textwrap::Options::new(80).subsequent_indent("  ");
-    eprintln!("{}", textwrap::fill(&text, options));
+    errln!("{}", textwrap::fill(&text, options));
 }
 
 /// Whether the engine itself gave this answer: then it is there, and waiting would not help.

@@ -63,7 +63,7 @@ pub fn save_summary(run: &Run) -> Result<(), RunError> {
 /// recorded in `dir`; a failure only costs readers the time to add the metrics up themselves.
 pub(crate) fn save_after_end(dir: &Path) {
     if let Err(e) = Run::open(dir).and_then(|run| save_summary(&run)) {
-        eprintln!("gpudeck supervisor: the run's summary.json was not written: {e}");
+        errln!("gpudeck supervisor: the run's summary.json was not written: {e}");
     }
 }
 

@@ -168,7 +168,7 @@ impl Watch {
             EngineNotice::Back => None,
         };
         if let Err(e) = run.write_record(&self.record) {
-            eprintln!("gpudeck supervisor: {e}");
+            errln!("gpudeck supervisor: {e}");
         }
     }
 

@@ -132,7 +132,15 @@ pub async fn open_request(
     for warning in checked.warnings.iter().chain(&claim_warnings) {
         errln!("gpudeck: warning: {warning}");
     }
-    let result = open_checked(engine, req, defaults, &checked, cwd, (&mut hangup, &mut claim)).await;
+    let result = open_checked(
+        engine,
+        req,
+        defaults,
+        &checked,
+        cwd,
+        (&mut hangup, &mut claim),
+    )
+    .await;
     if let Some(claim) = claim {
         claim.end();
     }
@@ -148,7 +156,15 @@ async fn open_checked(
     cwd: &Path,
     (hangup, claim): (&mut HangUp, &mut Option<ShellClaim>),
 ) -> Result<u8, ShellError> {
-    let (name, code) = match launch(engine, req, (&defaults, checked), cwd, (&mut *hangup, &mut *claim)).await? {
+    let (name, code) = match launch(
+        engine,
+        req,
+        (&defaults, checked),
+        cwd,
+        (&mut *hangup, &mut *claim),
+    )
+    .await?
+    {
         (_, Err(ShellError::Rlimit { limit, detail })) => {
             tracing::warn!("{detail}");
             errln!(
