@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use gpudeck::runs::RunStore;
 use gpudeck::shell::GpuPlumbing;
 use support::docker::{docker, engine_or_skip};
 use support::docker_cleanup::Cleanup;
@@ -328,6 +329,43 @@ fn a_missing_image_is_refused_with_the_pull_command() {
         stderr(&out).contains(&format!("gpudeck pull {image}")),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn a_work_dir_holding_a_socket_is_refused_before_any_run_or_container() {
+    if !engine_or_skip("a_work_dir_holding_a_socket_is_refused_before_any_run_or_container") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (work_dir, work) = workdir();
+    let deep = work_dir.path().join("outputs/ipc");
+    std::fs::create_dir_all(&deep).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind(deep.join("forward")).unwrap();
+    let dirs = Dirs::new();
+    let args = [
+        "run",
+        "--gpus",
+        "none",
+        "--image",
+        &image,
+        "--workdir",
+        &work,
+        "--",
+        "true",
+    ];
+    let out = output(&dirs, &args);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("holds the Unix socket") && said.contains("outputs/ipc/forward"),
+        "{said}"
+    );
+    let (runs, _) = RunStore::new(&dirs.root.path().join("data")).list();
+    assert!(
+        runs.is_empty(),
+        "no run was recorded, so no container was made"
     );
 }
 
