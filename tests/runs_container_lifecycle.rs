@@ -320,9 +320,20 @@ fn a_stop_while_the_engine_is_away_is_carried_out_once_it_is_back() {
     let container = containers_of(&id).pop().expect("the container");
     proxy.cut();
     wait_engine_away(&dirs, &id, true);
-    let supervisor = supervisor_of(&dirs, &id);
-    // SAFETY: kill(2) on the supervisor this test started.
-    unsafe { libc::kill(supervisor.pid as i32, libc::SIGTERM) };
+    // `gpudeck stop` cannot reach the engine: it tells the supervisor, which waits for it.
+    let out = output(&dirs, &["stop", &id, "--grace", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("so the containers of {id} cannot be stopped now;"))
+            && said.contains("its supervisor was told to stop them once the engine is back"),
+        "{said}"
+    );
+    assert!(
+        said.lines()
+            .all(|l| l.chars().count() <= 80 || l.contains(&host)),
+        "{said}"
+    );
     wait_until("the supervisor to say it stops the ranks", || {
         supervisor_log(&dirs, &id).contains("stopping the ranks")
     });
