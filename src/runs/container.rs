@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use super::container_logs::{copy_output, follow_log, has_ended, RankLogs};
 use super::container_spec::{ContainerPlan, RankContainer};
 use super::engine::connect;
-use super::engine_link::{EngineLink, EngineNotice};
+use super::engine_link::{say, EngineLink, EngineNotice};
 use super::error::RunError;
 use super::record::RunRecord;
 use super::run_lock::try_lock;
@@ -267,7 +267,10 @@ impl RankFollow {
                 })
                 .await;
             if let Err(e) = followed {
-                eprintln!("gpudeck supervisor: catching up the output of {what}: {e}");
+                say(&format!(
+                    "the output of {what} could not be caught up from the engine's log ({e}); \
+                     the log files may miss its last lines. Check the engine: `docker info`"
+                ));
             }
         }
         let code = self
@@ -277,9 +280,10 @@ impl RankFollow {
             })
             .await
             .unwrap_or_else(|e| {
-                eprintln!(
-                    "gpudeck supervisor: the exit code of {what} is unknown ({e}); recorded as 255"
-                );
+                say(&format!(
+                    "the exit code of {what} is unknown ({e}); recorded as 255. \
+                     Check the engine: `docker info`"
+                ));
                 255
             });
         let _ = exits.send((self.rank, code));
