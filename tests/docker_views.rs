@@ -387,3 +387,99 @@ fn the_inspect_view_hides_secret_looking_environment_values() {
     assert!(shown.contains("HF_TOKEN=hf_abcdef"), "{shown}");
     assert!(shown.contains("MY_CREDS=hunter2"), "{shown}");
 }
+
+#[test]
+fn a_pull_the_engine_cut_is_retried_with_r_once_the_engine_is_back() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use gpudeck::app::keymap::action_for;
+    use gpudeck::app::pulls::PullOutcome;
+    use gpudeck::pull::PullError;
+
+    let mut s = ready_state(false);
+    s.update(Action::SelectTab(Tab::Images));
+    let finish = |s: &mut AppState, id: u64, reference: &str, error: PullError| {
+        s.apply_docker(DockerUpdate::PullStarted {
+            id,
+            reference: reference.into(),
+        });
+        s.apply_docker(DockerUpdate::PullFinished {
+            id,
+            outcome: PullOutcome::failed(&error),
+        });
+    };
+    let cut = "pytorch/pytorch:2.7.0-cuda12.8-cudnn9-devel";
+    finish(
+        &mut s,
+        7,
+        cut,
+        PullError::EngineWentAway {
+            detail: "error reading a body from connection".into(),
+        },
+    );
+    finish(
+        &mut s,
+        8,
+        "nosuch/image:1",
+        PullError::UnknownImage {
+            image: "nosuch/image".into(),
+            registry: "docker.io".into(),
+            detail: "pull access denied".into(),
+        },
+    );
+    let screen = draw(&s, 80, 30);
+    assert!(
+        screen.contains("Docker Engine went away: r retries"),
+        "{screen}"
+    );
+    assert!(!screen.contains("usermod"), "{screen}");
+    let r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE);
+    assert_eq!(action_for(&s, &bindings(), r), Some(Action::RetryPull));
+    assert!(bindings()
+        .iter()
+        .any(|b| b.action == Action::RetryPull && b.description.contains("Docker Engine")));
+
+    // While the engine is away, r says to wait.
+    s.apply_docker(DockerUpdate::Unavailable {
+        host: "unix:///var/run/docker.sock".into(),
+        title: "Docker is not running".into(),
+        message: "connection refused".into(),
+        fix: "Start it".into(),
+    });
+    assert!(s.update(Action::RetryPull).is_empty());
+    let status = s
+        .status
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(status.contains("not back yet"), "{status}");
+
+    // Back: r pulls the cut image again, and only that one.
+    s.apply_docker(DockerUpdate::Connected {
+        host: "unix:///var/run/docker.sock".into(),
+        info: Box::new(engine_info()),
+    });
+    let commands = s.update(Action::RetryPull);
+    assert_eq!(
+        commands,
+        vec![Command::Docker(DockerCommand::Pull(cut.into()))]
+    );
+    assert!(s.docker.pulls.iter().all(|p| p.reference != cut));
+    assert!(
+        s.update(Action::RetryPull).is_empty(),
+        "nothing left to retry"
+    );
+
+    let mut read_only = ready_state(true);
+    read_only.update(Action::SelectTab(Tab::Images));
+    finish(
+        &mut read_only,
+        9,
+        cut,
+        PullError::EngineWentAway {
+            detail: "reset".into(),
+        },
+    );
+    assert!(read_only.update(Action::RetryPull).is_empty());
+    let status = read_only.status.as_ref().map(|m| m.text.clone());
+    assert!(status.is_some_and(|t| t.contains("read-only")));
+}

@@ -292,3 +292,59 @@ fn the_engine_going_away_and_coming_back_never_ends_a_container_run_early() {
     );
     proxy.cut();
 }
+
+#[test]
+fn a_stop_while_the_engine_is_away_is_carried_out_once_it_is_back() {
+    if !engine_or_skip("a_stop_while_the_engine_is_away_is_carried_out_once_it_is_back") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (_work, work) = workdir();
+    let dirs = Dirs::new();
+    let sockets = tempfile::tempdir().expect("tempdir");
+    let sock = sockets.path().join("docker.sock");
+    let host = format!("unix://{}", sock.display());
+    let proxy = Proxy::start(&sock);
+    let id = start_in(
+        &dirs,
+        &image,
+        &work,
+        &["--gpus", "none", "--docker-host", &host],
+        GATED,
+    );
+    let _containers = RunContainers(id.clone());
+    wait_until("the first tick", || {
+        log(&dirs, &id, 0, "stdout").contains("tick 1")
+    });
+    let container = containers_of(&id).pop().expect("the container");
+    proxy.cut();
+    wait_engine_away(&dirs, &id, true);
+    // `gpudeck stop` cannot reach the engine: it tells the supervisor, which waits for it.
+    let out = output(&dirs, &["stop", &id, "--grace", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("so the containers of {id} cannot be stopped now;"))
+            && said.contains("its supervisor was told to stop them once the engine is back"),
+        "{said}"
+    );
+    assert!(
+        said.lines()
+            .all(|l| l.chars().count() <= 80 || l.contains(&host)),
+        "{said}"
+    );
+    wait_until("the supervisor to say it stops the ranks", || {
+        supervisor_log(&dirs, &id).contains("stopping the ranks")
+    });
+    assert_eq!(inspect(&container)["State"]["Running"], true, "runs on");
+    assert_eq!(record(&dirs, &id)["state"], "running");
+    let proxy = Proxy::start(&sock);
+    let rec = wait_state(&dirs, &id, "stopped");
+    assert_eq!(rec["ranks"][0]["exit_code"], 130, "{rec}");
+    assert!(
+        containers_of(&id).is_empty(),
+        "removed once the engine was back"
+    );
+    proxy.cut();
+}

@@ -106,6 +106,8 @@ pub enum Action {
     /// Back into the selected kept shell container.
     ReenterShell,
     CancelPull,
+    /// Pull again the newest pull the Docker Engine cut by going away.
+    RetryPull,
     /// Stop the selected training run (asks first).
     StopRun,
     /// Start the selected run again with its spec (asks first).

@@ -326,6 +326,14 @@ pub fn bindings() -> Vec<Binding> {
             Some("cancel pull"),
         ),
         bind(
+            Char('r'),
+            Action::RetryPull,
+            im,
+            "r",
+            "pull again the newest pull the Docker Engine cut by going away",
+            None,
+        ),
+        bind(
             Char('f'),
             Action::ToggleFollow,
             lg,

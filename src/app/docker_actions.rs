@@ -43,6 +43,7 @@ impl AppState {
                 Vec::new()
             }
             Action::CancelPull => self.cancel_pull(),
+            Action::RetryPull => self.retry_pull(),
             Action::OpenShell => {
                 self.open_shell_dialog();
                 Vec::new()

@@ -137,7 +137,8 @@ impl Effects {
                     false,
                     None,
                 ),
-                Err(e) => (e.to_string(), true, None),
+                // One status line: a message wrapped for the terminal is joined back up.
+                Err(e) => (e.to_string().replace('\n', " "), true, None),
             };
             let _ = done.blocking_send(line);
         });

@@ -111,6 +111,7 @@ fn changes_things(action: &Action) -> bool {
             | Action::RemoveSelected
             | Action::OpenPullPicker
             | Action::PullSelected
+            | Action::RetryPull
             | Action::OpenShell
             | Action::ReenterShell
             | Action::StopRun

@@ -64,6 +64,32 @@ impl AppState {
         }
     }
 
+    /// Pulls again the newest pull the engine cut by going away, once the engine is back; its
+    /// failed entry makes way for the new pull's.
+    pub(super) fn retry_pull(&mut self) -> Vec<Command> {
+        if self.read_only {
+            self.set_status("read-only mode: pulling images is disabled", true);
+            return Vec::new();
+        }
+        let Some(i) = self.docker.pulls.iter().rposition(|p| p.retryable()) else {
+            self.set_status(
+                "no pull to retry: r pulls again a pull the Docker Engine cut by going away",
+                true,
+            );
+            return Vec::new();
+        };
+        if !self.docker.is_ready() {
+            self.set_status(
+                "the Docker Engine is not back yet; r retries the pull once it is",
+                true,
+            );
+            return Vec::new();
+        }
+        let pull = self.docker.pulls.remove(i);
+        self.set_status(format!("pulling {} again…", pull.reference), false);
+        vec![Command::Docker(DockerCommand::Pull(pull.reference))]
+    }
+
     /// Folds a pull report into the list; true if it was one.
     pub(super) fn apply_pull(&mut self, update: &DockerUpdate) -> bool {
         let pulls = &mut self.docker.pulls;

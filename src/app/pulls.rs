@@ -1,6 +1,6 @@
 //! Pull state: the image picker (catalog plus any typed reference) and the pulls running or done.
 
-use crate::pull::{CatalogEntry, ImageRef, PullProgress};
+use crate::pull::{CatalogEntry, ImageRef, PullError, PullProgress};
 
 /// The tag picker opened from the Images tab.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,7 +72,21 @@ pub enum PullOutcome {
         title: String,
         message: String,
         fix: String,
+        /// The Docker Engine went away under it: `r` pulls it again once the engine is back.
+        retry: bool,
     },
+}
+
+impl PullOutcome {
+    /// A failed pull as the Images tab shows it.
+    pub fn failed(error: &PullError) -> PullOutcome {
+        PullOutcome::Failed {
+            title: error.title().into(),
+            message: error.to_string(),
+            fix: error.fix(),
+            retry: matches!(error, PullError::EngineWentAway { .. }),
+        }
+    }
 }
 
 /// One pull as the Images tab shows it.
@@ -87,6 +101,11 @@ pub struct PullView {
 impl PullView {
     pub fn running(&self) -> bool {
         self.outcome.is_none()
+    }
+
+    /// Whether `r` may pull it again: the engine cut it by going away.
+    pub fn retryable(&self) -> bool {
+        matches!(self.outcome, Some(PullOutcome::Failed { retry: true, .. }))
     }
 }
 

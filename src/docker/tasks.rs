@@ -68,6 +68,7 @@ pub(super) async fn pull(
         title: title.into(),
         message,
         fix,
+        retry: false,
     };
     let image = match ImageRef::parse(&reference) {
         Ok(image) => image,
@@ -117,7 +118,7 @@ pub(super) async fn pull(
             },
             PullEvent::Failed(e) => DockerUpdate::PullFinished {
                 id,
-                outcome: failed(e.title(), e.to_string(), e.fix()),
+                outcome: PullOutcome::failed(&e),
             },
         };
         if updates.send(update).await.is_err() {

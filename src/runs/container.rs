@@ -1,7 +1,8 @@
 //! A container run's ranks under the supervisor: each rank's container created, attached to
 //! before it starts (so not a byte of output is missed), started, its output appended to the
 //! rank's log files as it arrives and its exit code sent on like a host rank's; stopped
-//! (SIGINT, then `docker stop`) and removed at the end unless kept.
+//! (SIGINT, then `docker stop`) and removed at the end unless kept. After the start, every call
+//! goes through the run's [`EngineLink`], so an engine that goes away is waited for.
 
 use std::fs::File;
 use std::io;
@@ -19,10 +20,10 @@ use futures::{Stream, StreamExt};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use super::container_logs::{catch_up, copy_output, RankLogs};
+use super::container_logs::{copy_output, follow_log, has_ended, RankLogs};
 use super::container_spec::{ContainerPlan, RankContainer};
 use super::engine::connect;
-use super::engine_link::{EngineLink, EngineNotice};
+use super::engine_link::{say, EngineLink, EngineNotice};
 use super::error::RunError;
 use super::record::RunRecord;
 use super::run_lock::try_lock;
@@ -266,7 +267,10 @@ impl RankFollow {
                 })
                 .await;
             if let Err(e) = followed {
-                errln!("gpudeck supervisor: catching up the output of {what}: {e}");
+                say(&format!(
+                    "the output of {what} could not be caught up from the engine's log ({e}); \
+                     the log files may miss its last lines. Check the engine: `docker info`"
+                ));
             }
         }
         let code = self
@@ -276,43 +280,14 @@ impl RankFollow {
             })
             .await
             .unwrap_or_else(|e| {
-                errln!(
-                    "gpudeck supervisor: the exit code of {what} is unknown ({e}); recorded as 255"
-                );
+                say(&format!(
+                    "the exit code of {what} is unknown ({e}); recorded as 255. \
+                     Check the engine: `docker info`"
+                ));
                 255
             });
         let _ = exits.send((self.rank, code));
     }
-}
-
-/// Appends the engine's log of the container beyond what the files hold, following it until the
-/// container stops; an error when the stream ended while the container still runs (the engine
-/// went away under it), so that the caller waits for the engine and follows again.
-async fn follow_log(
-    engine: Engine,
-    id: &str,
-    dir: &std::path::Path,
-    rank: usize,
-) -> Result<u64, DockerError> {
-    let added = catch_up(&engine, id, dir, rank, true).await?;
-    if has_ended(&engine, id).await? {
-        Ok(added)
-    } else {
-        Err(DockerError::Unreachable {
-            host: engine.host().to_string(),
-            detail: format!("the log of container {id} ended while it still runs"),
-        })
-    }
-}
-
-/// Whether the container has stopped running.
-async fn has_ended(engine: &Engine, id: &str) -> Result<bool, DockerError> {
-    let inspect = engine
-        .client()
-        .inspect_container(id, None)
-        .await
-        .map_err(|e| engine.error(e, &format!("container {id}")))?;
-    Ok(!inspect.state.and_then(|s| s.running).unwrap_or(false))
 }
 
 /// The container's exit code once it has stopped, as the engine says it.

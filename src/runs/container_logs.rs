@@ -1,7 +1,7 @@
 //! A container rank's output in its log files: appended from the attach stream as it arrives, and
-//! caught up from the engine's own log when that stream broke or nobody was attached (the
-//! supervisor was killed). The files hold exactly the container's bytes, so a file's length is
-//! how far it has got: catching up appends what lies beyond it.
+//! caught up from the engine's own log when that stream broke, the engine went away under it, or
+//! nobody was attached (the supervisor was killed). The files hold exactly the container's
+//! bytes, so a file's length is how far it has got: catching up appends what lies beyond it.
 
 use std::fs::File;
 use std::io::Write;
@@ -107,4 +107,34 @@ pub(super) async fn catch_up(
         }
     }
     Ok(added)
+}
+
+/// Appends the engine's log of the container beyond what the files hold, following it until the
+/// container stops; an error when the stream ended while the container still runs (the engine
+/// went away under it), so that the caller waits for the engine and follows again.
+pub(super) async fn follow_log(
+    engine: Engine,
+    id: &str,
+    dir: &Path,
+    rank: usize,
+) -> Result<u64, DockerError> {
+    let added = catch_up(&engine, id, dir, rank, true).await?;
+    if has_ended(&engine, id).await? {
+        Ok(added)
+    } else {
+        Err(DockerError::Unreachable {
+            host: engine.host().to_string(),
+            detail: format!("the log of container {id} ended while it still runs"),
+        })
+    }
+}
+
+/// Whether the container has stopped running.
+pub(super) async fn has_ended(engine: &Engine, id: &str) -> Result<bool, DockerError> {
+    let inspect = engine
+        .client()
+        .inspect_container(id, None)
+        .await
+        .map_err(|e| engine.error(e, &format!("container {id}")))?;
+    Ok(!inspect.state.and_then(|s| s.running).unwrap_or(false))
 }

@@ -150,7 +150,7 @@ impl EngineLink {
 }
 
 /// One message to supervisor.log, wrapped to be read whole at 80 columns.
-fn say(message: &str) {
+pub(super) fn say(message: &str) {
     let text = format!("gpudeck supervisor: {message}");
     let options = textwrap::Options::new(80).subsequent_indent("  ");
     errln!("{}", textwrap::fill(&text, options));

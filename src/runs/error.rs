@@ -60,6 +60,10 @@ pub enum RunError {
     SupervisorFailed { id: String, why: String },
     #[error("the run {id} could not be stopped: {why}")]
     StopFailed { id: String, why: String },
+    #[error(
+        "the Docker Engine at {host} is away,\nso the containers of {id} cannot be stopped now;\nits supervisor was told to stop them once the engine is back"
+    )]
+    StopDeferred { id: String, host: String },
     #[error("rank {rank} has no {stream} log in {id}")]
     NoSuchLog {
         id: String,
@@ -142,6 +146,9 @@ impl RunError {
             RunError::AmbiguousRun { .. } => "Give more of the run id.".into(),
             RunError::SupervisorFailed { .. } => {
                 "Its supervisor.log in the run directory says more; `gpudeck runs` shows the run's state.".into()
+            }
+            RunError::StopDeferred { .. } => {
+                "Start the engine (`sudo systemctl start docker`); `gpudeck runs` then shows the\nrun as stopped.".into()
             }
             RunError::StopFailed { .. } => {
                 "Check `gpudeck runs` and the processes (`ps -o pid,pgid,cmd -g PGID`); kill them by hand if needed.".into()

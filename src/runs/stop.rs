@@ -12,6 +12,7 @@ use super::record::RunState;
 use super::slurm::Backend;
 use super::slurm_run::stop_job;
 use super::store::Run;
+use crate::docker::DockerError;
 
 /// How long each of SIGINT and SIGTERM gets before the next, stronger signal.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
@@ -44,7 +45,12 @@ pub fn stop_run(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
     }
     run.request_stop()?;
     let signal = match (&run.record.container, run.record.process_group) {
-        (Some(_), _) => stop_containers(run, grace)?,
+        (Some(_), _) => match stop_containers(run, grace) {
+            Err(RunError::Docker(DockerError::Unreachable { host, .. })) => {
+                return tell_the_supervisor(run, host)
+            }
+            other => other?,
+        },
         (None, Some(group)) if group_is_ours(&group) => {
             escalate(group.pid, grace).map_err(|why| RunError::StopFailed {
                 id: run.id().to_string(),
@@ -102,6 +108,29 @@ fn group_is_ours(group: &ProcessRef) -> bool {
         Some(stat) => stat.start_ticks == group.start_ticks,
         None => group_exists(group.pid),
     }
+}
+
+/// The engine of a container run is away: its supervisor, which waits for the engine, is told to
+/// stop the containers (SIGTERM) once it is back. Without a supervisor there is nobody to tell.
+fn tell_the_supervisor(run: &Run, host: String) -> Result<StopOutcome, RunError> {
+    let unreachable = || {
+        RunError::Docker(DockerError::Unreachable {
+            host: host.clone(),
+            detail: "its containers cannot be stopped while it is away".into(),
+        })
+    };
+    let Some(supervisor) = run.record.supervisor.filter(ProcessRef::is_alive) else {
+        return Err(unreachable());
+    };
+    let pid = i32::try_from(supervisor.pid).map_err(|_| unreachable())?;
+    // SAFETY: kill(2) on the run's own live supervisor; no memory is touched.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        return Err(unreachable());
+    }
+    Err(RunError::StopDeferred {
+        id: run.id().to_string(),
+        host,
+    })
 }
 
 /// The supervisor is gone (killed, crashed): nobody else will write the end.

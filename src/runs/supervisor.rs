@@ -123,6 +123,11 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         Some(containers) => Some(containers.finish(&mut watch.record).await),
         None => None,
     };
+    // Every exit is in, so the engine answered again if it went away: a "back" notice still
+    // queued behind the last exit must not leave the run looking as if it waits for it.
+    if let Some(container) = watch.record.container.as_mut() {
+        container.engine_away = None;
+    }
     let ended = watch.finish(&run);
     super::saved_summary::save_after_end(&run.dir);
     ended

@@ -38,10 +38,15 @@ pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
             }
         }
     }
+    let title = if pulls.iter().any(PullView::retryable) {
+        " Pulls (c cancels the newest · r retries what the engine cut) "
+    } else {
+        " Pulls (c cancels the newest) "
+    };
     Paragraph::new(lines)
         .block(
             Block::bordered()
-                .title(Span::styled(" Pulls (c cancels the newest) ", s.title()))
+                .title(Span::styled(title, s.title()))
                 .border_style(s.border()),
         )
         .render(area, buf);
@@ -57,6 +62,11 @@ fn pull_line<'a>(p: &PullView, s: &Styles) -> Line<'a> {
             name,
             Span::styled(format!("done in {secs:.1}s "), s.ok()),
             Span::styled(digest.clone().unwrap_or_default(), s.muted()),
+        ]),
+        (Some(PullOutcome::Failed { title, retry, .. }), _) if *retry => Line::from(vec![
+            name,
+            Span::styled(format!("{title}: "), s.error()),
+            Span::styled("r retries", s.accent()),
         ]),
         (Some(PullOutcome::Failed { title, fix, .. }), _) => Line::from(vec![
             name,
