@@ -225,7 +225,7 @@ pub struct ExportArgs {
     /// csv: the metrics rows; json: record, summary, metrics and training progress.
     #[arg(long, value_enum)]
     pub format: crate::runs::ExportFormat,
-    /// Write to this file (created 0600) instead of stdout.
+    /// Write to this file (0600; a file or link already there is replaced) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Show the values of secret-looking environment variables instead of <redacted>.

@@ -227,7 +227,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
     Ok(base.apply(overrides))
 }
 
-/// `gpudeck runs [--json]`.
+/// `gpudeck runs [--json] [--show-secrets]`.
 pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
     let (mut runs, mut warnings) = store.list();
     warnings.extend(look_at_lost(&mut runs));
@@ -252,7 +252,7 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `gpudeck export RUN --format csv|json [--output FILE]`.
+/// `gpudeck export RUN --format csv|json [--output FILE] [--show-secrets]`.
 pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCode {
     finish((|| {
         let run = store.find(&args.run)?;
