@@ -16,6 +16,7 @@ pub fn cpu_ns(pid: &str) -> Option<u64> {
 }
 
 /// A `/proc/PID/status` figure in KiB (`VmHWM:`, `VmRSS:`).
+#[allow(dead_code)]
 pub fn status_kib(pid: &str, key: &str) -> Option<u64> {
     fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()?

@@ -287,7 +287,9 @@ impl RunIndex {
 
     /// A warning for each run directory whose record could not be read.
     pub fn warnings(&self) -> Vec<String> {
-        let unreadable = self.entries.values().filter_map(|e| e.read.as_ref().err());
+        // Only a run read successfully settles, so the unreadable ones are all unsettled.
+        let unreadable =
+            (self.unsettled.iter()).filter_map(|name| self.entries.get(name)?.read.as_ref().err());
         self.root_error.iter().chain(unreadable).cloned().collect()
     }
 

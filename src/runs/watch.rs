@@ -180,10 +180,10 @@ pub fn spawn(store: RunStore, updates: Sender<RunsUpdate>) -> RunsHandle {
 struct Listed {
     /// The run directory it follows (see [`super::Indexed::born`]).
     born: u64,
-    feed: SummaryFeed,
+    /// None once the run is settled and summarised: its row will not change again, and what
+    /// followed its metrics is let go.
+    feed: Option<SummaryFeed>,
     row: Option<RunRow>,
-    /// Settled and summarised: the row will not change again.
-    fixed: bool,
 }
 
 /// The collector's own state: what it follows and how far it has read.
@@ -399,7 +399,7 @@ impl Watcher {
             .retain(|name, l| index.get(name).is_some_and(|i| i.born == l.born));
         self.pending = index
             .indexed()
-            .filter(|i| !self.listed.get(i.name).is_some_and(|l| l.fixed))
+            .filter(|i| self.listed.get(i.name).is_none_or(|l| l.feed.is_some()))
             .map(|i| i.name.to_os_string())
             .collect();
     }
@@ -420,29 +420,28 @@ impl Watcher {
                 continue;
             };
             let run = live_runs.get(name).copied().unwrap_or(indexed.run);
-            let listed = self.listed.entry(name.clone()).or_insert_with(|| Listed {
+            let fresh = || Listed {
                 born: indexed.born,
-                feed: SummaryFeed::new(run),
+                feed: Some(SummaryFeed::new(run)),
                 row: None,
-                fixed: false,
-            });
+            };
+            let listed = self.listed.entry(name.clone()).or_insert_with(fresh);
             if listed.born != indexed.born {
-                *listed = Listed {
-                    born: indexed.born,
-                    feed: SummaryFeed::new(run),
-                    row: None,
-                    fixed: false,
-                };
+                *listed = fresh();
             }
-            let settled = indexed.settled;
-            let summary = listed.feed.update(run, now, &mut budget);
+            let Some(feed) = listed.feed.as_mut() else {
+                fixed.push(name.clone());
+                continue;
+            };
+            let summary = feed.update(run, now, &mut budget);
+            let done = indexed.settled && feed.is_done();
             let row = row_of(run, summary);
             if listed.row.as_ref() != Some(&row) {
                 listed.row = Some(row);
                 changed.push(name.clone());
             }
-            if settled && listed.feed.is_done() {
-                listed.fixed = true;
+            if done {
+                listed.feed = None;
                 fixed.push(name.clone());
             }
         }
