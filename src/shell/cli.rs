@@ -11,7 +11,7 @@ use crate::config::{ShellConfig, UserMode};
 use crate::docker::{resolve_host, Engine};
 use crate::gpu::report::GpuReport;
 
-use super::claim::{claim_gpus, ShellClaim};
+use super::claim::{claim_gpus, reclaim_kept, ShellClaim};
 use super::defaults::ShellDefaults;
 use super::error::ShellError;
 use super::kept::{find_shell, kept_shells, render_shells};
@@ -44,7 +44,7 @@ pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtim
             return list(&engine).await;
         }
         if let Some(name) = &args.attach {
-            return attach(&engine, name).await;
+            return attach(&engine, name, env.claims.as_ref()).await;
         }
         open(args, env, &engine).await
     });
@@ -68,8 +68,12 @@ async fn list(engine: &Engine) -> Result<u8, ShellError> {
     Ok(0)
 }
 
-/// Re-enters a kept shell by name or id; its exit code.
-pub async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
+/// Re-enters a kept shell by name or id, its GPUs claimed again while attended; its exit code.
+pub async fn attach(
+    engine: &Engine,
+    name: &str,
+    claims: Option<&Claims>,
+) -> Result<u8, ShellError> {
     let shells = kept_shells(&engine.containers().await?);
     let shell = find_shell(&shells, name).ok_or_else(|| ShellError::NoSuchShell {
         name: name.to_string(),
@@ -78,7 +82,14 @@ pub async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
         "gpudeck: re-entering {} ({}, GPUs {}, {} -> workspace)",
         shell.name, shell.image, shell.gpus, shell.workdir
     );
+    let (claim, warnings) = reclaim_kept(claims, shell);
+    for warning in &warnings {
+        eprintln!("gpudeck: warning: {warning}");
+    }
     let code = reenter(engine.client(), &shell.id).await;
+    if let Some(claim) = claim {
+        claim.end();
+    }
     exit_code(code, &shell.name)
 }
 

@@ -13,7 +13,7 @@ mod spec;
 mod stdio;
 
 pub use crate::config::UserMode;
-pub use claim::{claim_gpus, ShellClaim};
+pub use claim::{claim_gpus, reclaim_kept, ShellClaim};
 pub use defaults::{check_network, ShellDefaults};
 pub use error::{ShellError, TOOLKIT_MESSAGE};
 pub use kept::{find_shell, kept_shells, render_shells, KeptShell};
