@@ -81,7 +81,9 @@ async fn session(
     let spec = resolve_host(ctx.docker_host.as_deref(), |k| std::env::var(k).ok())?;
     let engine = Engine::connect(&spec).await?;
     match launch {
-        ShellLaunch::Reenter { container, .. } => attach(&engine, &container).await,
+        ShellLaunch::Reenter { container, .. } => {
+            attach(&engine, &container, ctx.claims.as_ref()).await
+        }
         ShellLaunch::New {
             image,
             gpus,

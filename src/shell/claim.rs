@@ -5,6 +5,7 @@
 use crate::claims::{owner_of, Claim, Claims, Owner, SystemLiveness};
 use crate::gpu::report::GpuReport;
 
+use super::kept::KeptShell;
 use super::preflight::suggest_free_gpus;
 use super::spec::ResolvedGpus;
 
@@ -24,9 +25,6 @@ pub fn claim_gpus(
     gpus: &ResolvedGpus,
     report: &GpuReport,
 ) -> (Option<ShellClaim>, Vec<String>) {
-    let Some(claims) = claims.filter(|_| !gpus.is_empty()) else {
-        return (None, Vec::new());
-    };
     let owner = Owner::Shell {
         name: name.map_or_else(
             || format!("being created by gpudeck (pid {})", std::process::id()),
@@ -34,9 +32,43 @@ pub fn claim_gpus(
         ),
         container: None,
     };
-    let uuids: Vec<String> = gpus.gpus.iter().map(|g| g.uuid.clone()).collect();
+    let gpus: Vec<(String, String)> = gpus
+        .gpus
+        .iter()
+        .map(|g| (g.index.to_string(), g.uuid.clone()))
+        .collect();
+    claim_for(claims, owner, &gpus, report)
+}
+
+/// A kept shell re-entered (`--attach`): its GPUs, by the UUIDs its container's label keeps,
+/// claimed again for its container while this process attends it.
+pub fn reclaim_kept(
+    claims: Option<&Claims>,
+    shell: &KeptShell,
+) -> (Option<ShellClaim>, Vec<String>) {
+    let owner = Owner::Shell {
+        name: shell.name.clone(),
+        container: Some(shell.id.clone()),
+    };
+    let indices = shell.gpus.split(',').map(String::from);
+    let gpus: Vec<(String, String)> = indices.zip(shell.gpu_uuids.iter().cloned()).collect();
+    claim_for(claims, owner, &gpus, &GpuReport::unread())
+}
+
+/// Claims `gpus` (index as shown, UUID) for `owner`.
+fn claim_for(
+    claims: Option<&Claims>,
+    owner: Owner,
+    gpus: &[(String, String)],
+    report: &GpuReport,
+) -> (Option<ShellClaim>, Vec<String>) {
+    let Some(claims) = claims.filter(|_| !gpus.is_empty()) else {
+        return (None, Vec::new());
+    };
+    let uuids: Vec<String> = gpus.iter().map(|(_, uuid)| uuid.clone()).collect();
     let result = claims.claim(&SystemLiveness, |held| {
-        let warnings = claimed_warnings(held, gpus, report);
+        let others: Vec<Claim> = held.iter().filter(|c| c.owner != owner).cloned().collect();
+        let warnings = claimed_warnings(&others, gpus, report);
         let claim = Claim::by_me(owner.clone(), uuids);
         Ok::<_, std::convert::Infallible>((warnings, Some(claim)))
     });
@@ -60,12 +92,11 @@ pub fn claim_gpus(
 }
 
 /// "GPU 6 is claimed by run ..." for each chosen GPU a live owner holds, and the free ones.
-fn claimed_warnings(held: &[Claim], gpus: &ResolvedGpus, report: &GpuReport) -> Vec<String> {
+fn claimed_warnings(held: &[Claim], gpus: &[(String, String)], report: &GpuReport) -> Vec<String> {
     let mut warnings: Vec<String> = gpus
-        .gpus
         .iter()
-        .filter_map(|g| {
-            owner_of(held, &g.uuid).map(|o| format!("GPU {} is claimed by {o}", g.index))
+        .filter_map(|(index, uuid)| {
+            owner_of(held, uuid).map(|o| format!("GPU {index} is claimed by {o}"))
         })
         .collect();
     if !warnings.is_empty() {
@@ -78,7 +109,7 @@ fn claimed_warnings(held: &[Claim], gpus: &ResolvedGpus, report: &GpuReport) -> 
                     .find(|g| g.info.index == *i)
                     .is_some_and(|g| owner_of(held, &g.info.uuid).is_none())
             })
-            .take(gpus.gpus.len())
+            .take(gpus.len())
             .map(|i| i.to_string())
             .collect();
         if !free.is_empty() {
@@ -118,5 +149,63 @@ impl ShellClaim {
         if let Err(e) = result {
             tracing::warn!("{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docker::types::ContainerState;
+
+    fn kept(id: &str, gpus: &str, uuids: &[&str]) -> KeptShell {
+        KeptShell {
+            id: id.into(),
+            name: "dev".into(),
+            image: "busybox".into(),
+            gpus: gpus.into(),
+            gpu_uuids: uuids.iter().map(|u| u.to_string()).collect(),
+            state: ContainerState::Running,
+            created: 0,
+            workdir: "/w".into(),
+        }
+    }
+
+    #[test]
+    fn a_re_entered_shell_claims_its_gpus_again_and_hears_of_others() {
+        let data = tempfile::tempdir().unwrap();
+        let claims = Claims::new(data.path());
+        let run = Owner::Run {
+            id: "r1".into(),
+            dir: data.path().join("runs/r1"),
+        };
+        claims
+            .claim(&SystemLiveness, |_| {
+                Ok::<_, ()>(((), Some(Claim::by_me(run, vec!["GPU-b".into()]))))
+            })
+            .unwrap()
+            .unwrap();
+        let shell = kept("c0ffee", "2,3", &["GPU-a", "GPU-b"]);
+        let (claim, warnings) = reclaim_kept(Some(&claims), &shell);
+        assert_eq!(warnings, ["GPU 3 is claimed by run r1"]);
+        let live = claims.live(&SystemLiveness).unwrap();
+        let mine = live
+            .iter()
+            .find(
+                |c| matches!(&c.owner, Owner::Shell { container: Some(id), .. } if id == "c0ffee"),
+            )
+            .expect("claimed for its container");
+        assert_eq!(mine.gpus, ["GPU-a", "GPU-b"]);
+        // Its own earlier claim is replaced, not warned about.
+        let (again, warnings) = reclaim_kept(Some(&claims), &shell);
+        assert_eq!(warnings, ["GPU 3 is claimed by run r1"]);
+        drop(claim);
+        again.unwrap().end();
+        assert_eq!(
+            claims.live(&SystemLiveness).unwrap().len(),
+            1,
+            "only the run's"
+        );
+        let (none, warnings) = reclaim_kept(Some(&claims), &kept("x", "none", &[]));
+        assert!(none.is_none() && warnings.is_empty());
     }
 }

@@ -11,7 +11,7 @@ use crate::config::{ShellConfig, UserMode};
 use crate::docker::{resolve_host, Engine};
 use crate::gpu::report::GpuReport;
 
-use super::claim::{claim_gpus, ShellClaim};
+use super::claim::{claim_gpus, reclaim_kept, ShellClaim};
 use super::defaults::ShellDefaults;
 use super::error::ShellError;
 use super::hangup::{stop_after_hangup, HangUp};
@@ -50,7 +50,7 @@ pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtim
             return list(&engine).await;
         }
         if let Some(name) = &args.attach {
-            return attach(&engine, name).await;
+            return attach(&engine, name, env.claims.as_ref()).await;
         }
         open(args, env, &engine).await
     });
@@ -74,9 +74,13 @@ async fn list(engine: &Engine) -> Result<u8, ShellError> {
     Ok(0)
 }
 
-/// Re-enters a kept shell by name or id; its exit code. When the terminal goes away the shell
-/// is stopped, and stays.
-pub async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
+/// Re-enters a kept shell by name or id, its GPUs claimed again while attended; its exit code.
+/// When the terminal goes away the shell is stopped, and stays.
+pub async fn attach(
+    engine: &Engine,
+    name: &str,
+    claims: Option<&Claims>,
+) -> Result<u8, ShellError> {
     let mut hangup = HangUp::watch()?;
     let shells = kept_shells(&engine.containers().await?);
     let shell = find_shell(&shells, name).ok_or_else(|| ShellError::NoSuchShell {
@@ -89,9 +93,16 @@ pub async fn attach(engine: &Engine, name: &str) -> Result<u8, ShellError> {
         shell.gpus,
         shell.workdir
     );
+    let (claim, warnings) = reclaim_kept(claims, shell);
+    for warning in &warnings {
+        errln!("gpudeck: warning: {warning}");
+    }
     let code = reenter(engine.client(), &shell.id, &mut hangup).await;
     if lost_terminal(&code) {
         stop_after_hangup(engine.client(), &shell.id).await;
+    }
+    if let Some(claim) = claim {
+        claim.end();
     }
     exit_code(code, &shell.name, true)
 }

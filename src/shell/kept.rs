@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::docker::types::{ContainerInfo, ContainerState};
 use crate::units;
 
-use super::spec::{LABEL_GPU_INDICES, LABEL_SHELL, LABEL_WORKDIR};
+use super::spec::{LABEL_GPUS, LABEL_GPU_INDICES, LABEL_SHELL, LABEL_WORKDIR};
 
 /// One shell container still on the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +15,8 @@ pub struct KeptShell {
     pub image: String,
     /// GPU indices as given, "2,3" or "none".
     pub gpus: String,
+    /// The GPUs' UUIDs, from the container's label; empty without GPUs.
+    pub gpu_uuids: Vec<String>,
     pub state: ContainerState,
     /// Unix seconds.
     pub created: i64,
@@ -31,6 +33,11 @@ pub fn kept_shells(containers: &[ContainerInfo]) -> Vec<KeptShell> {
             name: c.name.clone(),
             image: c.image.clone(),
             gpus: label(c, LABEL_GPU_INDICES),
+            gpu_uuids: label(c, LABEL_GPUS)
+                .split(',')
+                .filter(|u| u.starts_with("GPU-"))
+                .map(String::from)
+                .collect(),
             state: c.state,
             created: c.created,
             workdir: label(c, LABEL_WORKDIR),
@@ -121,6 +128,21 @@ mod tests {
     }
 
     #[test]
+    fn a_shell_knows_its_gpus_by_uuid_from_its_label() {
+        let mut with_gpus = container("dev", 100, true);
+        with_gpus
+            .labels
+            .insert(LABEL_GPUS.to_string(), "GPU-a,GPU-b".to_string());
+        let mut without = container("cpu", 100, true);
+        without
+            .labels
+            .insert(LABEL_GPUS.to_string(), "none".to_string());
+        let shells = kept_shells(&[with_gpus, without]);
+        assert_eq!(shells[0].gpu_uuids, ["GPU-a", "GPU-b"]);
+        assert!(shells[1].gpu_uuids.is_empty());
+    }
+
+    #[test]
     fn only_labelled_containers_are_shells_newest_first() {
         let all = [
             container("old", 100, true),
@@ -131,6 +153,7 @@ mod tests {
         let names: Vec<&str> = shells.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["new", "old"]);
         assert_eq!(shells[0].gpus, "2,3");
+        assert!(shells[0].gpu_uuids.is_empty(), "no GPU label");
         assert_eq!(find_shell(&shells, "old").map(|s| s.created), Some(100));
         assert_eq!(find_shell(&shells, "new0").map(|s| s.created), Some(200));
         assert!(find_shell(&shells, "web").is_none());

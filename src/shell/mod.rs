@@ -15,7 +15,7 @@ mod stdio;
 mod workspace;
 
 pub use crate::config::UserMode;
-pub use claim::{claim_gpus, ShellClaim};
+pub use claim::{claim_gpus, reclaim_kept, ShellClaim};
 pub use defaults::{check_network, ShellDefaults};
 pub use error::{ShellError, TOOLKIT_MESSAGE};
 pub use hangup::{stop_after_hangup, HangUp};
