@@ -79,6 +79,19 @@ pub fn try_print(text: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     write_to(&mut io::stdout().lock(), text)
 }
 
+/// Whether stdout is a pipe whose reader went away, asked without writing: a command that
+/// waits for output to come (`logs -f`) ends then, not only at its next write.
+pub fn stdout_reader_gone() -> bool {
+    let mut poll = libc::pollfd {
+        fd: 1,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no waiting.
+    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    ready > 0 && poll.revents & libc::POLLERR != 0
+}
+
 /// Prints a message to stderr; a stderr nobody reads any more loses it, and nothing else happens.
 pub fn eprint(text: fmt::Arguments<'_>) {
     let mut err = io::stderr().lock();

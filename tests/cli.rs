@@ -195,6 +195,27 @@ mod closed_pipes {
     }
 
     #[test]
+    fn following_a_quiet_run_ends_when_the_reader_goes() {
+        let dirs = Dirs::new();
+        // Running (this test is its supervisor) and silent: nothing is ever written.
+        let run = FakeRun::write(
+            &dirs.root.path().join("data"),
+            &RunFacts {
+                id: "20260101-000000-quiet-cd34",
+                state: "running",
+                gpus: &[0],
+                ranks: 1,
+                started_ms: 1_767_225_600_000,
+                ended_ms: None,
+                exit_code: None,
+                supervised: true,
+            },
+        );
+        let out = with_reader_gone(gpudeck(&dirs, &["logs", &run.id, "-f"]));
+        assert_quiet_end("logs -f", &out);
+    }
+
+    #[test]
     fn a_started_run_prints_its_id_to_nobody_and_still_runs() {
         let dirs = Dirs::new();
         let out = with_reader_gone(gpudeck(&dirs, &["run", "--", "echo", "hello"]));

@@ -473,7 +473,8 @@ fn sigterm_to_gpudeck_removes_its_shell_and_says_so() {
     assert_eq!(session.wait_exit(), "143");
     let screen = session.screen();
     assert!(
-        screen.contains(&format!("gpudeck: {name} lost its terminal (SIGTERM);")),
+        screen.contains("gpudeck: gpudeck was told to stop (SIGTERM):")
+            && screen.contains(&format!("the shell {name} was removed.")),
         "{screen}"
     );
 }

@@ -39,6 +39,11 @@ pub fn print_log(run: &Run, rank: usize, stream: LogStream, follow: bool) -> Res
             }
             return Ok(());
         }
+        // Nobody reads any more (`gpudeck logs RUN -f | grep -m1 loss`): done, even if the run
+        // prints nothing more for hours.
+        if crate::output::stdout_reader_gone() {
+            return Ok(());
+        }
         std::thread::sleep(FOLLOW_POLL);
     }
 }

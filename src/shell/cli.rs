@@ -336,18 +336,22 @@ fn exit_code(code: Result<i64, ShellError>, name: &str, kept: bool) -> Result<u8
         Err(ShellError::ReaderGone { .. }) => Ok(0),
         Err(ShellError::HungUp { why, .. }) => {
             let fate = if kept {
-                format!("stopped and kept: gpudeck shell --attach {name}")
+                format!(
+                    "the shell {name} was stopped and is kept;\r\n\
+                     `gpudeck shell --attach {name}` starts it again."
+                )
             } else {
-                "removed".to_string()
+                format!("the shell {name} was removed.")
             };
-            tracing::info!("{name} lost its terminal ({why}); {fate}");
+            let (what, code) = match why {
+                "SIGTERM" => ("gpudeck was told to stop", EXIT_TERMINATED),
+                _ => ("the terminal went away", EXIT_HUNG_UP),
+            };
+            let what = format!("{what} ({why})");
+            tracing::info!("{what}: {fate}");
             // Best effort: after SIGTERM the terminal may still be there to show it.
-            errln!("\r\ngpudeck: {name} lost its terminal ({why});\r\n{fate}");
-            Ok(if why == "SIGTERM" {
-                EXIT_TERMINATED
-            } else {
-                EXIT_HUNG_UP
-            })
+            errln!("\r\ngpudeck: {what}:\r\n{fate}");
+            Ok(code)
         }
         Err(ShellError::Detached { .. }) => {
             errln!("\r\ngpudeck: detached; {name} keeps running: gpudeck shell --attach {name}");

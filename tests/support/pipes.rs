@@ -3,6 +3,10 @@
 
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Long enough for a loaded machine; a command that ends quietly ends well before.
+const DEADLINE: Duration = Duration::from_secs(20);
 
 /// The write end of a pipe whose read end is already closed.
 pub fn reader_gone() -> Stdio {
@@ -15,16 +19,29 @@ pub fn reader_gone() -> Stdio {
     Stdio::from(writer)
 }
 
-/// Runs `cmd` with stdout on a pipe whose read end is closed, stdin from /dev/null.
+/// Runs `cmd` with stdout on a pipe whose read end is closed, stdin from /dev/null; fails the
+/// test when it has not ended within 20 s.
 pub fn with_reader_gone(mut cmd: Command) -> Output {
     cmd.stdout(reader_gone())
         .stderr(Stdio::piped())
         .stdin(Stdio::null())
         // So a panic would show as one, whatever the test's own environment says.
         .env("RUST_BACKTRACE", "0");
-    let child = cmd.spawn().expect("gpudeck starts");
+    let mut child = cmd.spawn().expect("gpudeck starts");
     // The Command still holds the write end: dropped, so only the child has it.
     drop(cmd);
+    let started = Instant::now();
+    while child.try_wait().expect("try_wait").is_none() {
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("gpudeck ends");
+            panic!(
+                "still running {DEADLINE:?} after its reader went away; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     child.wait_with_output().expect("gpudeck ends")
 }
 
