@@ -10,6 +10,8 @@ pub mod compat;
 pub mod config;
 pub mod docker;
 pub mod doctor;
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub mod gpu;
 pub mod host;
 pub mod logging;

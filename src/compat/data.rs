@@ -3,9 +3,10 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use toml::Spanned;
 
 use super::version::{ArchTarget, Version};
-use crate::config::layer::{located, located_toml_error, user_toml_files};
+use crate::config::layer::{located, located_toml_error, position, user_toml_files};
 
 /// The built-in table files (`assets/compat/*.toml`).
 pub const BUILTIN_FILES: [(&str, &str); 3] = [
@@ -110,23 +111,23 @@ struct RawFile {
 #[serde(deny_unknown_fields)]
 struct RawMajor {
     major: u32,
-    minor_compat_floor: String,
+    minor_compat_floor: Spanned<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRelease {
-    cuda: String,
-    min_driver: String,
+    cuda: Spanned<String>,
+    min_driver: Spanned<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawArch {
-    cc: String,
+    cc: Spanned<String>,
     family: String,
-    first_cuda: String,
-    last_cuda: Option<String>,
+    first_cuda: Spanned<String>,
+    last_cuda: Option<Spanned<String>>,
     #[serde(default)]
     examples: String,
 }
@@ -134,18 +135,18 @@ struct RawArch {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTensorflow {
-    version: String,
-    cuda: String,
+    version: Spanned<String>,
+    cuda: Spanned<String>,
     cudnn: String,
     python: String,
-    archs: Vec<String>,
+    archs: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPytorch {
-    cuda: String,
-    archs: Vec<String>,
+    cuda: Spanned<String>,
+    archs: Vec<Spanned<String>>,
 }
 
 impl CompatData {
@@ -229,31 +230,27 @@ impl CompatData {
     fn layer_text(&mut self, text: &str, origin: &str) -> Result<(), String> {
         let raw: RawFile =
             toml::from_str(text).map_err(|e| located_toml_error(origin, text, &e))?;
-        let bad =
-            |what: &str, value: &str| located(origin, None, &format!("invalid {what} `{value}`"));
+        let file = UserText { text, origin };
         let mut layer = CompatData::default();
         for m in raw.major {
-            let floor = driver(&m.minor_compat_floor)
-                .ok_or_else(|| bad("driver", &m.minor_compat_floor))?;
             layer.majors.push(CudaMajor {
                 major: m.major,
-                minor_compat_floor: floor,
+                minor_compat_floor: file.read(&m.minor_compat_floor, driver, DRIVER)?,
             });
         }
         for r in raw.release {
             layer.releases.push(CudaRelease {
-                cuda: version(&r.cuda).ok_or_else(|| bad("CUDA version", &r.cuda))?,
-                min_driver: driver(&r.min_driver).ok_or_else(|| bad("driver", &r.min_driver))?,
+                cuda: file.read(&r.cuda, version, CUDA)?,
+                min_driver: file.read(&r.min_driver, driver, DRIVER)?,
             });
         }
         for a in raw.arch {
             layer.archs.push(Arch {
-                cc: version(&a.cc).ok_or_else(|| bad("compute capability", &a.cc))?,
+                cc: file.read(&a.cc, version, "a compute capability (like \"9.0\")")?,
                 family: a.family,
-                first_cuda: version(&a.first_cuda)
-                    .ok_or_else(|| bad("CUDA version", &a.first_cuda))?,
+                first_cuda: file.read(&a.first_cuda, version, CUDA)?,
                 last_cuda: match a.last_cuda {
-                    Some(text) => Some(version(&text).ok_or_else(|| bad("CUDA version", &text))?),
+                    Some(text) => Some(file.read(&text, version, CUDA)?),
                     None => None,
                 },
                 examples: a.examples,
@@ -261,20 +258,19 @@ impl CompatData {
         }
         for t in raw.tensorflow {
             layer.tensorflow.push(TensorflowBuild {
-                version: version(&t.version)
-                    .ok_or_else(|| bad("TensorFlow version", &t.version))?,
-                cuda: version(&t.cuda).ok_or_else(|| bad("CUDA version", &t.cuda))?,
+                version: file.read(&t.version, version, "a TensorFlow version (like \"2.17\")")?,
+                cuda: file.read(&t.cuda, version, CUDA)?,
                 cudnn: t.cudnn,
                 python: t.python,
-                targets: targets(&t.archs).map_err(|a| bad("architecture", &a))?,
-                archs: t.archs,
+                targets: file.targets(&t.archs)?,
+                archs: t.archs.into_iter().map(Spanned::into_inner).collect(),
             });
         }
         for p in raw.pytorch {
             layer.pytorch.push(PytorchBuild {
-                cuda: version(&p.cuda).ok_or_else(|| bad("CUDA version", &p.cuda))?,
-                targets: targets(&p.archs).map_err(|a| bad("architecture", &a))?,
-                archs: p.archs,
+                cuda: file.read(&p.cuda, version, CUDA)?,
+                targets: file.targets(&p.archs)?,
+                archs: p.archs.into_iter().map(Spanned::into_inner).collect(),
             });
         }
         self.sources.push(TableSource {
@@ -317,11 +313,42 @@ fn driver(text: &str) -> Option<DriverReq> {
     })
 }
 
-fn targets(archs: &[String]) -> Result<Vec<ArchTarget>, String> {
-    archs
-        .iter()
-        .map(|a| ArchTarget::parse(a).ok_or_else(|| a.clone()))
-        .collect()
+const CUDA: &str = "a CUDA version (like \"12.4\")";
+const DRIVER: &str = "a driver version (like \"550.54.14\")";
+
+/// A user's table file, to locate a value it got wrong at `origin:line:col`.
+struct UserText<'a> {
+    text: &'a str,
+    origin: &'a str,
+}
+
+impl UserText<'_> {
+    /// `value` read by `parse`, or why not, located where the file has it.
+    fn read<T>(
+        &self,
+        value: &Spanned<String>,
+        parse: impl Fn(&str) -> Option<T>,
+        what: &str,
+    ) -> Result<T, String> {
+        parse(value.get_ref()).ok_or_else(|| self.bad(value, what))
+    }
+
+    fn targets(&self, archs: &[Spanned<String>]) -> Result<Vec<ArchTarget>, String> {
+        let what = "an architecture (like \"sm_90\" or \"compute_90\")";
+        archs
+            .iter()
+            .map(|arch| self.read(arch, ArchTarget::parse, what))
+            .collect()
+    }
+
+    fn bad(&self, value: &Spanned<String>, what: &str) -> String {
+        let reason = format!("`{}` is not {what}", value.get_ref());
+        located(
+            self.origin,
+            Some(position(self.text, value.span().start)),
+            &reason,
+        )
+    }
 }
 
 #[cfg(test)]

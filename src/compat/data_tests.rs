@@ -51,7 +51,10 @@ fn user_files_replace_and_add_entries_and_bad_ones_are_skipped() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings[0].contains("b-broken.toml:5:"), "{}", warnings[0]);
     assert!(
-        warnings[1].contains("invalid architecture `gfx90a`"),
+        warnings[1].contains(
+            "c-bad-arch.toml:5:10: `gfx90a` is not an architecture (like \"sm_90\" or \
+             \"compute_90\")"
+        ),
         "{}",
         warnings[1]
     );
@@ -66,4 +69,52 @@ fn user_files_replace_and_add_entries_and_bad_ones_are_skipped() {
 fn a_missing_user_dir_is_no_warning() {
     let (_, warnings) = CompatData::load(Some(Path::new("/nonexistent/gpudeck/compat")));
     assert!(warnings.is_empty());
+}
+
+/// Property tests: any text as a user table file is layered or refused with a mistake at
+/// `file:line:col`, never a panic, and a refused file changes nothing.
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::fuzz::{self, assert_located};
+
+    const TABLES: [&str; 3] = [BUILTIN_FILES[0].1, BUILTIN_FILES[1].1, BUILTIN_FILES[2].1];
+
+    /// The built-in tables and their JSON, read once for all cases.
+    fn builtin() -> &'static (CompatData, String) {
+        static BUILTIN: std::sync::OnceLock<(CompatData, String)> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(|| {
+            let data = CompatData::builtin();
+            let json = serde_json::to_string(&data).unwrap();
+            (data, json)
+        })
+    }
+
+    fn check(text: &str) {
+        let (data, before) = builtin();
+        let mut data = data.clone();
+        if let Err(message) = data.layer_text(text, "mine.toml") {
+            assert_located(&message, "mine.toml", text);
+            assert_eq!(
+                &serde_json::to_string(&data).unwrap(),
+                before,
+                "half a layer"
+            );
+        }
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config())]
+
+        #[test]
+        fn any_text_as_a_table(text in fuzz::any_text()) {
+            check(&text);
+        }
+
+        #[test]
+        fn a_table_with_mistakes(text in fuzz::near_miss(&TABLES)) {
+            check(&text);
+        }
+    }
 }

@@ -8,6 +8,9 @@ mod settings;
 mod theme;
 mod words;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 use std::fs;
 use std::io;
 use std::path::Path;

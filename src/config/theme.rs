@@ -154,7 +154,7 @@ pub(crate) fn find_theme(name: &str, themes_dir: &Path) -> Result<Theme, ConfigE
     })
 }
 
-fn user_theme(path: &Path, text: &str) -> Result<Theme, ConfigError> {
+pub(super) fn user_theme(path: &Path, text: &str) -> Result<Theme, ConfigError> {
     layered(DARK_TOML, text).map_err(|error| match error {
         LayerError::User(mistake) => ConfigError::Invalid {
             path: path.to_path_buf(),

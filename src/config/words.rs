@@ -49,7 +49,7 @@ pub(crate) fn explain(mistake: &Mistake, expects: Expectations) -> String {
     let key: Vec<&str> = mistake.key.iter().map(String::as_str).collect();
     let reason = mistake.reason.as_str();
     if let Some(rest) = reason.strip_prefix("unknown field ") {
-        return unknown_key(&key, rest);
+        return unknown_key(&key, rest, expects);
     }
     if reason == "duplicate key" {
         let name = match key.as_slice() {
@@ -136,7 +136,7 @@ fn backticked(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// serde's "`x`, expected one of `a`, `b`" as a user's "unknown key", with a likely fix.
-fn unknown_key(key: &[&str], rest: &str) -> String {
+fn unknown_key(key: &[&str], rest: &str, expects: Expectations) -> String {
     let mut names = backticked(rest);
     let unknown = names.next().unwrap_or_default();
     let known: Vec<&str> = names.collect();
@@ -147,6 +147,17 @@ fn unknown_key(key: &[&str], rest: &str) -> String {
         format!("in [{}]", parent.join("."))
     };
     let mut text = format!("unknown key `{unknown}` {place}");
+    // A key written above its table's header.
+    let home = known.iter().find(|table| {
+        let mut inside: Vec<&str> = parent.to_vec();
+        inside.extend([**table, unknown]);
+        expects(&inside).is_some()
+    });
+    if let Some(table) = home {
+        let mut path: Vec<&str> = parent.to_vec();
+        path.push(table);
+        return format!("{text}; it belongs in [{}]", path.join("."));
+    }
     let closest = known
         .iter()
         .map(|name| (strsim::damerau_levenshtein(unknown, name), name))
@@ -230,6 +241,19 @@ mod tests {
         assert_eq!(
             explain(&m, config_expects),
             "unknown key `zz` at the top level; the keys there are `a`, `b`"
+        );
+    }
+
+    #[test]
+    fn a_key_outside_its_table_is_told_where_it_belongs() {
+        let m = mistake(
+            &["refresh_ms"],
+            "unknown field `refresh_ms`, expected one of `general`, `gpu`",
+            None,
+        );
+        assert_eq!(
+            explain(&m, config_expects),
+            "unknown key `refresh_ms` at the top level; it belongs in [general]"
         );
     }
 

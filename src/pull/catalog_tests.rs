@@ -214,3 +214,43 @@ fn a_missing_user_dir_is_silent() {
     assert!(warnings.is_empty());
     assert_eq!(catalog.entries().len(), builtin().entries().len());
 }
+
+/// Property tests: any text as a user catalog file gives entries or a mistake at
+/// `file:line:col`, never a panic.
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::fuzz::{self, assert_located};
+
+    const FILES: [&str; 4] = [
+        BUILTIN_FILES[0].1,
+        BUILTIN_FILES[1].1,
+        BUILTIN_FILES[2].1,
+        BUILTIN_FILES[3].1,
+    ];
+
+    fn check(text: &str) {
+        match parse_file(text, "mine.toml") {
+            Ok((source, entries)) => {
+                assert_eq!(source.origin, "mine.toml");
+                assert!(entries.iter().all(|e| e.origin == "mine.toml"));
+            }
+            Err(message) => assert_located(&message, "mine.toml", text),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config())]
+
+        #[test]
+        fn any_text_as_a_catalog(text in fuzz::any_text()) {
+            check(&text);
+        }
+
+        #[test]
+        fn a_catalog_with_mistakes(text in fuzz::near_miss(&FILES)) {
+            check(&text);
+        }
+    }
+}

@@ -196,3 +196,68 @@ fn an_unknown_slurm_field_is_refused_with_its_place() {
     let err = RunSpec::parse("spec.toml", "[slurm]\nnode = 2\n").expect_err("refused");
     assert!(err.to_string().starts_with("spec.toml:2:"), "{err}");
 }
+
+/// Property tests: any text as a spec file gives a spec or a mistake at `file:line:col`, never
+/// a panic; a spec that parses survives its own `spec.toml` (what `rerun` reads back).
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::fuzz::{self, assert_located};
+
+    const FULL: &str = r#"name = "resnet"
+command = ["python", "train.py", "--epochs", "3"]
+image = "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime"
+keep = true
+gpus = "0,1"
+launcher = "torchrun"
+gpu_memory = "20GiB"
+workdir = "project"
+backend = "slurm"
+
+[env]
+NCCL_DEBUG = "INFO"
+OMP_NUM_THREADS = "4"
+
+[slurm]
+nodes = 2
+gpus_per_node = 4
+time = "02:00:00"
+partition = "gpu"
+account = "ml"
+container = "pyxis"
+extra = ["--exclusive"]
+"#;
+
+    fn check(text: &str) {
+        match RunSpec::parse("run.toml", text) {
+            Ok(spec) => {
+                let stored = spec.to_toml();
+                let again = RunSpec::parse("spec.toml", &stored);
+                assert_eq!(again.ok().as_ref(), Some(&spec), "{stored}");
+            }
+            Err(error) => assert_located(&error.to_string(), "run.toml", text),
+        }
+    }
+
+    #[test]
+    fn the_full_spec_parses() {
+        let spec = RunSpec::parse("run.toml", FULL).unwrap();
+        assert_eq!(spec.slurm.nodes, Some(2));
+        assert_eq!(spec.env.len(), 2);
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config())]
+
+        #[test]
+        fn any_text_as_a_spec(text in fuzz::any_text()) {
+            check(&text);
+        }
+
+        #[test]
+        fn a_spec_with_mistakes(text in fuzz::near_miss(&[FULL])) {
+            check(&text);
+        }
+    }
+}

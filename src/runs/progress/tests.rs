@@ -322,3 +322,71 @@ fn rank_prefixes_are_dropped() {
         assert_eq!(parse_line(line).and_then(|e| e.step), Some(3), "{line}");
     }
 }
+
+/// Property tests: real lines of each tool's output, cut, garbled or with numbers out of any
+/// range, never panic the parser or the tracker, and the tracker's memory stays bounded.
+mod fuzz {
+    use std::sync::OnceLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::fuzz::{self, any_text, near_miss_line};
+
+    /// Every line of every fixture.
+    fn fixture_lines() -> &'static [&'static str] {
+        static LINES: OnceLock<Vec<&'static str>> = OnceLock::new();
+        LINES.get_or_init(|| {
+            [KERAS3, TF_KERAS2, LIGHTNING, HF_TRAINER, GENERIC, JSONL]
+                .iter()
+                .flat_map(|fixture| fixture.split('\n'))
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .collect()
+        })
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => near_miss_line(fixture_lines()),
+            1 => any_text(),
+            1 => prop::sample::select(fixture_lines()).prop_map(str::to_owned),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config())]
+
+        #[test]
+        fn a_garbled_line(text in line()) {
+            if let Some(event) = parse_line(&text) {
+                prop_assert!(!event.is_empty());
+            }
+        }
+
+        #[test]
+        fn a_run_of_garbled_lines(lines in prop::collection::vec(line(), 1..16)) {
+            let mut tracker = ProgressTracker::with_points(8);
+            for line in &lines {
+                tracker.feed_bytes(line.as_bytes());
+            }
+            let names: Vec<String> = tracker.scalar_names().map(str::to_owned).collect();
+            prop_assert!(names.len() <= 64);
+            for name in &names {
+                let series = tracker.series(name);
+                prop_assert!(series.len() <= 8, "{name}: {}", series.len());
+                prop_assert!(series.iter().all(|(x, y)| x.is_finite() && y.is_finite()));
+            }
+        }
+    }
+}
+
+/// Lightning's rich bar with a last epoch index of `u64::MAX` overflowed its epoch total (a
+/// panic in a debug build); found by `fuzz::a_run_of_garbled_lines`.
+#[test]
+fn a_rich_bar_at_the_end_of_the_range_has_no_epoch_total() {
+    let line = "Epoch 2/18446744073709551615 ━━━━━━━━━━ 45/100 0:00:02 • 0:00:03 15.20it/s \
+                train_loss: 0.234";
+    let event = parse_line(line).expect("a bar");
+    assert_eq!((event.epoch, event.total_epochs), (Some(2), None));
+    assert_eq!(event.step, Some(45));
+}

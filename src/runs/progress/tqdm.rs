@@ -67,7 +67,7 @@ pub(super) fn parse_rich(text: &str) -> Option<ProgressEvent> {
     match split_fraction(label) {
         Some((epoch, last)) => {
             event.epoch = u32::try_from(epoch).ok();
-            event.total_epochs = u32::try_from(last + 1).ok();
+            event.total_epochs = last.checked_add(1).and_then(|n| u32::try_from(n).ok());
         }
         None => event.epoch = Some(label.parse().ok()?),
     }

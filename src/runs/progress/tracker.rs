@@ -178,7 +178,7 @@ impl StepAxis {
         }
         let Some(step) = event.step else {
             return match self.last_step {
-                Some(last) => (self.offset + last) as f64,
+                Some(last) => self.offset.saturating_add(last) as f64,
                 None => self.valued_lines as f64,
             };
         };

@@ -151,3 +151,21 @@ fn raw_bytes_are_accepted() {
     assert_eq!(tracker.series("loss"), [(3.0, 0.5)]);
     assert!(!tracker.feed_bytes(b"\xff\xff\xff"));
 }
+
+/// A step counter at `u64::MAX`, a restart and a line without a step overflowed the global step
+/// (a panic in a debug build, a wrapped x in release); found by `tests::fuzz::a_run_of_garbled_lines`.
+#[test]
+fn a_step_at_the_end_of_the_range_does_not_overflow_the_axis() {
+    let mut tracker = ProgressTracker::new();
+    for line in [
+        "     18446744073709551615/Unknown - 3s 52ms/step - loss: 1.2345e-04",
+        "1100%|██████████| 1500/1500 [05:01<00:00,  4.98it/s]",
+        "469/469 ━━━━━━━━━━━━━━━━━━━━ 2s 4ms/step - accuracy: 0.9998 - loss: 7.6543e-04 - \
+         val_accuracy: 0.9702 - val_loss: ",
+    ] {
+        tracker.feed(line);
+    }
+    let points = tracker.series("loss");
+    assert_eq!(points.len(), 2, "{points:?}");
+    assert!(points.iter().all(|(x, _)| x.is_finite()), "{points:?}");
+}

@@ -113,8 +113,13 @@ pub fn submit_script(script: &Path, workdir: &Path) -> Result<String, SubmitErro
 /// What each partition's nodes offer ("debug: 1 node, gpu:2"), for a job asking for more.
 fn partitions_offer() -> Option<String> {
     let out = tool("sinfo", &["--noheader", "--format=%P|%D|%G"]).ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<String> = text
+    let offer = offer_of(&String::from_utf8_lossy(&out.stdout));
+    out.status.success().then_some(offer)?
+}
+
+/// `sinfo --noheader --format=%P|%D|%G` in a few words; `None` when it lists no partition.
+pub(crate) fn offer_of(sinfo_stdout: &str) -> Option<String> {
+    let lines: Vec<String> = sinfo_stdout
         .lines()
         .filter_map(|line| {
             let mut f = line.split('|').map(str::trim);
@@ -124,7 +129,7 @@ fn partitions_offer() -> Option<String> {
             Some(format!("{partition}: {nodes} node{plural}, {gres}"))
         })
         .collect();
-    (out.status.success() && !lines.is_empty()).then(|| lines.join("; "))
+    (!lines.is_empty()).then(|| lines.join("; "))
 }
 
 /// What Slurm says of the job: squeue while it is queued; once it left the queue, sacct from

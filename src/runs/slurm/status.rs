@@ -195,11 +195,12 @@ pub fn parse_scontrol(stdout: &str) -> Option<JobView> {
     Some(view)
 }
 
-/// Slurm's `CODE:SIGNAL` as one exit code: the code, or 128 + the signal that killed it.
+/// Slurm's `CODE:SIGNAL` as one exit code: the code, or 128 + the signal that killed it;
+/// `None` for a signal that is no signal number (negative, or past 255).
 pub fn exit_code_of(text: &str) -> Option<i32> {
     let (code, signal) = text.trim().split_once(':')?;
     let code: i32 = code.parse().ok()?;
-    let signal: i32 = signal.parse().ok()?;
+    let signal = i32::from(signal.parse::<u8>().ok()?);
     Some(if code == 0 && signal != 0 {
         128 + signal
     } else {

@@ -158,3 +158,116 @@ fn exit_codes_fold_signals() {
     assert_eq!(exit_code_of("0:9"), Some(137));
     assert_eq!(exit_code_of("junk"), None);
 }
+
+/// 0 with a signal past `i32::MAX - 128` overflowed `128 + signal` (a panic in a debug build),
+/// and a negative signal gave an exit code below 128 (found by `fuzz::exit_codes`).
+#[test]
+fn a_signal_that_is_no_signal_number_is_no_exit_code() {
+    assert_eq!(exit_code_of("0:2147483647"), None);
+    assert_eq!(exit_code_of("0:-1"), None);
+    assert_eq!(exit_code_of("0:256"), None);
+    assert_eq!(exit_code_of("0:255"), Some(383));
+}
+
+/// Property tests: whatever Slurm's tools print (garbled, cut short, another version's format),
+/// reading it never panics and a job view read from it is one of Slurm's states.
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::fuzz::{self, any_text, near_miss_line};
+    use crate::runs::slurm::job::offer_of;
+
+    const SQUEUE: &[&str] = &[
+        "PENDING|Resources||0:00|1795472300",
+        "RUNNING|None|gpu[01-02]|1:05|1795472198",
+        "CANCELLED by 0|None|vm|1-02:00:00|N/A",
+    ];
+    const SACCT: &[&str] = &[
+        "FAILED|3:0|00:00:01|vm|1795472198|1795472199|NonZeroExitCode",
+        "COMPLETED|0:0|00:00:02|vm|1|3|",
+        "TIMEOUT+|0:15|00:01:00|vm|1|61|(TimeLimit)",
+    ];
+    const SCONTROL: &[&str] = &[
+        "JobId=5 JobState=FAILED Reason=JobLaunchFailure ExitCode=0:53 RunTime=00:00:00 \
+         StartTime=1795472198 EndTime=1795472198 NodeList=vm",
+        "JobId=8 JobState=PENDING Reason=Resources ExitCode=0:0 StartTime=1795479999",
+    ];
+    const SBATCH: &[&str] = &[
+        "42",
+        "42;cluster",
+        "sbatch: error: Batch job submission failed: Invalid partition name specified",
+    ];
+    const SINFO: &[&str] = &["debug*|1|gpu:2", "gpu|4|gpu:h100:8(S:0-1)", "cpu|2|(null)"];
+
+    /// Any `i32`, with the ends of its range as likely as the middle.
+    fn edgy_i32() -> impl Strategy<Value = i32> {
+        prop_oneof![
+            any::<i32>(),
+            -256..256i32,
+            (i32::MAX - 255)..=i32::MAX,
+            i32::MIN..=(i32::MIN + 255),
+        ]
+    }
+
+    /// A view's state is a word Slurm uses, and an ended job's exit folds without panicking.
+    fn check_view(view: Option<JobView>) {
+        if let Some(view) = view {
+            assert!(!view.slurm_state.is_empty(), "{view:?}");
+            let _ = view.exit_code();
+            let _ = view.never_ran();
+        }
+    }
+
+    fn check_all(text: &str) {
+        check_view(parse_squeue(text));
+        let ended = parse_sacct(text);
+        assert!(ended.as_ref().is_none_or(JobView::has_ended), "{ended:?}");
+        check_view(ended);
+        check_view(parse_scontrol(text));
+        for success in [true, false] {
+            if let Ok(id) = submitted_job_id(success, text, text) {
+                assert!(
+                    id.bytes().all(|b| b.is_ascii_digit()) && !id.is_empty(),
+                    "{id}"
+                );
+            }
+        }
+        let _ = classify_refusal(text).fix();
+        let _ = exit_code_of(text);
+        let _ = offer_of(text);
+    }
+
+    proptest! {
+        #![proptest_config(fuzz::config())]
+
+        #[test]
+        fn any_text_as_slurm_output(text in any_text()) {
+            check_all(&text);
+        }
+
+        #[test]
+        fn slurm_lines_with_mistakes(
+            text in prop_oneof![
+                near_miss_line(SQUEUE),
+                near_miss_line(SACCT),
+                near_miss_line(SCONTROL),
+                near_miss_line(SBATCH),
+                near_miss_line(SINFO),
+            ]
+        ) {
+            check_all(&text);
+        }
+
+        #[test]
+        fn exit_codes(
+            code in prop_oneof![Just(0), edgy_i32()],
+            signal in edgy_i32(),
+            wide in any::<i64>(),
+        ) {
+            let folded = exit_code_of(&format!("{code}:{signal}"));
+            assert!(folded.is_none_or(|c| c == code || c >= 128), "{code}:{signal} {folded:?}");
+            let _ = exit_code_of(&format!("{wide}:{signal}"));
+        }
+    }
+}
