@@ -52,8 +52,19 @@ impl Run {
     /// Reads the run in `dir`.
     pub fn open(dir: &Path) -> Result<Run, RunError> {
         let path = dir.join(RECORD_FILE);
-        let text = fs::read_to_string(&path).map_err(|e| RunError::store(&path, e))?;
-        let record = serde_json::from_str(&text).map_err(|e| RunError::store(&path, e))?;
+        let damaged = |why: String| RunError::DamagedRun {
+            path: path.clone(),
+            why,
+        };
+        let text = fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => damaged("it is missing".into()),
+            _ => damaged(format!("it cannot be read: {e}")),
+        })?;
+        let record = serde_json::from_str(&text).map_err(|e| {
+            damaged(format!(
+                "it is not a whole run record ({e}); it was cut short or edited"
+            ))
+        })?;
         Ok(Run {
             dir: dir.to_path_buf(),
             record,
@@ -115,7 +126,8 @@ impl RunStore {
         &self.root
     }
 
-    /// A fresh private directory for a run named `name`, holding `spec_text`; its id.
+    /// A fresh private directory for a run named `name`, holding `spec_text`; its id. Nothing is
+    /// left behind when the spec cannot be written.
     pub fn create(
         &self,
         name: &str,
@@ -134,7 +146,11 @@ impl RunStore {
             let dir = self.root.join(&id);
             match DirBuilder::new().mode(0o700).create(&dir) {
                 Ok(()) => {
-                    write_atomic(&dir, SPEC_FILE, spec_text.as_bytes())?;
+                    if let Err(e) = write_atomic(&dir, SPEC_FILE, spec_text.as_bytes()) {
+                        // A refused run leaves nothing behind (a full disk fills no store).
+                        let _ = fs::remove_dir_all(&dir);
+                        return Err(e);
+                    }
                     return Ok((id, dir));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -144,12 +160,27 @@ impl RunStore {
         Err(RunError::store(&self.root, "no free run id after 16 tries"))
     }
 
-    /// Every readable run, oldest first, and a warning for each directory that could not be read.
+    /// Every readable run, oldest first, and a warning for each directory that could not be read
+    /// (a store that cannot be read at all is one warning; [`scan`](Self::scan) tells it apart).
     pub fn list(&self) -> (Vec<Run>, Vec<String>) {
+        match self.scan() {
+            Ok((runs, damaged)) => (runs, damaged.into_iter().map(|d| d.to_string()).collect()),
+            Err(e) => (Vec::new(), vec![e.to_string()]),
+        }
+    }
+
+    /// Every readable run, oldest first, and each run directory that could not be read; an
+    /// error when the store itself cannot be read (a store not created yet is empty).
+    pub fn scan(&self) -> Result<(Vec<Run>, Vec<RunError>), RunError> {
         let entries = match fs::read_dir(&self.root) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
-            Err(e) => return (Vec::new(), vec![format!("{}: {e}", self.root.display())]),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+            Err(e) => {
+                return Err(RunError::StoreUnreadable {
+                    path: self.root.clone(),
+                    why: e.to_string(),
+                })
+            }
         };
         let mut dirs: Vec<PathBuf> = entries
             .filter_map(Result::ok)
@@ -157,19 +188,20 @@ impl RunStore {
             .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
-        let (mut runs, mut warnings) = (Vec::new(), Vec::new());
+        let (mut runs, mut damaged) = (Vec::new(), Vec::new());
         for dir in dirs {
             match Run::open(&dir) {
                 Ok(run) => runs.push(run),
-                Err(e) => warnings.push(e.to_string()),
+                Err(e) => damaged.push(e),
             }
         }
-        (runs, warnings)
+        Ok((runs, damaged))
     }
 
-    /// The run a user means: its id, a unique prefix of one, or the newest run of that name.
+    /// The run a user means: its id, a unique prefix of one, or the newest run of that name. A
+    /// damaged run directory that matches says what is wrong with it.
     pub fn find(&self, query: &str) -> Result<Run, RunError> {
-        let (runs, _) = self.list();
+        let (runs, damaged) = self.scan()?;
         if let Some(run) = runs.iter().find(|r| r.id() == query) {
             return Ok(run.clone());
         }
@@ -187,6 +219,14 @@ impl RunStore {
         }
         if let Some(run) = runs.iter().rev().find(|r| r.record.name == query) {
             return Ok(run.clone());
+        }
+        let damaged_match = damaged.into_iter().find(|e| {
+            e.run_dir()
+                .and_then(|d| d.file_name())
+                .is_some_and(|name| name.to_string_lossy().starts_with(query))
+        });
+        if let Some(damage) = damaged_match {
+            return Err(damage);
         }
         Err(RunError::UnknownRun {
             query: query.to_string(),

@@ -40,6 +40,7 @@ fn record(id: &str, name: &str) -> RunRecord {
         error: None,
         gpu_source: None,
         metrics_error: None,
+        lost_gpus: Vec::new(),
         backend: Default::default(),
         slurm: None,
         container: None,

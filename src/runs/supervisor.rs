@@ -1,11 +1,13 @@
 //! The supervisor: a detached process (`gpudeck __supervise DIR`) that starts a run's ranks in one
 //! process group (a container run's in their containers), records each exit, stops the rest when
 //! one fails or when it is told to stop, and writes the run's end to `run.json` whether or not
-//! anyone is watching.
+//! anyone is watching, retrying until it can (a full disk must not turn an ended run into a lost
+//! one).
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::Duration;
 
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
@@ -22,6 +24,10 @@ use super::store::{log_path, open_log, LogStream, Run};
 const EXIT_NOT_FOUND: i32 = 127;
 /// ... and 126 when it exists but cannot be executed.
 const EXIT_CANNOT_EXECUTE: i32 = 126;
+/// The first wait before `run.json` is tried again after a failed write of the run's end...
+const END_RETRY_FIRST: Duration = Duration::from_millis(100);
+/// ... doubling up to this.
+const END_RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// Runs the supervisor for the run in `dir` to the run's end. Its stdout and stderr are the
 /// run's `supervisor.log`.
@@ -85,7 +91,11 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     record.state = RunState::Running;
     record.started_ms = Some(clock::now_ms());
     let mut sampler = Sampler::start(&run.dir, &record);
-    run.write_record(&record).map_err(|e| e.to_string())?;
+    // The ranks run now: a record that cannot be written must not orphan them; the end is
+    // written (retried) when they are done.
+    if let Err(e) = run.write_record(&record) {
+        eprintln!("gpudeck supervisor: the start could not be recorded: {e}");
+    }
     eprintln!(
         "gpudeck supervisor: started {} rank(s) of {}",
         record.ranks.len(),
@@ -104,13 +114,17 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     while watch.running > 0 {
         tokio::select! {
             Some((rank, code)) = exits.recv() => watch.rank_exited(&run, rank, code),
-            Some(why) = sampler.failure() => watch.metrics_failed(&run, why),
+            Some(why) = sampler.failure() => {
+                watch.record.lost_gpus = sampler.lost_gpus();
+                watch.metrics_failed(&run, why);
+            }
             _ = sigterm.recv() => watch.begin_stop("the supervisor got SIGTERM"),
             _ = sigint.recv() => watch.begin_stop("the supervisor got SIGINT"),
             // Its own session has no terminal to lose; a stray SIGHUP must not end the run.
             _ = sighup.recv() => {}
         }
     }
+    watch.record.lost_gpus = sampler.lost_gpus();
     if let Some(why) = sampler.finish() {
         watch.metrics_failed(&run, why);
     }
@@ -210,7 +224,43 @@ impl Watch {
             record.id,
             code.map_or_else(|| "unknown".into(), |c| c.to_string())
         );
-        run.write_record(record).map_err(|e| e.to_string())
+        write_end(run, record);
+        Ok(())
+    }
+}
+
+/// Writes the run's end, retrying (the wait doubling to END_RETRY_MAX) until it is written: the
+/// supervisor is the only one who knows it, and a run left `running` with no supervisor reads as
+/// lost forever. The supervisor stays alive meanwhile, so readers see the run as running.
+fn write_end(run: &Run, record: &RunRecord) {
+    let mut wait = END_RETRY_FIRST;
+    let mut failures = 0u32;
+    loop {
+        match run.write_record(record) {
+            Ok(()) if failures == 0 => return,
+            Ok(()) => {
+                eprintln!(
+                    "gpudeck supervisor: the end of {} was recorded after {failures} failed \
+                     attempt(s)",
+                    record.id
+                );
+                return;
+            }
+            Err(e) => {
+                failures += 1;
+                // Every attempt while the wait grows, then one line a minute or so.
+                if wait < END_RETRY_MAX || failures % 12 == 0 {
+                    eprintln!(
+                        "gpudeck supervisor: could not record the end of {}: {e}; retrying \
+                         every {}s until it can be written (free space in the run store)",
+                        record.id,
+                        wait.as_secs_f32()
+                    );
+                }
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(END_RETRY_MAX);
+            }
+        }
     }
 }
 
@@ -298,5 +348,6 @@ fn finish_unstarted(
         "gpudeck supervisor: {}",
         record.error.as_deref().unwrap_or_default()
     );
-    run.write_record(&record).map_err(|e| e.to_string())
+    write_end(run, &record);
+    Ok(())
 }

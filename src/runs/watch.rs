@@ -103,6 +103,8 @@ pub enum RunsUpdate {
     },
     Detail(Box<RunDetail>),
     Log(LogChunk),
+    /// The store itself cannot be read: what is wrong and what to do (not "no runs yet").
+    StoreUnreadable(String),
 }
 
 /// What the app asks of the collector.
@@ -272,7 +274,10 @@ impl Watcher {
     }
 
     fn send_list(&mut self) -> bool {
-        let (mut runs, mut warnings) = self.store.list();
+        let (mut runs, mut warnings): (Vec<Run>, Vec<String>) = match self.store.scan() {
+            Ok((runs, damaged)) => (runs, damaged.iter().map(ToString::to_string).collect()),
+            Err(e) => return self.send(RunsUpdate::StoreUnreadable(format!("{e}. {}", e.fix()))),
+        };
         self.look_at_lost(&mut runs, &mut warnings);
         // Each look runs squeue; between looks the record on disk holds the last answer. A job
         // just submitted is looked at every second, so it shows running soon after it does.
@@ -284,6 +289,7 @@ impl Watcher {
         self.summaries
             .retain(|id, _| runs.iter().any(|r| r.id() == id));
         let mut budget = self.summary_budget;
+        let mut problems = Vec::new();
         // Newest first, so recent runs get the metrics budget first; the listing is oldest first.
         let mut rows: Vec<RunRow> = runs
             .iter()
@@ -294,10 +300,13 @@ impl Watcher {
                     .entry(run.id().to_string())
                     .or_insert_with(|| SummaryFeed::new(run));
                 let summary = feed.update(run, now, &mut budget);
+                problems.extend(feed.problem());
                 row_of(run, summary)
             })
             .collect();
         rows.reverse();
+        problems.reverse();
+        warnings.extend(problems);
         self.send(RunsUpdate::Listed {
             runs: rows,
             warnings,
@@ -329,17 +338,24 @@ impl Watcher {
 
 fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
     let r = &run.record;
+    let state = run.state();
+    // A lost run's end is its last evidence, so its time stops counting as `gpudeck runs`'s does.
+    let lost_end = || {
+        (state == RunState::Lost)
+            .then(|| run.last_evidence_ms(summary.as_ref().map(|s| s.ended_ms)))
+            .flatten()
+    };
     RunRow {
         id: r.id.clone(),
         name: r.name.clone(),
-        state: run.state(),
+        state,
         launcher: r.launcher,
         image: r.image.clone(),
         gpus: r.gpus.iter().map(|g| g.index).collect(),
         ranks: r.ranks.len(),
         created_ms: r.created_ms,
         started_ms: r.started_ms,
-        ended_ms: r.ended_ms,
+        ended_ms: r.ended_ms.or_else(lost_end),
         exit_code: r.exit_code,
         first_failed_rank: r.first_failed_rank,
         error: r.error.clone(),

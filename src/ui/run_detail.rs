@@ -144,10 +144,22 @@ fn use_line<'a>(run: &RunRow, s: &Styles) -> Line<'a> {
             format!("{:.1} Wh", energy / 3600.0)
         });
     }
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled("GPU use: ", s.muted()),
         Span::styled(parts.join(" · "), s.text()),
-    ])
+    ];
+    for lost in &sum.lost_gpus {
+        let into = (lost.at_ms as i64 - sum.started_ms).max(0) / 1000;
+        spans.push(Span::styled(
+            format!(
+                " · GPU {} fell off the bus {} into the run",
+                lost.index,
+                units::age(into)
+            ),
+            s.error(),
+        ));
+    }
+    Line::from(spans)
 }
 
 fn progress_line<'a>(p: &ProgressView, s: &Styles) -> Line<'a> {
