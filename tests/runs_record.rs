@@ -417,6 +417,36 @@ fn the_end_of_a_run_is_recorded_once_run_json_can_be_written_again() {
     });
 }
 
+#[test]
+fn a_supervisor_gives_up_the_end_of_a_run_whose_directory_was_deleted() {
+    let dirs = Dirs::new();
+    let (script, gate) = fails_at_gate(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
+    );
+    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
+    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(blocker.join("keep"), "").unwrap();
+    std::fs::write(&gate, "").unwrap();
+    wait_until("the supervisor to retry the end", || {
+        supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
+    });
+    std::fs::remove_dir_all(run_dir(&dirs, &id)).unwrap();
+    // Not retrying forever for a run nobody can read.
+    wait_until("the supervisor to exit", || !alive(supervisor));
+}
+
+/// Whether `pid` is a process that has not exited (a zombie has).
+fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 2..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
 /// A small tmpfs mounted over the test's data directory, unmounted when dropped; None where
 /// this process may not mount (not root).
 struct SmallDisk(std::path::PathBuf);

@@ -738,3 +738,31 @@ fn a_deleted_rank_log_is_named_in_the_tab() {
         .iter()
         .any(|u| matches!(u, RunsUpdate::Log(_))));
 }
+
+#[test]
+fn a_gpu_that_fell_off_the_bus_shows_in_the_runs_detail() {
+    let data = tempfile::tempdir().unwrap();
+    let run = finished(data.path(), "20270115-080000-train-0001", &[0, 1]);
+    let rows: Vec<_> = (1..=60u64)
+        .flat_map(|s| {
+            [
+                (T0 + s * 1000, 0, 80, 10, 300.0),
+                (T0 + s * 1000, 1, 80, 10, 300.0),
+            ]
+        })
+        .collect();
+    run.metrics(&rows);
+    let path = run.dir.join("run.json");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    record["lost_gpus"] = serde_json::json!([{"index": 1, "uuid": "GPU-1", "at_ms": T0 + 42_000}]);
+    std::fs::write(&path, record.to_string()).unwrap();
+    let (updates, screen) = listed_and_drawn(data.path());
+    let (runs, _) = listing(&updates);
+    let lost = &runs[0].summary.as_ref().expect("a summary").lost_gpus;
+    assert_eq!((lost[0].index, lost[0].at_ms), (1, T0 + 42_000));
+    assert!(
+        screen.contains("GPU 1 fell off the bus 42s into the run"),
+        "{screen}"
+    );
+}

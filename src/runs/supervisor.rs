@@ -231,7 +231,8 @@ impl Watch {
 
 /// Writes the run's end, retrying (the wait doubling to END_RETRY_MAX) until it is written: the
 /// supervisor is the only one who knows it, and a run left `running` with no supervisor reads as
-/// lost forever. The supervisor stays alive meanwhile, so readers see the run as running.
+/// lost forever. The supervisor stays alive meanwhile, so readers see the run as running. It
+/// gives up only when the run's directory itself is gone.
 fn write_end(run: &Run, record: &RunRecord) {
     let mut wait = END_RETRY_FIRST;
     let mut failures = 0u32;
@@ -243,6 +244,15 @@ fn write_end(run: &Run, record: &RunRecord) {
                     "gpudeck supervisor: the end of {} was recorded after {failures} failed \
                      attempt(s)",
                     record.id
+                );
+                return;
+            }
+            // The run was deleted: nobody can read its end any more, so do not wait forever.
+            Err(_) if !run.dir.is_dir() => {
+                eprintln!(
+                    "gpudeck supervisor: {} is gone; its end ({}) is not recorded",
+                    run.dir.display(),
+                    record.state
                 );
                 return;
             }
