@@ -438,6 +438,32 @@ fn a_supervisor_gives_up_the_end_of_a_run_whose_directory_was_deleted() {
     wait_until("the supervisor to exit", || !alive(supervisor));
 }
 
+#[test]
+fn a_supervisor_retrying_the_end_gives_up_when_told_to() {
+    let dirs = Dirs::new();
+    let (script, gate) = fails_at_gate(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
+    );
+    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
+    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(&gate, "").unwrap();
+    wait_until("the supervisor to retry the end", || {
+        supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
+    });
+    // SAFETY: kill(2) on the supervisor this test started.
+    unsafe { libc::kill(supervisor as i32, libc::SIGTERM) };
+    wait_until("the supervisor to exit", || !alive(supervisor));
+    assert!(
+        supervisor_log(&dirs, &id).contains("gave up recording the end")
+            && supervisor_log(&dirs, &id).contains("it was failed, exit code 3"),
+        "{}",
+        supervisor_log(&dirs, &id)
+    );
+}
+
 /// Whether `pid` is a process that has not exited (a zombie has).
 fn alive(pid: i64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::Duration;
 
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 use super::clock;
@@ -79,12 +79,20 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     let containers = if record.container.is_some() {
         match start_containers(&run, &mut record, &tx).await {
             Ok(containers) => Some(containers),
-            Err(e) => return finish_unstarted(&run, record, e),
+            Err(e) => {
+                let record = finish_unstarted(record, e);
+                write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
+                return Ok(());
+            }
         }
     } else {
         match spawn_ranks(&run, &mut record) {
             Ok(children) => wait_for_children(children, &tx),
-            Err(e) => return finish_unstarted(&run, record, e),
+            Err(e) => {
+                let record = finish_unstarted(record, e);
+                write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
+                return Ok(());
+            }
         }
         None
     };
@@ -133,7 +141,9 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         Some(containers) => Some(containers.finish(&mut watch.record).await),
         None => None,
     };
-    watch.finish(&run)
+    let record = watch.finish(&run);
+    write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
+    Ok(())
 }
 
 /// A blocking wait per rank: it reaps the rank the moment it exits.
@@ -193,8 +203,8 @@ impl Watch {
         }
     }
 
-    /// Writes the end: which state, which exit code, when.
-    fn finish(mut self, run: &Run) -> Result<(), String> {
+    /// The end: which state, which exit code, when.
+    fn finish(mut self, run: &Run) -> RunRecord {
         if let Some(stopper) = self.stopper.take() {
             match stopper.join() {
                 Ok(Ok(signal)) => eprintln!("gpudeck supervisor: ranks gone after {signal}"),
@@ -224,16 +234,16 @@ impl Watch {
             record.id,
             code.map_or_else(|| "unknown".into(), |c| c.to_string())
         );
-        write_end(run, record);
-        Ok(())
+        self.record
     }
 }
 
 /// Writes the run's end, retrying (the wait doubling to END_RETRY_MAX) until it is written: the
 /// supervisor is the only one who knows it, and a run left `running` with no supervisor reads as
 /// lost forever. The supervisor stays alive meanwhile, so readers see the run as running. It
-/// gives up only when the run's directory itself is gone.
-fn write_end(run: &Run, record: &RunRecord) {
+/// gives up only when the run's directory itself is gone, or when it is told to (SIGTERM or
+/// SIGINT: its ranks are gone, so that can only mean "stop trying").
+async fn write_end(run: &Run, record: &RunRecord, [sigterm, sigint]: [&mut Signal; 2]) {
     let mut wait = END_RETRY_FIRST;
     let mut failures = 0u32;
     loop {
@@ -267,7 +277,23 @@ fn write_end(run: &Run, record: &RunRecord) {
                         wait.as_secs_f32()
                     );
                 }
-                std::thread::sleep(wait);
+                let told = tokio::select! {
+                    _ = tokio::time::sleep(wait) => None,
+                    _ = sigterm.recv() => Some("SIGTERM"),
+                    _ = sigint.recv() => Some("SIGINT"),
+                };
+                if let Some(signal) = told {
+                    eprintln!(
+                        "gpudeck supervisor: gave up recording the end of {} on {signal}: it \
+                         was {}, exit code {}",
+                        record.id,
+                        record.state,
+                        record
+                            .exit_code
+                            .map_or_else(|| "unknown".into(), |c| c.to_string())
+                    );
+                    return;
+                }
                 wait = (wait * 2).min(END_RETRY_MAX);
             }
         }
@@ -336,11 +362,7 @@ fn rank_command(
 }
 
 /// A rank could not be started: the run failed before it ran, with the shell's code for why.
-fn finish_unstarted(
-    run: &Run,
-    mut record: RunRecord,
-    (rank, e): (usize, std::io::Error),
-) -> Result<(), String> {
+fn finish_unstarted(mut record: RunRecord, (rank, e): (usize, std::io::Error)) -> RunRecord {
     let code = match e.kind() {
         std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
         _ => EXIT_CANNOT_EXECUTE,
@@ -358,6 +380,5 @@ fn finish_unstarted(
         "gpudeck supervisor: {}",
         record.error.as_deref().unwrap_or_default()
     );
-    write_end(run, &record);
-    Ok(())
+    record
 }
