@@ -190,6 +190,9 @@ impl RunStore {
         dirs.sort();
         let (mut runs, mut damaged) = (Vec::new(), Vec::new());
         for dir in dirs {
+            if being_created(&dir) {
+                continue;
+            }
             match Run::open(&dir) {
                 Ok(run) => runs.push(run),
                 Err(e) => damaged.push(e),
@@ -238,6 +241,19 @@ impl RunStore {
                 .collect(),
         })
     }
+}
+
+/// A run directory `gpudeck run` made moments ago, with its spec but not yet its record (it
+/// prepares a container run's containers in between): not damaged, just not there yet.
+fn being_created(dir: &Path) -> bool {
+    const CREATING_MS: u128 = 120_000;
+    dir.join(SPEC_FILE).exists()
+        && !dir.join(RECORD_FILE).exists()
+        && fs::metadata(dir)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_millis() < CREATING_MS)
 }
 
 /// A name as it may appear in an id and a path: letters, digits, `.`, `_` and `-`, at most 32.
