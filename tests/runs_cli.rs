@@ -477,3 +477,177 @@ fn a_run_and_a_shell_claim_different_gpus() {
         "ended shells hold nothing: {live:?}"
     );
 }
+
+/// stderr with the lines of its wrapped messages joined again.
+fn one_line(out: &std::process::Output) -> String {
+    stderr(out).replace('\n', " ")
+}
+
+#[test]
+fn a_gpu_that_has_fallen_off_the_bus_is_refused() {
+    let dirs = Dirs::new();
+    let mut cmd = dirs.gpudeck("gpus=4,lost=1");
+    cmd.args(["--demo", "run", "--gpus", "0,1", "--", "true"]);
+    let refused = cmd.output().expect("gpudeck runs");
+    assert_eq!(refused.status.code(), Some(1), "{}", one_line(&refused));
+    let text = one_line(&refused);
+    assert!(
+        text.contains("GPU 1 has fallen off the bus") && text.contains("--gpus 0,2,3"),
+        "{text}"
+    );
+    let raw = stderr(&refused);
+    assert!(raw.lines().all(|l| l.chars().count() <= 80), "{raw}");
+    let runs = dirs.root.path().join("data").join("runs");
+    assert!(
+        std::fs::read_dir(&runs).map_or(true, |mut d| d.next().is_none()),
+        "no run was recorded"
+    );
+}
+
+/// A finished run's id, with its metrics.
+fn finished_run(dirs: &Dirs) -> String {
+    let (id, _guard) = start(
+        dirs,
+        &["--gpus", "1", "--", "sh", "-c", "echo hi; sleep 1.5"],
+    );
+    wait_state(dirs, &id, "succeeded");
+    id
+}
+
+#[test]
+fn a_damaged_run_record_is_named_by_logs_export_and_runs() {
+    let dirs = Dirs::new();
+    let id = finished_run(&dirs);
+    let unreadable = finished_run(&dirs);
+    let record = run_dir(&dirs, &id).join("run.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, &text[..text.len() / 2]).unwrap();
+    // Root reads anything: a directory where run.json should be cannot be read by anyone.
+    let other = run_dir(&dirs, &unreadable).join("run.json");
+    std::fs::remove_file(&other).unwrap();
+    std::fs::create_dir(&other).unwrap();
+    for args in [
+        vec!["logs", id.as_str()],
+        vec!["export", id.as_str(), "--format", "csv"],
+        vec!["stop", id.as_str()],
+    ] {
+        let refused = output(&dirs, &args);
+        assert_eq!(refused.status.code(), Some(1), "{args:?}");
+        let why = one_line(&refused);
+        assert!(
+            why.contains(&format!("the run record {} is damaged", record.display()))
+                && why.contains("it was cut short or edited")
+                && why.contains("Restore run.json from a backup"),
+            "{args:?}: {why}"
+        );
+    }
+    let refused = output(&dirs, &["logs", &unreadable]);
+    assert!(
+        one_line(&refused).contains(&format!(
+            "{} is damaged: it cannot be read: Is a directory",
+            other.display()
+        )),
+        "{}",
+        one_line(&refused)
+    );
+    let listed = output(&dirs, &["runs"]);
+    assert!(listed.status.success());
+    let warnings = one_line(&listed);
+    assert!(
+        warnings.contains(&format!(
+            "warning: the run record {} is damaged",
+            record.display()
+        )) && warnings.contains(&format!(
+            "{} is damaged: it cannot be read",
+            other.display()
+        )),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn a_deleted_rank_log_is_named_and_following_it_ends() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "sh", "-c", FOREVER]);
+    let path = run_dir(&dirs, &id).join("rank-0.stdout.log");
+    support::runs::wait_until("output", || log(&dirs, &id, 0, "stdout").contains("tick"));
+    std::fs::remove_file(&path).unwrap();
+    let gone = format!(
+        "the log {} is gone: it was deleted or moved",
+        path.display()
+    );
+    let printed = output(&dirs, &["logs", &id]);
+    assert_eq!(printed.status.code(), Some(1));
+    assert!(one_line(&printed).contains(&gone), "{}", one_line(&printed));
+    // Following it would wait forever for output that goes nowhere: it ends at once instead.
+    let mut follow = gpudeck(&dirs, &["logs", &id, "-f"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut status = None;
+    support::runs::wait_until("logs -f to end", || {
+        status = follow.try_wait().unwrap();
+        status.is_some()
+    });
+    assert_eq!(status.unwrap().code(), Some(1));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut follow.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.replace('\n', " ").contains(&gone), "{err}");
+    let export = output(&dirs, &["export", &id, "--format", "json"]);
+    assert!(export.status.success(), "{}", one_line(&export));
+    assert!(
+        one_line(&export).contains(&format!("warning: {} is gone", path.display())),
+        "{}",
+        one_line(&export)
+    );
+    let stopped = output(&dirs, &["stop", &id]);
+    assert!(stopped.status.success(), "{}", one_line(&stopped));
+}
+
+#[test]
+fn a_bad_metrics_line_is_skipped_and_counted() {
+    let dirs = Dirs::new();
+    let id = finished_run(&dirs);
+    let path = run_dir(&dirs, &id).join("metrics.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "{text}");
+    lines.insert(2, "garbage,from,a,disk,error");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let said = format!(
+        "{}: 1 bad line skipped (the first: metrics line 3, column `t_unix_ms`",
+        path.display()
+    );
+    let csv = output(&dirs, &["export", &id, "--format", "csv"]);
+    assert!(csv.status.success(), "{}", one_line(&csv));
+    assert_eq!(stdout(&csv), text, "every good row, in order");
+    assert!(one_line(&csv).contains(&said), "{}", one_line(&csv));
+    let json = output(&dirs, &["export", &id, "--format", "json"]);
+    let doc: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(doc["skipped_metrics_lines"], 1);
+    let runs = output(&dirs, &["runs"]);
+    assert!(one_line(&runs).contains(&said), "{}", one_line(&runs));
+    assert!(listed(&dirs, &id)["summary"].is_object());
+}
+
+#[test]
+fn an_unreadable_store_is_an_error_not_an_empty_one() {
+    let dirs = Dirs::new();
+    let data = dirs.root.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("runs"), "not a directory").unwrap();
+    for args in [vec!["runs"], vec!["runs", "--json"]] {
+        let refused = output(&dirs, &args);
+        assert_eq!(refused.status.code(), Some(1), "{args:?}");
+        assert_eq!(stdout(&refused), "", "no table, no empty listing");
+        assert!(
+            one_line(&refused).contains(&format!(
+                "the run store {} cannot be read: Not a directory",
+                data.join("runs").display()
+            )),
+            "{}",
+            one_line(&refused)
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! A run's lasting record end to end on simulated GPUs (frozen in time, so every sample has known
 //! values): per-second metrics of exactly its GPUs through `--demo` and through `--nvml-lib` on
 //! the simulator library, what a killed supervisor loses, a GPU source that cannot be opened,
-//! summaries in `gpudeck runs`, `gpudeck export` and `gpudeck rerun`.
+//! summaries in `gpudeck runs`, `gpudeck export` and `gpudeck rerun`; and a run store that
+//! cannot be written (a full disk, a file in the way) losing neither a run's end nor a directory.
 
 mod support;
 
@@ -13,7 +14,9 @@ use serde_json::Value;
 use support::metrics::{
     assert_rows_match, demo, gpus_json, metrics_text, now_ms, out, rows, t_of, CSV_HEADER, FROZEN,
 };
-use support::runs::{listed, log, record, run_dir, start_with, wait_state, wait_until};
+use support::runs::{
+    group_alive, listed, log, record, run_dir, start_with, wait_state, wait_until,
+};
 use support::{sim_library, stderr, stdout, Dirs};
 
 /// A shell command that prints `step=N loss=...` lines and then waits for `gate` to appear.
@@ -581,4 +584,332 @@ fn runs_json_and_export_hide_secret_env_values_unless_asked_and_the_run_gets_the
         assert_eq!(env["HF_TOKEN"], "hf_abcdef", "{env}");
         assert_eq!(env["MY_CREDS"], "hunter2", "{env}");
     }
+}
+
+/// A shell command that waits for `gate` to appear, then exits with 3.
+fn fails_at_gate(dirs: &Dirs, name: &str) -> (String, std::path::PathBuf) {
+    let gate = dirs.root.path().join(name);
+    let script = format!(
+        "echo started; while [ ! -e '{}' ]; do sleep 0.05; done; exit 3",
+        gate.display()
+    );
+    (script, gate)
+}
+
+fn supervisor_log(dirs: &Dirs, id: &str) -> String {
+    std::fs::read_to_string(run_dir(dirs, id).join("supervisor.log")).unwrap_or_default()
+}
+
+#[test]
+fn the_end_of_a_run_is_recorded_once_run_json_can_be_written_again() {
+    let dirs = Dirs::new();
+    let (script, gate) = fails_at_gate(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
+    );
+    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
+    // A directory where the supervisor writes the new run.json before renaming it: every write
+    // of run.json fails (root is not stopped by permissions; this stops everyone).
+    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(blocker.join("keep"), "").unwrap();
+    std::fs::write(&gate, "").unwrap();
+    wait_until("the supervisor to retry the end", || {
+        supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
+    });
+    assert_eq!(record(&dirs, &id)["state"], "running");
+    assert_eq!(
+        listed(&dirs, &id)["state"],
+        "running",
+        "not lost: its supervisor still holds the end"
+    );
+    std::fs::remove_dir_all(&blocker).unwrap();
+    let rec = wait_state(&dirs, &id, "failed");
+    assert_eq!(rec["exit_code"], 3);
+    assert_eq!(rec["ranks"][0]["exit_code"], 3);
+    assert!(rec["ended_ms"].as_u64().is_some());
+    wait_until("the supervisor to say so and exit", || {
+        supervisor_log(&dirs, &id).contains("was recorded after")
+    });
+}
+
+#[test]
+fn a_supervisor_gives_up_the_end_of_a_run_whose_directory_was_deleted() {
+    let dirs = Dirs::new();
+    let (script, gate) = fails_at_gate(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
+    );
+    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
+    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(blocker.join("keep"), "").unwrap();
+    std::fs::write(&gate, "").unwrap();
+    wait_until("the supervisor to retry the end", || {
+        supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
+    });
+    std::fs::remove_dir_all(run_dir(&dirs, &id)).unwrap();
+    // Not retrying forever for a run nobody can read.
+    wait_until("the supervisor to exit", || !alive(supervisor));
+}
+
+#[test]
+fn a_supervisor_retrying_the_end_gives_up_when_told_to() {
+    let dirs = Dirs::new();
+    let (script, gate) = fails_at_gate(&dirs, "go");
+    let (id, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
+    );
+    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
+    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(&gate, "").unwrap();
+    wait_until("the supervisor to retry the end", || {
+        supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
+    });
+    // SAFETY: kill(2) on the supervisor this test started.
+    unsafe { libc::kill(supervisor as i32, libc::SIGTERM) };
+    wait_until("the supervisor to exit", || !alive(supervisor));
+    assert!(
+        supervisor_log(&dirs, &id).contains("gave up recording the end")
+            && supervisor_log(&dirs, &id).contains("it was failed, exit code 3"),
+        "{}",
+        supervisor_log(&dirs, &id)
+    );
+}
+
+/// Whether `pid` is a process that has not exited (a zombie has).
+fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|i| stat[i + 2..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+/// A small tmpfs mounted over the test's data directory, unmounted when dropped; None where
+/// this process may not mount (not root).
+struct SmallDisk(std::path::PathBuf);
+
+impl SmallDisk {
+    fn mount(dirs: &Dirs, size: &str) -> SmallDisk {
+        let at = dirs.root.path().join("data");
+        std::fs::create_dir_all(&at).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&at)
+            .status()
+            .expect("mount runs");
+        assert!(
+            mounted.success(),
+            "these tests need to mount a tmpfs (run them as root)"
+        );
+        SmallDisk(at)
+    }
+
+    /// Fills the disk to the last byte; the filler file is returned to free it again.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let path = self.0.join("filler");
+        let mut file = std::fs::File::create(&path).unwrap();
+        let block = vec![0u8; 4096];
+        while file.write_all(&block).is_ok() {}
+        while file.write_all(&block[..1]).is_ok() {}
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_run_refused_on_a_full_store_leaves_no_directory_behind() {
+    let dirs = Dirs::new();
+    let disk = SmallDisk::mount(&dirs, "256k");
+    std::fs::create_dir(disk.0.join("runs")).unwrap();
+    let _filler = disk.fill();
+    let refused = out(demo(&dirs, &["run", "--gpus", "0", "--", "true"]));
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("No space left on device"),
+        "{}",
+        stderr(&refused)
+    );
+    let left: Vec<_> = std::fs::read_dir(disk.0.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Whether the supervisor `pid` still has its GPU sampling thread.
+fn has_sampler(pid: i64) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks.filter_map(Result::ok).any(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.trim() == "gpu-sampler")
+            })
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_run_that_ends_on_a_full_disk_is_recorded_once_there_is_room() {
+    let dirs = Dirs::new();
+    let disk = SmallDisk::mount(&dirs, "1m");
+    let (script, gate) = fails_at_gate(&dirs, "go");
+    let (id, guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0,1", "--", "sh", "-c", &script]),
+    );
+    wait_until("two samples", || rows(&metrics_text(&dirs, &id)).len() >= 4);
+    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
+    let filler = disk.fill();
+    std::fs::write(&gate, "").unwrap();
+    // The ranks are gone and the last sample taken (it could not be written): the supervisor
+    // now holds an end it cannot write.
+    wait_until("the ranks to end and the last sample", || {
+        !group_alive(guard.0.unwrap()) && !has_sampler(supervisor)
+    });
+    assert_eq!(record(&dirs, &id)["state"], "running");
+    std::fs::remove_file(filler).unwrap();
+    let rec = wait_state(&dirs, &id, "failed");
+    assert_eq!(rec["exit_code"], 3);
+    assert_eq!(rec["ranks"][0]["exit_code"], 3);
+    // Every row kept is whole (a file's last page may still take rows on a full tmpfs, so
+    // whether the last sample failed is not certain here; `sampler_tests` covers that).
+    let text = metrics_text(&dirs, &id);
+    assert!(text.ends_with('\n'));
+    assert_eq!(rows(&text).len() % 2, 0, "{text}");
+}
+
+#[test]
+fn a_lost_run_ends_at_its_last_evidence_in_runs_and_export() {
+    let dirs = Dirs::new();
+    let started = now_ms() as u64 - 200_000;
+    // Never picked up by a supervisor long ago, or its supervisor gone: lost.
+    let run = support::run_fixture::FakeRun::write(
+        &dirs.root.path().join("data"),
+        &support::run_fixture::RunFacts {
+            id: "20261125-000000-lost-0001",
+            state: "running",
+            gpus: &[0],
+            ranks: 1,
+            started_ms: started,
+            ended_ms: None,
+            exit_code: None,
+            supervised: false,
+        },
+    );
+    let rows: Vec<_> = (1..=15u64)
+        .map(|s| (started + s * 1000, 0, 90, 10, 300.0))
+        .collect();
+    run.metrics(&rows);
+    // Its last sign of life: rank 0 wrote 20 s after the start.
+    run.log(0, "stdout", "step=1\n");
+    let written = std::time::UNIX_EPOCH + std::time::Duration::from_millis(started + 20_000);
+    std::fs::File::options()
+        .append(true)
+        .open(run.dir.join("rank-0.stdout.log"))
+        .unwrap()
+        .set_modified(written)
+        .unwrap();
+
+    let first = listed(&dirs, &run.id);
+    assert_eq!(first["state"], "lost");
+    assert_eq!(first["duration_ms"], 20_000, "{first}");
+    let summary = &first["summary"];
+    assert_eq!(summary["ended_ms"].as_u64(), Some(started + 15_000));
+    assert_eq!(summary["busy_ratio"], 1.0, "{summary}");
+    let table = stdout(&out(demo(&dirs, &["runs"])));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with(&run.id))
+        .expect("listed");
+    assert!(row.contains(" 20s ") && row.contains(" 100% "), "{row}");
+    let export = out(demo(&dirs, &["export", &run.id, "--format", "json"]));
+    assert!(export.status.success(), "{}", stderr(&export));
+    let doc: Value = serde_json::from_str(&stdout(&export)).unwrap();
+    assert_eq!(doc["duration_ms"], 20_000);
+    assert_eq!(&doc["summary"], summary);
+    assert_eq!(listed(&dirs, &run.id), first, "it does not go on counting");
+}
+
+#[test]
+fn a_gpu_that_falls_off_the_bus_during_a_run_is_recorded_in_it() {
+    let dirs = Dirs::new();
+    let (template, _guard) = start_with(
+        &dirs,
+        demo(&dirs, &["run", "--gpus", "0,1", "--", "sleep", "1.5"]),
+    );
+    let mut rec = wait_state(&dirs, &template, "succeeded");
+    let id = format!("{template}-xid79");
+    let dir = run_dir(&dirs, &id);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    std::fs::copy(
+        run_dir(&dirs, &template).join("spec.toml"),
+        dir.join("spec.toml"),
+    )
+    .unwrap();
+    rec["id"] = id.clone().into();
+    rec["state"] = "starting".into();
+    for field in [
+        "supervisor",
+        "process_group",
+        "started_ms",
+        "ended_ms",
+        "exit_code",
+    ] {
+        rec[field] = Value::Null;
+    }
+    for rank in rec["ranks"].as_array_mut().unwrap() {
+        rank["exit_code"] = Value::Null;
+    }
+    std::fs::write(dir.join("run.json"), rec.to_string()).unwrap();
+    // Supervised where GPU 1 has fallen off the bus (the simulator's GPU_IS_LOST) since the
+    // run was started.
+    let log = std::fs::File::create(dir.join("supervisor.log")).unwrap();
+    let mut supervise = dirs.gpudeck("gpus=4,frozen=300,lost=1");
+    let status = supervise
+        .args(["--demo", "__supervise", dir.to_str().unwrap()])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .status()
+        .expect("the supervisor runs");
+    assert!(status.success());
+
+    let rec = record(&dirs, &id);
+    assert_eq!(rec["state"], "succeeded");
+    let lost = &rec["lost_gpus"];
+    assert_eq!(lost.as_array().map(Vec::len), Some(1), "{rec}");
+    assert_eq!(lost[0]["index"], 1);
+    assert_eq!(lost[0]["uuid"], rec["gpus"][1]["uuid"]);
+    let at = lost[0]["at_ms"].as_u64().unwrap();
+    let (started, ended) = (rec["started_ms"].as_u64(), rec["ended_ms"].as_u64());
+    assert!(started.unwrap() <= at && at <= ended.unwrap(), "{rec}");
+    let why = rec["metrics_error"].as_str().expect("metrics_error");
+    assert!(
+        why.contains(&format!(
+            "GPU 1 ({}) fell off the bus at 20",
+            rec["gpus"][1]["uuid"].as_str().unwrap()
+        )),
+        "{why}"
+    );
+    let summary = &listed(&dirs, &id)["summary"];
+    assert_eq!(summary["lost_gpus"], *lost, "{summary}");
+    let rows = rows(&metrics_text(&dirs, &id));
+    assert!(
+        rows.iter().filter(|r| r[1] == "1").all(|r| r[3].is_empty()),
+        "GPU 1's rows are empty: {rows:?}"
+    );
 }

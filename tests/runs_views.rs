@@ -793,3 +793,209 @@ fn a_container_run_waiting_for_the_engine_says_so_in_the_detail() {
     );
     assert_eq!(state.runs.runs[0].state, RunState::Running);
 }
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The collector's listing and the Runs tab drawn from it, at 100x30.
+fn listed_and_drawn(data: &std::path::Path) -> (Vec<RunsUpdate>, String) {
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data), tx);
+    assert!(watcher.tick());
+    let updates = drain(&mut rx);
+    let mut state = demo_state("gpus=4,seed=42,frozen=120", 2);
+    state.update(Action::SelectTab(Tab::Runs));
+    for update in updates.clone() {
+        state.apply_runs(update);
+    }
+    let screen = text(&render(&state, 100, 30));
+    (updates, screen)
+}
+
+fn listing(updates: &[RunsUpdate]) -> (Vec<gpudeck::runs::watch::RunRow>, Vec<String>) {
+    updates
+        .iter()
+        .find_map(|u| match u {
+            RunsUpdate::Listed { runs, warnings } => Some((runs.clone(), warnings.clone())),
+            _ => None,
+        })
+        .expect("a listing")
+}
+
+#[test]
+fn a_lost_run_stops_counting_at_its_last_evidence_in_the_tab() {
+    let data = tempfile::tempdir().unwrap();
+    let started = now_ms() - 200_000;
+    let run = FakeRun::write(
+        data.path(),
+        &RunFacts {
+            id: "20261125-000000-lost-0001",
+            state: "running",
+            gpus: &[0],
+            ranks: 1,
+            started_ms: started,
+            ended_ms: None,
+            exit_code: None,
+            supervised: false,
+        },
+    );
+    let rows: Vec<_> = (1..=15u64)
+        .map(|s| (started + s * 1000, 0, 90, 10, 300.0))
+        .collect();
+    run.metrics(&rows);
+    run.log(0, "stdout", "step=1\n");
+    let written = std::time::UNIX_EPOCH + std::time::Duration::from_millis(started + 20_000);
+    std::fs::File::options()
+        .append(true)
+        .open(run.dir.join("rank-0.stdout.log"))
+        .unwrap()
+        .set_modified(written)
+        .unwrap();
+    let (updates, _) = listed_and_drawn(data.path());
+    let (runs, _) = listing(&updates);
+    assert_eq!(runs[0].state, RunState::Lost);
+    assert_eq!(
+        runs[0].ended_ms,
+        Some(started + 20_000),
+        "its last log write"
+    );
+    let summary = runs[0].summary.as_ref().expect("a summary");
+    assert_eq!(
+        summary.ended_ms,
+        (started + 15_000) as i64,
+        "its last sample"
+    );
+    assert_eq!(summary.busy_ratio, Some(1.0), "{summary:?}");
+}
+
+#[test]
+fn a_damaged_run_and_a_bad_metrics_line_are_named_in_the_tab_as_in_the_cli() {
+    let data = tempfile::tempdir().unwrap();
+    let good = finished(data.path(), "20270115-080000-train-0001", &[0]);
+    let rows: Vec<_> = (1..=6u64)
+        .map(|s| (T0 + s * 1000, 0, 50, 1, 100.0))
+        .collect();
+    good.metrics(&rows[..3]);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(good.dir.join("metrics.csv"))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"1800000003500,0,GPU-0,lots,,,,,\n"))
+        .unwrap();
+    good.metrics(&rows[3..]);
+    let damaged = finished(data.path(), "20270115-090000-train-0002", &[1]);
+    let record = damaged.dir.join("run.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, &text[..text.len() / 2]).unwrap();
+
+    let (updates, screen) = listed_and_drawn(data.path());
+    let (runs, warnings) = listing(&updates);
+    assert_eq!(runs.len(), 1);
+    // The words `gpudeck runs` and `gpudeck export` print.
+    let run = RunStore::new(data.path()).find(&good.id).unwrap();
+    let read = run.read_metrics().unwrap().expect("metrics");
+    assert_eq!(read.rows.len(), 6);
+    let said = run.skipped_text(&read.skipped).expect("a bad line");
+    assert!(said.contains("1 bad line skipped (the first: metrics line 5, column `util_pct`"));
+    assert!(warnings.contains(&said), "{warnings:?}");
+    let refused = RunStore::new(data.path()).find(&damaged.id).unwrap_err();
+    assert!(warnings.contains(&refused.to_string()), "{warnings:?}");
+    assert!(refused.to_string().contains("is damaged"), "{refused}");
+    let flat = screen.replace('\n', " ");
+    assert!(screen.contains("2 warnings"), "{screen}");
+    assert!(flat.contains("train-0002/run.json is damaged"), "{screen}");
+
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    assert!(watcher.apply(RunsCommand::Focus(Some(good.id.clone()))));
+    let detail = drain(&mut rx)
+        .into_iter()
+        .find_map(|u| match u {
+            RunsUpdate::Detail(d) => Some(d),
+            _ => None,
+        })
+        .expect("detail");
+    assert_eq!(detail.metrics_error.as_deref(), Some(said.as_str()));
+    assert_eq!(detail.gpus[0].util_pct.len(), 6);
+}
+
+#[test]
+fn an_unreadable_store_is_an_error_in_the_tab_not_no_runs() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(data.path().join("runs"), "not a directory").unwrap();
+    let (_, screen) = listed_and_drawn(data.path());
+    let flat = screen.replace('\n', " ");
+    assert!(!screen.contains("No training runs yet"), "{screen}");
+    assert!(flat.contains("cannot be read"), "{screen}");
+}
+
+#[test]
+fn a_deleted_rank_log_is_named_in_the_tab() {
+    let data = tempfile::tempdir().unwrap();
+    let run = finished(data.path(), "20270115-080000-train-0001", &[0]);
+    // Its supervisor started rank 0 (so created its logs); they have since been deleted.
+    let path = run.dir.join("run.json");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    record["ranks"][0]["pid"] = 4242.into();
+    std::fs::write(&path, record.to_string()).unwrap();
+    let (tx, mut rx) = mpsc::channel(64);
+    let mut watcher = Watcher::new(RunStore::new(data.path()), tx);
+    assert!(watcher.apply(RunsCommand::FollowLogs {
+        id: run.id.clone(),
+        rank: 0
+    }));
+    let chunk = drain(&mut rx)
+        .into_iter()
+        .find_map(|u| match u {
+            RunsUpdate::Log(c) => Some(c),
+            _ => None,
+        })
+        .expect("the log pane's first lines");
+    let gone = |stream: &str| {
+        (
+            true,
+            format!(
+                "{} is gone: it was deleted or moved after the rank started, and its output with it",
+                run.dir.join(format!("rank-0.{stream}.log")).display()
+            ),
+        )
+    };
+    assert_eq!(chunk.lines, vec![gone("stdout"), gone("stderr")]);
+    // Said once.
+    assert!(watcher.tick());
+    assert!(!drain(&mut rx)
+        .iter()
+        .any(|u| matches!(u, RunsUpdate::Log(_))));
+}
+
+#[test]
+fn a_gpu_that_fell_off_the_bus_shows_in_the_runs_detail() {
+    let data = tempfile::tempdir().unwrap();
+    let run = finished(data.path(), "20270115-080000-train-0001", &[0, 1]);
+    let rows: Vec<_> = (1..=60u64)
+        .flat_map(|s| {
+            [
+                (T0 + s * 1000, 0, 80, 10, 300.0),
+                (T0 + s * 1000, 1, 80, 10, 300.0),
+            ]
+        })
+        .collect();
+    run.metrics(&rows);
+    let path = run.dir.join("run.json");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    record["lost_gpus"] = serde_json::json!([{"index": 1, "uuid": "GPU-1", "at_ms": T0 + 42_000}]);
+    std::fs::write(&path, record.to_string()).unwrap();
+    let (updates, screen) = listed_and_drawn(data.path());
+    let (runs, _) = listing(&updates);
+    let lost = &runs[0].summary.as_ref().expect("a summary").lost_gpus;
+    assert_eq!((lost[0].index, lost[0].at_ms), (1, T0 + 42_000));
+    assert!(
+        screen.contains("GPU 1 fell off the bus 42s into the run"),
+        "{screen}"
+    );
+}

@@ -43,6 +43,8 @@ pub struct RunsView {
     /// Whether the store has been read once (until then "no runs" would be a lie).
     pub listed: bool,
     pub warnings: Vec<String>,
+    /// The store cannot be read: why and what to do, shown instead of "no runs yet".
+    pub store_error: Option<String>,
     pub selected: Option<String>,
     pub detail: Option<RunDetail>,
     /// The selected run's logs of `log_rank`, stdout and stderr together.
@@ -86,6 +88,7 @@ impl RunsView {
                 runs.reverse();
                 self.runs = runs;
                 self.warnings = warnings;
+                self.store_error = None;
                 self.listed = true;
                 if let Some(id) = self.select_when_listed.take() {
                     if self.runs.iter().any(|r| r.id == id) {
@@ -119,6 +122,14 @@ impl RunsView {
             }
             RunsUpdate::Claimed(claimed) => {
                 self.claimed = claimed;
+                false
+            }
+            RunsUpdate::StoreUnreadable(why) => {
+                self.runs.clear();
+                self.warnings.clear();
+                self.store_error = Some(why);
+                self.listed = true;
+                self.select(None);
                 false
             }
         }

@@ -45,6 +45,7 @@ fn record() -> RunRecord {
         error: None,
         gpu_source: None,
         metrics_error: None,
+        lost_gpus: Vec::new(),
         backend: Default::default(),
         slurm: None,
         container: None,

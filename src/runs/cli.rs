@@ -229,17 +229,23 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 
 /// `gpudeck runs [--json] [--show-secrets]`.
 pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
-    let (mut runs, mut warnings) = store.list();
+    // A store that cannot be read is not an empty one.
+    let (mut runs, damaged) = match store.scan() {
+        Ok(scanned) => scanned,
+        Err(e) => return finish(Err(e)),
+    };
+    warn_all(&damaged.iter().map(ToString::to_string).collect::<Vec<_>>());
+    let mut warnings = Vec::new();
     warnings.extend(look_at_lost(&mut runs));
     warnings.extend(look_at_jobs(&mut runs, false));
     let now = clock::now_ms();
     let (runs, metric_warnings) = with_summaries(runs, now);
-    warnings.extend(metric_warnings);
     for w in &warnings {
         errln!("gpudeck: warning: {w}");
     }
+    warn_all(&metric_warnings);
     if json {
-        match serde_json::to_string_pretty(&listing_json(&runs, secrets)) {
+        match serde_json::to_string_pretty(&listing_json(&runs, now, secrets)) {
             Ok(text) => outln!("{text}"),
             Err(e) => {
                 errln!("gpudeck: could not encode the runs: {e}");
@@ -257,9 +263,14 @@ pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCod
     finish((|| {
         let run = store.find(&args.run)?;
         let text = match args.format {
-            ExportFormat::Csv => export_csv(&run)?,
+            ExportFormat::Csv => {
+                let csv = export_csv(&run)?;
+                warn_all(&csv.warnings);
+                csv.text
+            }
             ExportFormat::Json => {
                 let doc = export_json(&run, clock::now_ms(), secrets)?;
+                warn_all(&doc.warnings);
                 let mut text =
                     serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {
                         path: args.output.clone().unwrap_or_else(|| "stdout".into()),
@@ -275,6 +286,12 @@ pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCod
         }?;
         Ok(EXIT_OK)
     })())
+}
+
+fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        errln!("{}", wrapped(&format!("gpudeck: warning: {w}")));
+    }
 }
 
 /// Writes an export to a new or replaced file only its owner can read (metrics and logs of a
@@ -341,11 +358,32 @@ fn exit_text(run: &Run) -> String {
     }
 }
 
+/// Terminal width the damaged-store and lost-GPU messages are wrapped to.
+const MESSAGE_WIDTH: usize = 80;
+
+/// `text` wrapped at MESSAGE_WIDTH, each of its lines on its own (a path is never broken).
+fn wrapped(text: &str) -> String {
+    let options = textwrap::Options::new(MESSAGE_WIDTH)
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    text.lines()
+        .map(|line| textwrap::fill(line, &options))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn finish(result: Result<u8, RunError>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            errln!("gpudeck: {e}\n{}", e.fix());
+            let text = format!("gpudeck: {e}\n{}", e.fix());
+            match e {
+                RunError::LostGpu { .. }
+                | RunError::DamagedRun { .. }
+                | RunError::StoreUnreadable { .. }
+                | RunError::LogGone { .. } => errln!("{}", wrapped(&text)),
+                _ => errln!("{text}"),
+            }
             let code = match e {
                 RunError::BadSpec { .. }
                 | RunError::BadGpuList { .. }

@@ -110,13 +110,20 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         gpu_source: Some(ctx.gpu_source.clone()),
         ..record
     };
-    let mut run = Run { dir, record };
+    // Until its supervisor runs, nothing has run: a refused run leaves no directory behind.
+    let refused = |e: RunError| {
+        let _ = std::fs::remove_dir_all(&dir);
+        e
+    };
+    let mut run = Run {
+        dir: dir.clone(),
+        record,
+    };
     if let Some(check) = container {
-        checked
-            .warnings
-            .extend(prepare_containers(&mut run, spec, check)?);
+        let prepared = prepare_containers(&mut run, spec, check).map_err(refused)?;
+        checked.warnings.extend(prepared);
     }
-    run.write_record(&run.record)?;
+    run.write_record(&run.record).map_err(refused)?;
     let run = launch_supervisor(run, &ctx.exe)?;
     held.keep();
     Ok(Started {

@@ -40,6 +40,11 @@ pub enum RunError {
     Container(ShellError),
     #[error("there is no GPU {missing}: this machine has {present}")]
     NoSuchGpu { missing: String, present: String },
+    #[error(
+        "GPU {lost} has fallen off the bus (NVML: GPU is lost); a run on it would fail at its \
+         first CUDA call"
+    )]
+    LostGpu { lost: String, healthy: String },
     #[error("GPUs could not be read: {detail}")]
     GpusUnreadable { detail: String },
     #[error("{wanted} free GPU{} wanted, but {free}", if *wanted == 1 { "" } else { "s" })]
@@ -52,6 +57,12 @@ pub enum RunError {
     NoFreePort { why: String },
     #[error("the run store {path} cannot be used: {why}")]
     Store { path: PathBuf, why: String },
+    #[error("the run store {path} cannot be read: {why}")]
+    StoreUnreadable { path: PathBuf, why: String },
+    #[error("the run record {path} is damaged: {why}")]
+    DamagedRun { path: PathBuf, why: String },
+    #[error("the log {path} is gone: {why}")]
+    LogGone { path: PathBuf, why: String },
     #[error("no run matches `{query}`")]
     UnknownRun { query: String, recent: Vec<String> },
     #[error("`{query}` matches several runs: {matches}")]
@@ -122,6 +133,12 @@ impl RunError {
             RunError::Container(e) => e.fix(),
             RunError::NoSuchGpu { .. } => "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into(),
             RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read.".into(),
+            RunError::LostGpu { healthy, .. } if healthy.is_empty() => {
+                "No GPU answers: reset it (`nvidia-smi -r`) or reboot; `gpudeck doctor` and `dmesg` (Xid 79) say more.".into()
+            }
+            RunError::LostGpu { healthy, .. } => format!(
+                "Pick GPUs that answer (--gpus {healthy}), or reset it (`nvidia-smi -r`) or reboot; `gpudeck doctor` and `dmesg` (Xid 79) say more."
+            ),
             RunError::NotEnoughFreeGpus { .. } => {
                 "Ask for fewer, wait for the busy ones, or name GPUs by index (`--gpus 0,1`) to share them.".into()
             }
@@ -135,6 +152,21 @@ impl RunError {
             RunError::Store { path, .. } => format!(
                 "Check that {} is yours and writable, or point GPUDECK_DATA_DIR elsewhere.",
                 path.display()
+            ),
+            RunError::StoreUnreadable { path, .. } => format!(
+                "Check that {} is a directory you can read (ls -ld it), or point\n\
+                 GPUDECK_DATA_DIR at the data directory that holds it.",
+                path.display()
+            ),
+            RunError::DamagedRun { path, .. } => format!(
+                "The run's logs and metrics are still in {}.\n\
+                 Restore run.json from a backup, or move the directory out of the store\n\
+                 to hide the run.",
+                path.parent().unwrap_or(path).display()
+            ),
+            RunError::LogGone { path, .. } => format!(
+                "The run's other files (metrics.csv, run.json) are still in {}.",
+                path.parent().unwrap_or(path).display()
             ),
             RunError::UnknownRun { recent, .. } if recent.is_empty() => {
                 "There are no runs yet; start one with `gpudeck run`.".into()
@@ -169,6 +201,14 @@ impl RunError {
             RunError::SlurmOnly { flag } => format!(
                 "Leave out {flag} to start the run here, or add --on slurm for a batch job."
             ),
+        }
+    }
+
+    /// The run directory a damaged record belongs to.
+    pub(crate) fn run_dir(&self) -> Option<&std::path::Path> {
+        match self {
+            RunError::DamagedRun { path, .. } => path.parent(),
+            _ => None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::error::RunError;
-use super::metrics::{csv_line, MetricsRow, CSV_HEADER};
+use super::metrics::{csv_line, MetricsRead, MetricsRow, CSV_HEADER};
 use super::progress::{ProgressEvent, ProgressTracker};
 use super::record::{RunRecord, RunState};
 use super::recorded::summary_of;
@@ -35,9 +35,24 @@ pub struct RunExport {
     /// `run.json`, with the state as a reader derives it (`lost`).
     pub run: RunRecord,
     pub dir: PathBuf,
+    /// How long it ran, as `gpudeck runs --json` says (a lost run: to its last evidence).
+    pub duration_ms: Option<u64>,
     pub summary: Option<RunSummary>,
     pub progress: ProgressExport,
     pub metrics: Vec<MetricsRow>,
+    /// Lines of `metrics.csv` that were not rows and were left out (see the warnings).
+    pub skipped_metrics_lines: u64,
+    /// What was wrong with the run's files (bad metrics lines, a missing rank 0 log), each
+    /// naming the file; also printed on stderr.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+/// `gpudeck export --format csv`: the text, and what was wrong with the run's files.
+#[derive(Debug)]
+pub struct CsvExport {
+    pub text: String,
+    pub warnings: Vec<String>,
 }
 
 /// Training progress parsed from rank 0's stdout, then its stderr.
@@ -61,38 +76,47 @@ pub struct ScalarSeries {
 /// The JSON export of `run`, summarised up to `now_ms` if it is still running, with the
 /// environment values of secret-looking names hidden as `secrets` says.
 pub fn export_json(run: &Run, now_ms: u64, secrets: &Secrets) -> Result<RunExport, RunError> {
-    let metrics = required_metrics(run)?;
+    let read = required_metrics(run)?;
     let state = run.state();
     let mut record = run.record.clone();
     record.state = state;
     record.redact(secrets);
+    let summary = summary_of(&run.record, state, &read.rows, now_ms);
+    let mut warnings: Vec<String> = run.skipped_text(&read.skipped).into_iter().collect();
+    warnings.extend(run.missing_logs(0));
     Ok(RunExport {
         schema: EXPORT_SCHEMA,
-        summary: summary_of(&run.record, state, &metrics, now_ms),
+        duration_ms: run.duration_ms(summary.as_ref(), now_ms),
+        summary,
         progress: progress_export(&run.progress(EXPORT_POINTS_PER_SCALAR)?),
         run: record,
         dir: run.dir.clone(),
-        metrics,
+        metrics: read.rows,
+        skipped_metrics_lines: read.skipped.count,
+        warnings,
     })
 }
 
 /// The CSV export of `run`: the header and every complete row, newline-terminated.
-pub fn export_csv(run: &Run) -> Result<String, RunError> {
-    let rows = required_metrics(run)?;
-    let mut out = String::with_capacity(64 * (rows.len() + 1));
+pub fn export_csv(run: &Run) -> Result<CsvExport, RunError> {
+    let read = required_metrics(run)?;
+    let mut out = String::with_capacity(64 * (read.rows.len() + 1));
     out.push_str(CSV_HEADER);
     out.push('\n');
-    for row in &rows {
+    for row in &read.rows {
         out.push_str(&csv_line(row));
         out.push('\n');
     }
-    Ok(out)
+    Ok(CsvExport {
+        text: out,
+        warnings: run.skipped_text(&read.skipped).into_iter().collect(),
+    })
 }
 
 /// The run's metrics, or why it has none.
-fn required_metrics(run: &Run) -> Result<Vec<MetricsRow>, RunError> {
-    if let Some(rows) = run.metrics()? {
-        return Ok(rows);
+fn required_metrics(run: &Run) -> Result<MetricsRead, RunError> {
+    if let Some(read) = run.read_metrics()? {
+        return Ok(read);
     }
     let record = &run.record;
     let why = match (&record.metrics_error, &record.gpu_source, run.state()) {

@@ -81,6 +81,8 @@ pub struct RunIndex {
     unsettled: BTreeSet<OsString>,
     /// Why the root could not be listed (absent: listed, or no store yet).
     root_error: Option<String>,
+    /// Why the root could not be read, as an error for the user (absent as `root_error` is).
+    unreadable: Option<String>,
     /// Records read since this index was made (a measure for tests and benchmarks).
     reads: u64,
     /// Run directories seen since this index was made.
@@ -96,6 +98,7 @@ impl RunIndex {
             entries: BTreeMap::new(),
             unsettled: BTreeSet::new(),
             root_error: None,
+            unreadable: None,
             reads: 0,
             born: 0,
         }
@@ -154,6 +157,7 @@ impl RunIndex {
         }
         self.listed = Some((stamp, listed_at));
         self.root_error = None;
+        self.unreadable = None;
         Some(names)
     }
 
@@ -162,6 +166,7 @@ impl RunIndex {
         self.listed = None;
         self.root_error = (e.kind() != std::io::ErrorKind::NotFound)
             .then(|| format!("{}: {e}", self.root.display()));
+        self.unreadable = (e.kind() != std::io::ErrorKind::NotFound).then(|| e.to_string());
         Some(Vec::new())
     }
 
@@ -285,12 +290,25 @@ impl RunIndex {
         })
     }
 
-    /// A warning for each run directory whose record could not be read.
+    /// A warning for each run directory whose record could not be read (but for one `gpudeck
+    /// run` is still creating).
     pub fn warnings(&self) -> Vec<String> {
         // Only a run read successfully settles, so the unreadable ones are all unsettled.
-        let unreadable =
-            (self.unsettled.iter()).filter_map(|name| self.entries.get(name)?.read.as_ref().err());
+        let unreadable = (self.unsettled.iter()).filter_map(|name| {
+            let entry = self.entries.get(name)?;
+            let why = entry.read.as_ref().err()?;
+            (!super::store::being_created(&entry.dir)).then_some(why)
+        });
         self.root_error.iter().chain(unreadable).cloned().collect()
+    }
+
+    /// The store itself could not be read (it exists, but listing it failed).
+    pub fn unreadable(&self) -> Option<super::error::RunError> {
+        let why = self.unreadable.clone()?;
+        Some(super::error::RunError::StoreUnreadable {
+            path: self.root.clone(),
+            why,
+        })
     }
 
     /// How many records have been read since the index was made.

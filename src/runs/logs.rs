@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::error::RunError;
 use super::procs::group_has_live_members;
 use super::record::RunState;
+use super::recorded::LOG_GONE;
 use super::slurm::Backend;
 use super::store::{LogStream, Run};
 
@@ -27,7 +28,15 @@ pub fn print_log(run: &Run, rank: usize, stream: LogStream, follow: bool) -> Res
         let live = follow && still_running(run);
         match copy_from(&path, offset, &mut stdout) {
             Ok(copied) => offset += copied,
-            // Not written yet: the rank has not started or printed nothing.
+            // Created as the rank starts: missing after that, it was deleted and no more output
+            // will ever come to it (following it would wait forever).
+            Err(e) if e.kind() == io::ErrorKind::NotFound && started(run, rank) => {
+                return Err(RunError::LogGone {
+                    path,
+                    why: LOG_GONE.into(),
+                })
+            }
+            // Not written yet: the rank has not started.
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             // The reader went away (`gpudeck logs RUN | head`): nothing more to do.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
@@ -46,6 +55,11 @@ pub fn print_log(run: &Run, rank: usize, stream: LogStream, follow: bool) -> Res
         }
         std::thread::sleep(FOLLOW_POLL);
     }
+}
+
+/// Whether the rank has been started (its logs created), as the record says now.
+fn started(run: &Run, rank: usize) -> bool {
+    run.logs_created(rank) || run.reload().is_ok_and(|now| now.logs_created(rank))
 }
 
 fn no_log(run: &Run, rank: usize, stream: LogStream) -> RunError {

@@ -141,6 +141,10 @@ impl<W: Write> MetricsWriter<W> {
         &self.out
     }
 
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     pub fn into_inner(self) -> W {
         self.out
     }
@@ -174,6 +178,62 @@ pub fn read_csv(text: &str) -> Result<Vec<MetricsRow>, MetricsError> {
     let header = lines.next().ok_or(MetricsError::MissingHeader)?;
     let mut reader = RowReader::from_header(header)?;
     lines.filter_map(|line| reader.row(line)).collect()
+}
+
+/// A metrics file read leniently: its rows, and the lines inside it that were not rows (an
+/// edit, a disk error) and were skipped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetricsRead {
+    pub rows: Vec<MetricsRow>,
+    pub skipped: SkippedLines,
+}
+
+/// Lines of a metrics file that were not rows, skipped and counted (a torn last line is not
+/// counted: every crash leaves one).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SkippedLines {
+    pub count: u64,
+    /// Why the first one was skipped.
+    pub first: Option<String>,
+}
+
+impl SkippedLines {
+    pub fn add(&mut self, why: &MetricsError) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(why.to_string());
+        }
+    }
+
+    /// "metrics.csv: 2 bad lines skipped (the first: metrics line 5, column ...)", or None when
+    /// every line was a row. The CLI and the Runs tab say it in these words.
+    pub fn describe(&self, file: &str) -> Option<String> {
+        (self.count > 0).then(|| {
+            format!(
+                "{file}: {} bad line{} skipped (the first: {})",
+                self.count,
+                if self.count == 1 { "" } else { "s" },
+                self.first.as_deref().unwrap_or("unknown")
+            )
+        })
+    }
+}
+
+/// Reads a metrics CSV as [`read_csv`] does, but skips and counts a line that is not a row
+/// instead of refusing the whole file; a file without a usable header is still an error.
+pub fn read_csv_skipping(text: &str) -> Result<MetricsRead, MetricsError> {
+    let complete = &text[..complete_len(text.as_bytes())];
+    let mut lines = complete.lines();
+    let header = lines.next().ok_or(MetricsError::MissingHeader)?;
+    let mut reader = RowReader::from_header(header)?;
+    let mut read = MetricsRead::default();
+    for row in lines.filter_map(|line| reader.row(line)) {
+        match row {
+            Ok(row) => read.rows.push(row),
+            Err(e) => read.skipped.add(&e),
+        }
+    }
+    Ok(read)
 }
 
 /// Reads rows one line at a time, as a file that is still being written is followed: the header

@@ -55,7 +55,7 @@ pub use container_spec::{
 pub use detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use error::RunError;
 pub use export::{
-    export_csv, export_json, ExportFormat, ProgressExport, RunExport, ScalarSeries,
+    export_csv, export_json, CsvExport, ExportFormat, ProgressExport, RunExport, ScalarSeries,
     EXPORT_POINTS_PER_SCALAR, EXPORT_SCHEMA,
 };
 pub use index::{Indexed, RunIndex, SETTLE_MS};
@@ -63,7 +63,7 @@ pub use launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use logs::print_log;
 pub use preflight::{preflight, Checked, PreflightInput};
 pub use procs::{exit_code_of, ProcStat, ProcessRef};
-pub use record::{RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
+pub use record::{LostGpu, RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
 pub use recorded::{summary_of, with_summaries};
 pub use rerun::rerun;
 pub use sampler::METRICS_FILE;

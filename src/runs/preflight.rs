@@ -55,6 +55,7 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
             launcher: spec.launcher.as_str(),
         });
     }
+    check_not_lost(&gpus, input.gpus)?;
     check_memory(spec, &gpus, input.gpus)?;
     check_command(spec, &workdir, input.path)?;
     let warnings = busy_warnings(&gpus, &busy);
@@ -210,6 +211,34 @@ fn lookup<'r, T>(
             present: present_gpus(report),
         })
     }
+}
+
+/// No chosen GPU has fallen off the bus: it answers nothing, and a run on it would fail at its
+/// first CUDA call.
+fn check_not_lost(chosen: &[RunGpu], report: &GpuReport) -> Result<(), RunError> {
+    let lost: Vec<String> = chosen
+        .iter()
+        .filter(|c| {
+            report
+                .gpus
+                .iter()
+                .any(|g| g.info.uuid == c.uuid && g.sample.lost)
+        })
+        .map(|c| c.index.to_string())
+        .collect();
+    if lost.is_empty() {
+        return Ok(());
+    }
+    let healthy: Vec<String> = report
+        .gpus
+        .iter()
+        .filter(|g| !g.sample.lost)
+        .map(|g| g.info.index.to_string())
+        .collect();
+    Err(RunError::LostGpu {
+        lost: lost.join(","),
+        healthy: healthy.join(","),
+    })
 }
 
 /// Every chosen GPU has the free memory the spec asks for (total less used, as NVML reads it).

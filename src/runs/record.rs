@@ -70,6 +70,15 @@ pub struct RunGpu {
     pub name: String,
 }
 
+/// One of a run's GPUs that fell off the bus (NVML: GPU_IS_LOST) while the run was sampled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LostGpu {
+    pub index: u32,
+    pub uuid: String,
+    /// The sample that first found it lost.
+    pub at_ms: u64,
+}
+
 /// One process the supervisor starts, and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankRecord {
@@ -125,6 +134,9 @@ pub struct RunRecord {
     /// Why `metrics.csv` is missing or stops early (the source could not be opened or written).
     #[serde(default)]
     pub metrics_error: Option<String>,
+    /// The run's GPUs that fell off the bus during it, and when.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_gpus: Vec<LostGpu>,
     /// A container run's engine, image and containers; absent for a host run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<ContainerRecord>,
@@ -177,6 +189,7 @@ impl RunRecord {
             error: None,
             gpu_source: None,
             metrics_error: None,
+            lost_gpus: Vec::new(),
             backend: Default::default(),
             slurm: None,
             container: None,

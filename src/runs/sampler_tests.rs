@@ -143,3 +143,76 @@ fn gpus_the_source_lacks_are_left_out_and_named() {
     assert!(sampler.finish().is_some_and(|w| w.contains("not among")));
     assert!(!none.path().join(METRICS_FILE).exists());
 }
+
+/// Made to fail by `a_full_disk_pauses_the_metrics_and_they_resume_once_there_is_room`.
+static DISK_FULL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A metrics file on a disk that fills up while DISK_FULL is set: half a batch gets written,
+/// then ENOSPC, as a real full disk does.
+struct FillingDisk(File);
+
+impl Write for FillingDisk {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if DISK_FULL.load(std::sync::atomic::Ordering::SeqCst) {
+            self.0.write_all(&buf[..buf.len() / 2])?;
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+}
+
+impl MetricsSink for FillingDisk {
+    fn truncate_to(&mut self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)?;
+        self.0.seek(SeekFrom::Start(len)).map(drop)
+    }
+
+    fn position(&mut self) -> io::Result<u64> {
+        self.0.stream_position()
+    }
+}
+
+#[test]
+fn a_full_disk_pauses_the_metrics_and_they_resume_once_there_is_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sampler = Sampler::start_with(
+        dir.path(),
+        &record(sim_gpus(&[0, 1]), Some(GpuSourceChoice::Demo)),
+        |path| {
+            let file = File::create(path)?;
+            Ok(Box::new(FillingDisk(file)) as Box<dyn MetricsSink>)
+        },
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    wait_until("two samples", || rows_in(dir.path()).len() >= 4);
+    DISK_FULL.store(true, std::sync::atomic::Ordering::SeqCst);
+    let failed = rt.block_on(sampler.failure()).expect("the failed write");
+    assert!(
+        failed.contains("metrics.csv could not be written")
+            && failed.contains("No space left on device")
+            && failed.contains("resumes once it can be written"),
+        "{failed}"
+    );
+    let before = rows_in(dir.path()).len();
+    DISK_FULL.store(false, std::sync::atomic::Ordering::SeqCst);
+    let resumed = rt.block_on(sampler.failure()).expect("the resumption");
+    assert!(resumed.contains("written again from"), "{resumed}");
+    wait_until("samples again", || rows_in(dir.path()).len() >= before + 4);
+    assert_eq!(sampler.finish(), None, "one report each, already taken");
+    // Every line whole: the half batches were cut off again.
+    let text = std::fs::read_to_string(dir.path().join(METRICS_FILE)).unwrap();
+    let rows = read_csv(&text).expect("no torn line in the middle");
+    assert!(text.ends_with('\n'));
+    assert_eq!(rows.len() % 2, 0, "whole batches only");
+    for pair in rows.chunks(2) {
+        assert_eq!((pair[0].gpu_index, pair[1].gpu_index), (0, 1));
+        assert_eq!(pair[0].t_unix_ms, pair[1].t_unix_ms);
+    }
+}

@@ -53,8 +53,19 @@ impl Run {
     /// Reads the run in `dir`.
     pub fn open(dir: &Path) -> Result<Run, RunError> {
         let path = dir.join(RECORD_FILE);
-        let text = fs::read_to_string(&path).map_err(|e| RunError::store(&path, e))?;
-        let record = serde_json::from_str(&text).map_err(|e| RunError::store(&path, e))?;
+        let damaged = |why: String| RunError::DamagedRun {
+            path: path.clone(),
+            why,
+        };
+        let text = fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => damaged("it is missing".into()),
+            _ => damaged(format!("it cannot be read: {e}")),
+        })?;
+        let record = serde_json::from_str(&text).map_err(|e| {
+            damaged(format!(
+                "it is not a whole run record ({e}); it was cut short or edited"
+            ))
+        })?;
         Ok(Run {
             dir: dir.to_path_buf(),
             record,
@@ -121,7 +132,8 @@ impl RunStore {
         crate::claims::Claims::new(self.root.parent().unwrap_or(&self.root))
     }
 
-    /// A fresh private directory for a run named `name`, holding `spec_text`; its id.
+    /// A fresh private directory for a run named `name`, holding `spec_text`; its id. Nothing is
+    /// left behind when the spec cannot be written.
     pub fn create(
         &self,
         name: &str,
@@ -140,7 +152,11 @@ impl RunStore {
             let dir = self.root.join(&id);
             match DirBuilder::new().mode(0o700).create(&dir) {
                 Ok(()) => {
-                    write_atomic(&dir, SPEC_FILE, spec_text.as_bytes())?;
+                    if let Err(e) = write_atomic(&dir, SPEC_FILE, spec_text.as_bytes()) {
+                        // A refused run leaves nothing behind (a full disk fills no store).
+                        let _ = fs::remove_dir_all(&dir);
+                        return Err(e);
+                    }
                     return Ok((id, dir));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -152,13 +168,46 @@ impl RunStore {
 
     /// Every readable run, oldest first (by when it was created; ids only break ties, since two
     /// ids of the same second sort by their random part), and a warning for each directory that
-    /// could not be read.
+    /// could not be read
+    /// (a store that cannot be read at all is one warning; [`scan`](Self::scan) tells it apart).
     pub fn list(&self) -> (Vec<Run>, Vec<String>) {
-        let mut index = self.index();
-        index.refresh();
-        let mut runs: Vec<Run> = index.runs().cloned().collect();
+        match self.scan() {
+            Ok((runs, damaged)) => (runs, damaged.into_iter().map(|d| d.to_string()).collect()),
+            Err(e) => (Vec::new(), vec![e.to_string()]),
+        }
+    }
+
+    /// Every readable run, oldest first, and each run directory that could not be read; an
+    /// error when the store itself cannot be read (a store not created yet is empty).
+    pub fn scan(&self) -> Result<(Vec<Run>, Vec<RunError>), RunError> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Default::default()),
+            Err(e) => {
+                return Err(RunError::StoreUnreadable {
+                    path: self.root.clone(),
+                    why: e.to_string(),
+                })
+            }
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        let (mut runs, mut damaged) = (Vec::new(), Vec::new());
+        for dir in dirs {
+            if being_created(&dir) {
+                continue;
+            }
+            match Run::open(&dir) {
+                Ok(run) => runs.push(run),
+                Err(e) => damaged.push(e),
+            }
+        }
         runs.sort_by(|a, b| (a.record.created_ms, a.id()).cmp(&(b.record.created_ms, b.id())));
-        (runs, index.warnings())
+        Ok((runs, damaged))
     }
 
     /// An index of the runs, for a reader that looks again and again (nothing read yet).
@@ -166,9 +215,10 @@ impl RunStore {
         RunIndex::new(&self.root)
     }
 
-    /// The run a user means: its id, a unique prefix of one, or the newest run of that name.
+    /// The run a user means: its id, a unique prefix of one, or the newest run of that name. A
+    /// damaged run directory that matches says what is wrong with it.
     pub fn find(&self, query: &str) -> Result<Run, RunError> {
-        let (runs, _) = self.list();
+        let (runs, damaged) = self.scan()?;
         if let Some(run) = runs.iter().find(|r| r.id() == query) {
             return Ok(run.clone());
         }
@@ -188,6 +238,14 @@ impl RunStore {
         if let Some(run) = runs.iter().rev().find(|r| r.record.name == query) {
             return Ok(run.clone());
         }
+        let damaged_match = damaged.into_iter().find(|e| {
+            e.run_dir()
+                .and_then(|d| d.file_name())
+                .is_some_and(|name| name.to_string_lossy().starts_with(query))
+        });
+        if let Some(damage) = damaged_match {
+            return Err(damage);
+        }
         Err(RunError::UnknownRun {
             query: query.to_string(),
             recent: runs
@@ -198,6 +256,19 @@ impl RunStore {
                 .collect(),
         })
     }
+}
+
+/// A run directory `gpudeck run` made moments ago, with its spec but not yet its record (it
+/// prepares a container run's containers in between): not damaged, just not there yet.
+pub(crate) fn being_created(dir: &Path) -> bool {
+    const CREATING_MS: u128 = 120_000;
+    dir.join(SPEC_FILE).exists()
+        && !dir.join(RECORD_FILE).exists()
+        && fs::metadata(dir)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_millis() < CREATING_MS)
 }
 
 /// A name as it may appear in an id and a path: letters, digits, `.`, `_` and `-`, at most 32.

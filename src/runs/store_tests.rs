@@ -40,6 +40,7 @@ fn record(id: &str, name: &str) -> RunRecord {
         error: None,
         gpu_source: None,
         metrics_error: None,
+        lost_gpus: Vec::new(),
         backend: Default::default(),
         slurm: None,
         container: None,
@@ -232,4 +233,30 @@ fn a_store_root_left_open_is_made_private() {
     fs::set_permissions(store.root(), fs::Permissions::from_mode(0o755)).unwrap();
     create(&store, "open", 1_000);
     assert_eq!(mode(store.root()), 0o700);
+}
+
+#[test]
+fn a_run_being_created_is_not_called_damaged_but_an_old_one_without_a_record_is() {
+    let data = tempfile::tempdir().unwrap();
+    let store = RunStore::new(data.path());
+    let (id, dir) = store
+        .create("bert", "command = [\"true\"]\n", 1_000)
+        .unwrap();
+    let (runs, damaged) = store.scan().unwrap();
+    assert!(runs.is_empty() && damaged.is_empty(), "{damaged:?}");
+    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    fs::File::open(&dir)
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
+    let (_, damaged) = store.scan().unwrap();
+    assert_eq!(damaged.len(), 1);
+    let text = damaged[0].to_string();
+    assert!(
+        text.contains(&format!("{id}/run.json is damaged: it is missing")),
+        "{text}"
+    );
+    let Err(RunError::DamagedRun { .. }) = store.find(&id) else {
+        panic!("the damaged run is named");
+    };
 }

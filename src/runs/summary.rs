@@ -7,6 +7,7 @@ mod running;
 use serde::{Deserialize, Serialize};
 
 use super::metrics::MetricsRow;
+use super::record::LostGpu;
 
 pub use alerts::{
     all_idle, memory_held_after_end, straggler, Alert, AlertKind, ALL_IDLE_AFTER_MS,
@@ -32,6 +33,9 @@ pub struct RunSummary {
     pub busy_ratio: Option<f64>,
     pub energy_j: Option<f64>,
     pub gpus: Vec<GpuSummary>,
+    /// The run's GPUs that fell off the bus during it, and when (their rows after are empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_gpus: Vec<LostGpu>,
 }
 
 impl RunSummary {
@@ -96,6 +100,7 @@ fn assemble(
         busy_ratio: (allocated > 0.0).then(|| busy / allocated),
         energy_j: (!energies.is_empty()).then(|| energies.iter().sum()),
         gpus: per_gpu,
+        lost_gpus: Vec::new(),
     }
 }
 

@@ -259,6 +259,7 @@ fn mean_utilisation_weighs_each_gpu_by_the_seconds_it_was_observed() {
         busy_ratio: Some(40.0 / 90.0),
         energy_j: None,
         gpus: vec![gpu(Some(90.0), 30.0), gpu(Some(30.0), 10.0), gpu(None, 0.0)],
+        lost_gpus: Vec::new(),
     };
     assert_eq!(summary.mean_util_pct(), Some(75.0));
     let empty = RunSummary {

@@ -1,13 +1,15 @@
 //! The supervisor: a detached process (`gpudeck __supervise DIR`) that starts a run's ranks in one
 //! process group (a container run's in their containers), records each exit, stops the rest when
 //! one fails or when it is told to stop, and writes the run's end to `run.json` whether or not
-//! anyone is watching.
+//! anyone is watching, retrying until it can (a full disk must not turn an ended run into a lost
+//! one).
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::Duration;
 
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 use super::clock;
@@ -24,6 +26,10 @@ use super::store::{log_path, open_log, LogStream, Run};
 const EXIT_NOT_FOUND: i32 = 127;
 /// ... and 126 when it exists but cannot be executed.
 const EXIT_CANNOT_EXECUTE: i32 = 126;
+/// The first wait before `run.json` is tried again after a failed write of the run's end...
+const END_RETRY_FIRST: Duration = Duration::from_millis(100);
+/// ... doubling up to this.
+const END_RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// Runs the supervisor for the run in `dir` to the run's end. Its stdout and stderr are the
 /// run's `supervisor.log`.
@@ -76,19 +82,31 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     let containers = if record.container.is_some() {
         match start_containers(&run, &mut record, &tx, notices_tx).await {
             Ok(containers) => Some(containers),
-            Err(e) => return finish_unstarted(&run, record, e),
+            Err(e) => {
+                let record = finish_unstarted(record, e);
+                write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
+                return Ok(());
+            }
         }
     } else {
         match spawn_ranks(&run, &mut record) {
             Ok(children) => wait_for_children(children, &tx),
-            Err(e) => return finish_unstarted(&run, record, e),
+            Err(e) => {
+                let record = finish_unstarted(record, e);
+                write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
+                return Ok(());
+            }
         }
         None
     };
     record.state = RunState::Running;
     record.started_ms = Some(clock::now_ms());
     let mut sampler = Sampler::start(&run.dir, &record);
-    run.write_record(&record).map_err(|e| e.to_string())?;
+    // The ranks run now: a record that cannot be written must not orphan them; the end is
+    // written (retried) when they are done.
+    if let Err(e) = run.write_record(&record) {
+        errln!("gpudeck supervisor: the start could not be recorded: {e}");
+    }
     errln!(
         "gpudeck supervisor: started {} rank(s) of {}",
         record.ranks.len(),
@@ -108,13 +126,17 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         tokio::select! {
             Some((rank, code)) = exits.recv() => watch.rank_exited(&run, rank, code),
             Some(notice) = notices.recv() => watch.engine_notice(&run, notice),
-            Some(why) = sampler.failure() => watch.metrics_failed(&run, why),
+            Some(why) = sampler.failure() => {
+                watch.record.lost_gpus = sampler.lost_gpus();
+                watch.metrics_failed(&run, why);
+            }
             _ = sigterm.recv() => watch.begin_stop("the supervisor got SIGTERM"),
             _ = sigint.recv() => watch.begin_stop("the supervisor got SIGINT"),
             // Its own session has no terminal to lose; a stray SIGHUP must not end the run.
             _ = sighup.recv() => {}
         }
     }
+    watch.record.lost_gpus = sampler.lost_gpus();
     if let Some(why) = sampler.finish() {
         watch.metrics_failed(&run, why);
     }
@@ -128,9 +150,10 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     if let Some(container) = watch.record.container.as_mut() {
         container.engine_away = None;
     }
-    let ended = watch.finish(&run);
+    let record = watch.finish(&run);
+    write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
     super::saved_summary::save_after_end(&run.dir);
-    ended
+    Ok(())
 }
 
 /// A blocking wait per rank: it reaps the rank the moment it exits.
@@ -204,8 +227,8 @@ impl Watch {
         }
     }
 
-    /// Writes the end: which state, which exit code, when.
-    fn finish(mut self, run: &Run) -> Result<(), String> {
+    /// The end: which state, which exit code, when.
+    fn finish(mut self, run: &Run) -> RunRecord {
         if let Some(stopper) = self.stopper.take() {
             match stopper.join() {
                 Ok(Ok(signal)) => errln!("gpudeck supervisor: ranks gone after {signal}"),
@@ -235,7 +258,69 @@ impl Watch {
             record.id,
             code.map_or_else(|| "unknown".into(), |c| c.to_string())
         );
-        run.write_record(record).map_err(|e| e.to_string())
+        self.record
+    }
+}
+
+/// Writes the run's end, retrying (the wait doubling to END_RETRY_MAX) until it is written: the
+/// supervisor is the only one who knows it, and a run left `running` with no supervisor reads as
+/// lost forever. The supervisor stays alive meanwhile, so readers see the run as running. It
+/// gives up only when the run's directory itself is gone, or when it is told to (SIGTERM or
+/// SIGINT: its ranks are gone, so that can only mean "stop trying").
+async fn write_end(run: &Run, record: &RunRecord, [sigterm, sigint]: [&mut Signal; 2]) {
+    let mut wait = END_RETRY_FIRST;
+    let mut failures = 0u32;
+    loop {
+        match run.write_record(record) {
+            Ok(()) if failures == 0 => return,
+            Ok(()) => {
+                errln!(
+                    "gpudeck supervisor: the end of {} was recorded after {failures} failed \
+                     attempt(s)",
+                    record.id
+                );
+                return;
+            }
+            // The run was deleted: nobody can read its end any more, so do not wait forever.
+            Err(_) if !run.dir.is_dir() => {
+                errln!(
+                    "gpudeck supervisor: {} is gone; its end ({}) is not recorded",
+                    run.dir.display(),
+                    record.state
+                );
+                return;
+            }
+            Err(e) => {
+                failures += 1;
+                // Every attempt while the wait grows, then one line a minute or so.
+                if wait < END_RETRY_MAX || failures % 12 == 0 {
+                    errln!(
+                        "gpudeck supervisor: could not record the end of {}: {e}; retrying \
+                         every {}s until it can be written (free space in the run store)",
+                        record.id,
+                        wait.as_secs_f32()
+                    );
+                }
+                let told = tokio::select! {
+                    _ = tokio::time::sleep(wait) => None,
+                    _ = sigterm.recv() => Some("SIGTERM"),
+                    _ = sigint.recv() => Some("SIGINT"),
+                };
+                if let Some(signal) = told {
+                    errln!(
+                        "gpudeck supervisor: gave up recording the end of {} on {signal}: it \
+                         was {}, exit code {}",
+                        record.id,
+                        record.state,
+                        record
+                            .exit_code
+                            .map_or_else(|| "unknown".into(), |c| c.to_string())
+                    );
+                    return;
+                }
+                wait = (wait * 2).min(END_RETRY_MAX);
+            }
+        }
     }
 }
 
@@ -301,11 +386,7 @@ fn rank_command(
 }
 
 /// A rank could not be started: the run failed before it ran, with the shell's code for why.
-fn finish_unstarted(
-    run: &Run,
-    mut record: RunRecord,
-    (rank, e): (usize, std::io::Error),
-) -> Result<(), String> {
+fn finish_unstarted(mut record: RunRecord, (rank, e): (usize, std::io::Error)) -> RunRecord {
     let code = match e.kind() {
         std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
         _ => EXIT_CANNOT_EXECUTE,
@@ -323,5 +404,5 @@ fn finish_unstarted(
         "gpudeck supervisor: {}",
         record.error.as_deref().unwrap_or_default()
     );
-    run.write_record(&record).map_err(|e| e.to_string())
+    record
 }

@@ -29,11 +29,18 @@ pub struct ListedRun<'a> {
     pub dir: &'a std::path::Path,
     /// What its GPU metrics add up to; null without metrics.
     pub summary: Option<&'a RunSummary>,
+    /// How long it ran: to its end, to now while it runs, to its last evidence (last sample or
+    /// log write) when it was lost; null before it started.
+    pub duration_ms: Option<u64>,
 }
 
 /// The runs, each with its summary (see [`Run::summary`]).
 /// The environment values of secret-looking names are hidden as `secrets` says.
-pub fn listing_json<'a>(runs: &'a [(Run, Option<RunSummary>)], secrets: &Secrets) -> Listing<'a> {
+pub fn listing_json<'a>(
+    runs: &'a [(Run, Option<RunSummary>)],
+    now_ms: u64,
+    secrets: &Secrets,
+) -> Listing<'a> {
     Listing {
         schema: RUNS_SCHEMA,
         runs: runs
@@ -46,6 +53,7 @@ pub fn listing_json<'a>(runs: &'a [(Run, Option<RunSummary>)], secrets: &Secrets
                     record,
                     dir: &run.dir,
                     summary: summary.as_ref(),
+                    duration_ms: run.duration_ms(summary.as_ref(), now_ms),
                 }
             })
             .collect(),
@@ -76,7 +84,7 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
                 },
                 r.launcher.as_str().to_string(),
                 clock::rfc3339_utc(r.started_ms.unwrap_or(r.created_ms)),
-                r.duration_ms(now_ms)
+                run.duration_ms(summary.as_ref(), now_ms)
                     .map_or_else(|| "-".into(), clock::duration),
                 utilisation(summary.as_ref()),
                 busy(summary.as_ref()),

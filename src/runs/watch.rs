@@ -121,6 +121,8 @@ pub enum RunsUpdate {
     /// The GPU claims of live runs and shells, sent when they change: the dashboard's
     /// suggestions of free GPUs leave these out.
     Claimed(Vec<Claim>),
+    /// The store itself cannot be read: what is wrong and what to do (not "no runs yet").
+    StoreUnreadable(String),
 }
 
 /// What the app asks of the collector.
@@ -193,6 +195,8 @@ pub struct Watcher {
     index: RunIndex,
     /// The rows by run directory, kept between looks.
     listed: BTreeMap<OsString, Listed>,
+    /// Why a run's metrics could not be read whole (bad lines skipped), by run directory.
+    problems: BTreeMap<OsString, String>,
     /// The runs whose rows may still change (live, or not summarised yet).
     pending: BTreeSet<OsString>,
     /// What the last listing sent said, so an unchanged store sends nothing.
@@ -217,6 +221,7 @@ impl Watcher {
             store,
             updates,
             listed: BTreeMap::new(),
+            problems: BTreeMap::new(),
             pending: BTreeSet::new(),
             sent_warnings: None,
             listing_current: false,
@@ -343,6 +348,10 @@ impl Watcher {
     /// Looks at the store; sends the list when a row or a warning changed, or `always`. Only
     /// runs that may still change are looked at: a settled run's row is made once.
     fn send_list(&mut self, always: bool) -> bool {
+        if let Some(e) = self.index.unreadable() {
+            // A store that cannot be read is not an empty one.
+            return self.send(RunsUpdate::StoreUnreadable(format!("{e}. {}", e.fix())));
+        }
         if self.index.refresh() {
             self.relist();
         }
@@ -365,6 +374,8 @@ impl Watcher {
             *run = looked;
         }
         let changed = self.update_rows(&live);
+        // Bad lines skipped in runs' metrics, said as `gpudeck runs` says them.
+        warnings.extend(self.problems.values().cloned());
         let new_warnings = self.sent_warnings.as_ref() != Some(&warnings);
         let full = always || !self.listing_current;
         if !full && changed.is_empty() && !new_warnings {
@@ -434,6 +445,10 @@ impl Watcher {
                 continue;
             };
             let summary = feed.update(run, now, &mut budget);
+            match feed.problem() {
+                Some(problem) => self.problems.insert(name.clone(), problem),
+                None => self.problems.remove(name),
+            };
             let done = indexed.settled && feed.is_done();
             let row = row_of(run, summary);
             if listed.row.as_ref() != Some(&row) {
@@ -476,17 +491,24 @@ impl Watcher {
 
 fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
     let r = &run.record;
+    let state = run.state();
+    // A lost run's end is its last evidence, so its time stops counting as `gpudeck runs`'s does.
+    let lost_end = || {
+        (state == RunState::Lost)
+            .then(|| run.last_evidence_ms(summary.as_ref().map(|s| s.ended_ms)))
+            .flatten()
+    };
     RunRow {
         id: r.id.clone(),
         name: r.name.clone(),
-        state: run.state(),
+        state,
         launcher: r.launcher,
         image: r.image.clone(),
         gpus: r.gpus.iter().map(|g| g.index).collect(),
         ranks: r.ranks.len(),
         created_ms: r.created_ms,
         started_ms: r.started_ms,
-        ended_ms: r.ended_ms,
+        ended_ms: r.ended_ms.or_else(lost_end),
         exit_code: r.exit_code,
         first_failed_rank: r.first_failed_rank,
         error: r.error.clone(),

@@ -32,6 +32,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     block.render(area, buf);
     let detail = view.selected_detail();
     let mut lines = vec![facts_line(run, state.now, s), use_line(run, s)];
+    lines.extend(lost_lines(run, s));
     if let Some(d) = detail {
         lines.push(progress_line(&d.progress, s));
     }
@@ -149,6 +150,27 @@ fn use_line<'a>(run: &RunRow, s: &Styles) -> Line<'a> {
         Span::styled("GPU use: ", s.muted()),
         Span::styled(parts.join(" · "), s.text()),
     ])
+}
+
+/// A line for each of the run's GPUs that fell off the bus, with when.
+fn lost_lines<'a>(run: &RunRow, s: &Styles) -> Vec<Line<'a>> {
+    let Some(sum) = &run.summary else {
+        return Vec::new();
+    };
+    sum.lost_gpus
+        .iter()
+        .map(|lost| {
+            let into = (lost.at_ms as i64 - sum.started_ms).max(0) / 1000;
+            Line::styled(
+                format!(
+                    "⚠ GPU {} fell off the bus {} into the run; its metrics stop there.",
+                    lost.index,
+                    units::age(into)
+                ),
+                s.error(),
+            )
+        })
+        .collect()
 }
 
 fn progress_line<'a>(p: &ProgressView, s: &Styles) -> Line<'a> {

@@ -29,17 +29,46 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let (list, detail) = layout(area, view.runs.len());
     table(list, buf, state, s);
     if let Some(detail) = detail {
+        let detail = warnings(detail, buf, &view.warnings, s);
         run_detail::render(detail, buf, state, s);
     }
 }
 
+/// Runs that could not be read (a damaged record, bad metrics lines), each naming the file and
+/// why, above the detail (a third of it at most); the area left for the detail.
+fn warnings(area: Rect, buf: &mut Buffer, warnings: &[String], s: &Styles) -> Rect {
+    if warnings.is_empty() || area.width == 0 {
+        return area;
+    }
+    let width = usize::from(area.width);
+    let needed: usize = warnings
+        .iter()
+        .map(|w| w.chars().count().div_ceil(width).max(1))
+        .sum();
+    let height = (needed as u16).min(area.height / 3);
+    let lines: Vec<Line> = warnings
+        .iter()
+        .map(|w| Line::styled(w.clone(), s.warn()))
+        .collect();
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(Rect { height, ..area }, buf);
+    Rect {
+        y: area.y + height,
+        height: area.height - height,
+        ..area
+    }
+}
+
 fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
-    let mut lines = vec![if state.runs.listed {
+    let mut lines = vec![if let Some(error) = &state.runs.store_error {
+        Line::styled(error.replace('\n', " "), s.error())
+    } else if state.runs.listed {
         Line::styled("No training runs yet.", s.text())
     } else {
         Line::styled("reading the runs…", s.muted())
     }];
-    if state.runs.listed {
+    if state.runs.listed && state.runs.store_error.is_none() {
         lines.extend([
             Line::raw(""),
             Line::styled(
@@ -104,11 +133,22 @@ fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         .iter()
         .filter(|r| r.state == RunState::Running)
         .count();
+    let mut title = vec![Span::styled(
+        format!(" Runs · {} · {running} running ", view.runs.len()),
+        s.title(),
+    )];
+    if !view.warnings.is_empty() {
+        title.push(Span::styled(
+            format!(
+                "· {} warning{} ",
+                view.warnings.len(),
+                if view.warnings.len() == 1 { "" } else { "s" }
+            ),
+            s.warn(),
+        ));
+    }
     let block = Block::bordered()
-        .title(Span::styled(
-            format!(" Runs · {} · {running} running ", view.runs.len()),
-            s.title(),
-        ))
+        .title(Line::from(title))
         .border_style(s.border());
     let selected = view.selected_row();
     let visible = area.height.saturating_sub(3) as usize;

@@ -15,6 +15,7 @@ const PERIOD_SAMPLES: usize = 15;
 pub struct SummaryBuilder {
     started_ms: i64,
     gpus: BTreeMap<u32, GpuSums>,
+    last_ms: Option<i64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -37,12 +38,19 @@ impl SummaryBuilder {
         Self {
             started_ms,
             gpus: BTreeMap::new(),
+            last_ms: None,
         }
+    }
+
+    /// The time of the newest row pushed: where a lost run's evidence ends.
+    pub fn last_ms(&self) -> Option<i64> {
+        self.last_ms
     }
 
     /// Adds a row; rows of one GPU must come oldest first (as the supervisor writes them).
     pub fn push(&mut self, row: MetricsRow) {
         let started = self.started_ms;
+        self.last_ms = self.last_ms.max(Some(row.t_unix_ms));
         self.gpus
             .entry(row.gpu_index)
             .or_default()

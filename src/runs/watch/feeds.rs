@@ -4,9 +4,10 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::{GpuTrace, LogChunk, ProgressView, RunDetail};
-use crate::runs::metrics::{MetricsRow, RowReader};
+use crate::runs::metrics::{MetricsRow, RowReader, SkippedLines};
 use crate::runs::progress::ProgressTracker;
 use crate::runs::record::RunState;
+use crate::runs::recorded::LOG_GONE;
 use crate::runs::series::Series;
 use crate::runs::store::{LogStream, Run};
 use crate::runs::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
@@ -37,6 +38,8 @@ struct MetricsFeed {
     follower: Follower,
     reader: Option<RowReader>,
     error: Option<String>,
+    /// Lines that were not rows, skipped and counted as `gpudeck runs` does.
+    skipped: SkippedLines,
 }
 
 impl MetricsFeed {
@@ -45,7 +48,17 @@ impl MetricsFeed {
             follower: Follower::from_start(&run.dir.join(METRICS_FILE)),
             reader: None,
             error: None,
+            skipped: SkippedLines::default(),
         }
+    }
+
+    /// What is wrong with the file: why it cannot be read, or the bad lines skipped (in the
+    /// words of `gpudeck runs`).
+    fn problem(&self) -> Option<String> {
+        self.error.clone().or_else(|| {
+            self.skipped
+                .describe(&self.follower.path().display().to_string())
+        })
     }
 
     /// The rows appended since the last look (at most `max_bytes` of them), the bytes read, and
@@ -65,6 +78,7 @@ impl MetricsFeed {
         let used = appended.data.len() as u64 + appended.skipped;
         if appended.restarted {
             self.reader = None;
+            self.skipped = SkippedLines::default();
         }
         let mut rows = Vec::new();
         for line in appended.lines() {
@@ -78,7 +92,7 @@ impl MetricsFeed {
             };
             match reader.row(&line) {
                 Some(Ok(row)) => rows.push(row),
-                Some(Err(e)) => self.error = Some(e.to_string()),
+                Some(Err(e)) => self.skipped.add(&e),
                 None => {}
             }
         }
@@ -139,10 +153,19 @@ impl SummaryFeed {
             builder.push(row);
         }
         let state = run.state();
-        let ended = run.record.ended_ms.unwrap_or(now_ms) as i64;
+        // A lost run ends at its last sample, as `summary_of` has it: it does not go on idling.
+        let ended = match (run.record.ended_ms, state) {
+            (Some(ended), _) => ended as i64,
+            (None, RunState::Lost) => builder.last_ms().unwrap_or(now_ms as i64),
+            (None, _) => now_ms as i64,
+        };
         let gpus = run.record.summary_gpus(builder.gpus_seen());
         // Half a file's rows against the whole run's length would read as an idle run.
-        let summary = (self.seen_rows && self.caught_up).then(|| builder.summary(ended, &gpus));
+        let summary = (self.seen_rows && self.caught_up).then(|| {
+            let mut summary = builder.summary(ended, &gpus);
+            summary.lost_gpus = run.record.lost_gpus.clone();
+            summary
+        });
         if state.is_finished() && at_end {
             self.done = Some(summary.clone());
         }
@@ -152,6 +175,11 @@ impl SummaryFeed {
     /// Whether the summary is final (the run ended and its metrics were read to their end).
     pub fn is_done(&self) -> bool {
         self.done.is_some()
+    }
+
+    /// The bad lines of the run's metrics skipped so far, or why they cannot be read.
+    pub fn problem(&self) -> Option<String> {
+        self.metrics.problem()
     }
 }
 
@@ -217,7 +245,7 @@ impl FocusFeed {
             gpus: self.traces(),
             progress: self.progress_view(),
             alerts,
-            metrics_error: self.metrics.error.clone(),
+            metrics_error: self.metrics.problem(),
         }
     }
 
@@ -317,6 +345,10 @@ pub struct LogFeed {
     rank: usize,
     outputs: [Follower; 2],
     first: bool,
+    /// The supervisor created the logs (so a missing one was deleted), and which of them have
+    /// been said to be gone.
+    created: bool,
+    told_gone: [bool; 2],
 }
 
 impl LogFeed {
@@ -329,6 +361,8 @@ impl LogFeed {
                 Follower::from_tail(&run.log_path(rank, LogStream::Stderr), LOG_TAIL),
             ],
             first: true,
+            created: run.logs_created(rank),
+            told_gone: [false; 2],
         }
     }
 
@@ -341,7 +375,16 @@ impl LogFeed {
             reset: std::mem::take(&mut self.first),
             skipped: 0,
         };
-        for (is_err, output) in [false, true].into_iter().zip(&mut self.outputs) {
+        let outputs = self.outputs.iter_mut().zip(&mut self.told_gone);
+        for (is_err, (output, told)) in [false, true].into_iter().zip(outputs) {
+            if self.created && !*told && !output.path().exists() {
+                // Said once, in the words of `gpudeck logs`, where its output would be.
+                *told = true;
+                let path = output.path().display();
+                chunk
+                    .lines
+                    .push((true, format!("{path} is gone: {LOG_GONE}")));
+            }
             let Ok(appended) = output.read_new(LOG_CHUNK) else {
                 continue;
             };
