@@ -34,7 +34,7 @@ pub struct RunSummary {
     pub energy_j: Option<f64>,
     pub gpus: Vec<GpuSummary>,
     /// The run's GPUs that fell off the bus during it, and when (their rows after are empty).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost_gpus: Vec<LostGpu>,
 }
 
