@@ -204,6 +204,9 @@ pub async fn serve(
             web.clone(),
             bucket.clone(),
         ));
+        // Let the connection closed for this one drop its socket before accepting the next: a
+        // flood of connects must not pile up sockets waiting to be closed.
+        tokio::task::yield_now().await;
     }
 }
 
