@@ -591,7 +591,10 @@ mod config_mistakes {
                     .output()
                     .expect("runs");
                 let text = String::from_utf8_lossy(&report.stdout);
-                assert!(text.contains("FAIL") && text.contains("PASS"), "{args:?}: {text}");
+                assert!(
+                    text.contains("FAIL") && text.contains("PASS"),
+                    "{args:?}: {text}"
+                );
             } else {
                 assert_ne!(code, Some(2), "{args:?} must carry on: {err}");
             }

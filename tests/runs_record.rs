@@ -611,9 +611,9 @@ fn the_end_of_a_run_is_recorded_once_run_json_can_be_written_again() {
     let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
     // A directory where the supervisor writes the new run.json before renaming it: every write
     // of run.json fails (root is not stopped by permissions; this stops everyone).
-    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
-    std::fs::create_dir(&blocker).unwrap();
-    std::fs::write(blocker.join("keep"), "").unwrap();
+    // Nothing can be created in the run directory, root included: every write of run.json (a
+    // temporary file renamed over it) fails.
+    let frozen = Frozen::new(&run_dir(&dirs, &id));
     std::fs::write(&gate, "").unwrap();
     wait_until("the supervisor to retry the end", || {
         supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
@@ -624,7 +624,7 @@ fn the_end_of_a_run_is_recorded_once_run_json_can_be_written_again() {
         "running",
         "not lost: its supervisor still holds the end"
     );
-    std::fs::remove_dir_all(&blocker).unwrap();
+    drop(frozen);
     let rec = wait_state(&dirs, &id, "failed");
     assert_eq!(rec["exit_code"], 3);
     assert_eq!(rec["ranks"][0]["exit_code"], 3);
@@ -643,13 +643,12 @@ fn a_supervisor_gives_up_the_end_of_a_run_whose_directory_was_deleted() {
         demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
     );
     let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
-    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
-    std::fs::create_dir(&blocker).unwrap();
-    std::fs::write(blocker.join("keep"), "").unwrap();
+    let frozen = Frozen::new(&run_dir(&dirs, &id));
     std::fs::write(&gate, "").unwrap();
     wait_until("the supervisor to retry the end", || {
         supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
     });
+    drop(frozen);
     std::fs::remove_dir_all(run_dir(&dirs, &id)).unwrap();
     // Not retrying forever for a run nobody can read.
     wait_until("the supervisor to exit", || !alive(supervisor));
@@ -664,8 +663,7 @@ fn a_supervisor_retrying_the_end_gives_up_when_told_to() {
         demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
     );
     let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
-    let blocker = run_dir(&dirs, &id).join(format!(".run.json.{supervisor}.tmp"));
-    std::fs::create_dir(&blocker).unwrap();
+    let _frozen = Frozen::new(&run_dir(&dirs, &id));
     std::fs::write(&gate, "").unwrap();
     wait_until("the supervisor to retry the end", || {
         supervisor_log(&dirs, &id).contains(&format!("could not record the end of {id}"))
@@ -679,6 +677,31 @@ fn a_supervisor_retrying_the_end_gives_up_when_told_to() {
         "{}",
         supervisor_log(&dirs, &id)
     );
+}
+
+/// A directory made immutable (`chattr +i`): no entry can be made or removed in it, by root
+/// either (permissions do not stop root); made mutable again when dropped.
+struct Frozen(std::path::PathBuf);
+
+impl Frozen {
+    fn new(dir: &std::path::Path) -> Frozen {
+        let status = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .status()
+            .expect("chattr runs (e2fsprogs)");
+        assert!(status.success(), "chattr +i {} failed", dir.display());
+        Frozen(dir.to_path_buf())
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
 }
 
 /// Whether `pid` is a process that has not exited (a zombie has).

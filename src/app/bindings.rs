@@ -330,7 +330,7 @@ pub fn bindings() -> Vec<Binding> {
             Action::RetryPull,
             im,
             "r",
-            "pull again the newest pull the Docker Engine cut by going away",
+            "retry the pull the Docker Engine cut",
             None,
         ),
         bind(

@@ -348,11 +348,13 @@ impl Watcher {
     /// Looks at the store; sends the list when a row or a warning changed, or `always`. Only
     /// runs that may still change are looked at: a settled run's row is made once.
     fn send_list(&mut self, always: bool) -> bool {
+        let relisted = self.index.refresh();
         if let Some(e) = self.index.unreadable() {
-            // A store that cannot be read is not an empty one.
+            // A store that cannot be read is not an empty one; once it can be, all of it is sent.
+            self.listing_current = false;
             return self.send(RunsUpdate::StoreUnreadable(format!("{e}. {}", e.fix())));
         }
-        if self.index.refresh() {
+        if relisted {
             self.relist();
         }
         let (mut live, mut warnings): (Vec<(OsString, Run)>, Vec<String>) = (
