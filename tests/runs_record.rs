@@ -608,9 +608,6 @@ fn the_end_of_a_run_is_recorded_once_run_json_can_be_written_again() {
         &dirs,
         demo(&dirs, &["run", "--gpus", "0", "--", "sh", "-c", &script]),
     );
-    let supervisor = record(&dirs, &id)["supervisor"]["pid"].as_i64().unwrap();
-    // A directory where the supervisor writes the new run.json before renaming it: every write
-    // of run.json fails (root is not stopped by permissions; this stops everyone).
     // Nothing can be created in the run directory, root included: every write of run.json (a
     // temporary file renamed over it) fails.
     let frozen = Frozen::new(&run_dir(&dirs, &id));
