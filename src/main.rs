@@ -170,10 +170,7 @@ fn tell_config_warnings(warnings: &[String]) {
 /// A message on stderr wrapped to 80 columns, so it reads whole in any terminal; a path or a
 /// `file:line:col` is never split.
 fn say_wrapped(message: &str) {
-    let options = textwrap::Options::new(80)
-        .break_words(false)
-        .subsequent_indent("  ");
-    errln!("{}", textwrap::fill(message, &options));
+    errln!("{}", gpudeck::output::wrap(message, "  "));
 }
 
 /// The dashboard: needs a terminal; everything else is the app's.

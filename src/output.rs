@@ -147,6 +147,22 @@ macro_rules! errln {
     };
 }
 
+/// The width messages are wrapped to, so they read whole in an 80-column terminal.
+pub const MESSAGE_WIDTH: usize = 80;
+
+/// `text` wrapped to [`MESSAGE_WIDTH`], each of its lines on its own, continuation lines
+/// starting with `indent`; a word (a path, a `file:line:col`, `read-only`) is never split.
+pub fn wrap(text: &str, indent: &str) -> String {
+    let options = textwrap::Options::new(MESSAGE_WIDTH)
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .subsequent_indent(indent);
+    text.lines()
+        .map(|line| textwrap::fill(line, &options))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

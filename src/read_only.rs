@@ -6,9 +6,6 @@ use std::path::Path;
 
 use crate::cli::Commands;
 
-/// The width refusals are wrapped to, so they read whole in an 80-column terminal.
-const WIDTH: usize = 80;
-
 /// Why read-only mode is on: the flag, the config key (and which file set it), or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadOnly<'a> {
@@ -97,11 +94,7 @@ pub fn refusal(command: &Commands, mode: ReadOnly<'_>) -> Option<String> {
         name_of(command),
         lift.join(", and ")
     );
-    // Words are never split, neither at their hyphens (`read-only`) nor inside a long path.
-    let options = textwrap::Options::new(WIDTH)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation)
-        .break_words(false);
-    Some(textwrap::fill(&text, options))
+    Some(crate::output::wrap(&text, ""))
 }
 
 #[cfg(test)]
@@ -179,6 +172,10 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert!(
+            text.lines()
+                .all(|l| l.chars().count() <= crate::output::MESSAGE_WIDTH),
+            "{text}"
+        );
     }
 }

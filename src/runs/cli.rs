@@ -290,7 +290,10 @@ pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCod
 
 fn warn_all(warnings: &[String]) {
     for w in warnings {
-        errln!("{}", wrapped(&format!("gpudeck: warning: {w}")));
+        errln!(
+            "{}",
+            crate::output::wrap(&format!("gpudeck: warning: {w}"), "")
+        );
     }
 }
 
@@ -358,20 +361,6 @@ fn exit_text(run: &Run) -> String {
     }
 }
 
-/// Terminal width the damaged-store and lost-GPU messages are wrapped to.
-const MESSAGE_WIDTH: usize = 80;
-
-/// `text` wrapped at MESSAGE_WIDTH, each of its lines on its own (a path is never broken).
-fn wrapped(text: &str) -> String {
-    let options = textwrap::Options::new(MESSAGE_WIDTH)
-        .break_words(false)
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    text.lines()
-        .map(|line| textwrap::fill(line, &options))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn finish(result: Result<u8, RunError>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
@@ -381,7 +370,7 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 RunError::LostGpu { .. }
                 | RunError::DamagedRun { .. }
                 | RunError::StoreUnreadable { .. }
-                | RunError::LogGone { .. } => errln!("{}", wrapped(&text)),
+                | RunError::LogGone { .. } => errln!("{}", crate::output::wrap(&text, "")),
                 _ => errln!("{text}"),
             }
             let code = match e {
