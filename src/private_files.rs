@@ -126,7 +126,8 @@ fn explain(path: &Path, e: io::Error) -> io::Error {
     e
 }
 
-fn current_uid() -> u32 {
+/// The user gpudeck runs as (its effective uid): whose files and directories count as its own.
+pub(crate) fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }

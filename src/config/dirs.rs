@@ -75,7 +75,7 @@ impl Dirs {
                     .unwrap_or(project.data_dir())
                     .to_path_buf(),
             },
-            None => Self::fallback(current_uid())?,
+            None => Self::fallback(crate::private_files::current_uid())?,
         };
         Ok(Self {
             config: config.unwrap_or(defaults.config),
@@ -141,11 +141,6 @@ impl Dirs {
     pub fn themes_dir(&self) -> PathBuf {
         self.config.join("themes")
     }
-}
-
-fn current_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use super::*;
 
 fn me() -> u32 {
-    current_uid()
+    crate::private_files::current_uid()
 }
 
 fn mode(path: &Path) -> u32 {
