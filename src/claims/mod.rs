@@ -214,7 +214,8 @@ impl Claims {
         self.update(owner, |_| None)
     }
 
-    fn file(&self) -> PathBuf {
+    /// `claims.json`, replaced whole at each change.
+    pub fn file(&self) -> PathBuf {
         self.dir.join(CLAIMS_FILE)
     }
 

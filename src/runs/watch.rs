@@ -58,6 +58,9 @@ pub struct RunRow {
     pub owner: RunOwner,
 }
 
+/// Looks between two looks at the claims when `claims.json` did not change (5 s at two a second).
+const CLAIMS_EVERY: u64 = 10;
+
 /// One GPU's history over a run: x is seconds since the run started.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GpuTrace {
@@ -212,6 +215,9 @@ pub struct Watcher {
     summary_budget: u64,
     /// The live claims last sent.
     claimed: Vec<Claim>,
+    /// `claims.json` as it was when the claims were last looked at, and at which look.
+    claims_stamp: Option<(u64, u64, i64, i64)>,
+    claims_looked: u64,
 }
 
 impl Watcher {
@@ -231,6 +237,8 @@ impl Watcher {
             ticks: 0,
             summary_budget: feeds::SUMMARY_BUDGET,
             claimed: Vec::new(),
+            claims_stamp: None,
+            claims_looked: 0,
         }
     }
 
@@ -297,7 +305,19 @@ impl Watcher {
         self.index.reads()
     }
 
+    /// The live claims, looked at when `claims.json` changed (a claim made or given back) and
+    /// otherwise every [`CLAIMS_EVERY`] looks (a claim whose owner died): telling a live shell
+    /// from a dead one can mean reading every process's cgroup, too much for twice a second.
     fn send_claims(&mut self) -> bool {
+        let stamp = std::fs::metadata(self.store.claims().file())
+            .ok()
+            .map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec()));
+        let due = self.ticks.saturating_sub(self.claims_looked) >= CLAIMS_EVERY;
+        if stamp == self.claims_stamp && !due && self.claims_looked > 0 {
+            return true;
+        }
+        self.claims_stamp = stamp;
+        self.claims_looked = self.ticks;
         let claimed = match self.store.claims().live(&SystemLiveness) {
             Ok(claimed) => claimed,
             Err(e) => {
