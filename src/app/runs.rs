@@ -1,7 +1,7 @@
 //! The Runs tab's state: every run, the selected one's detail and logs, and the GPU memory its
 //! processes may still hold after it ended; folded in from the runs collector and the GPU data.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
@@ -62,12 +62,31 @@ pub struct RunsView {
     pub select_when_listed: Option<String>,
     /// GPUs live runs and shells claim: busy in the new-run form and the shell dialog.
     pub claimed: Vec<crate::claims::Claim>,
+    /// Where each run sits in `runs`, by id: the selection and a changed row are found without
+    /// going through a long history on every frame.
+    positions: HashMap<String, usize>,
+    /// How many of `runs` are running (the list's title), kept as rows change.
+    running: usize,
 }
 
 impl RunsView {
     pub fn selected_row(&self) -> Option<usize> {
-        let id = self.selected.as_deref()?;
-        self.runs.iter().position(|r| r.id == id)
+        self.positions.get(self.selected.as_deref()?).copied()
+    }
+
+    /// How many runs are running now.
+    pub fn running(&self) -> usize {
+        self.running
+    }
+
+    /// The list was replaced: where each run is, and how many run.
+    fn reindex(&mut self) {
+        self.positions = (self.runs.iter().enumerate())
+            .map(|(i, r)| (r.id.clone(), i))
+            .collect();
+        self.running = (self.runs.iter())
+            .filter(|r| r.state == RunState::Running)
+            .count();
     }
 
     pub fn selected_run(&self) -> Option<&RunRow> {
@@ -87,11 +106,12 @@ impl RunsView {
             RunsUpdate::Listed { mut runs, warnings } => {
                 runs.reverse();
                 self.runs = runs;
+                self.reindex();
                 self.warnings = warnings;
                 self.store_error = None;
                 self.listed = true;
                 if let Some(id) = self.select_when_listed.take() {
-                    if self.runs.iter().any(|r| r.id == id) {
+                    if self.positions.contains_key(&id) {
                         self.select(Some(id));
                         return true;
                     }
@@ -105,9 +125,14 @@ impl RunsView {
             }
             RunsUpdate::Changed { rows, warnings } => {
                 for row in rows {
-                    if let Some(shown) = self.runs.iter_mut().find(|r| r.id == row.id) {
-                        *shown = row;
-                    }
+                    let Some(&i) = self.positions.get(&row.id) else {
+                        continue;
+                    };
+                    let was_running = self.runs[i].state == RunState::Running;
+                    let is_running = row.state == RunState::Running;
+                    self.running =
+                        self.running + usize::from(is_running) - usize::from(was_running);
+                    self.runs[i] = row;
                 }
                 self.warnings = warnings;
                 false
@@ -126,6 +151,7 @@ impl RunsView {
             }
             RunsUpdate::StoreUnreadable(why) => {
                 self.runs.clear();
+                self.reindex();
                 self.warnings.clear();
                 self.store_error = Some(why);
                 self.listed = true;
@@ -198,5 +224,82 @@ impl RunsView {
         }
         let rows: Vec<MetricsRow> = self.after_end.iter().cloned().collect();
         self.held = memory_held_after_end(&rows, &gpus);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::leftovers::RunOwner;
+
+    fn row(n: usize, state: RunState) -> RunRow {
+        RunRow {
+            id: format!("20261125-120000-run-{n:05}"),
+            name: "run".into(),
+            state,
+            launcher: Default::default(),
+            image: None,
+            gpus: vec![0],
+            ranks: 1,
+            created_ms: n as u64,
+            started_ms: Some(n as u64),
+            ended_ms: None,
+            exit_code: None,
+            first_failed_rank: None,
+            error: None,
+            dir: format!("/runs/{n}").into(),
+            summary: None,
+            slurm: None,
+            engine_away: None,
+            owner: RunOwner::default(),
+        }
+    }
+
+    #[test]
+    fn the_running_count_and_the_selection_follow_listings_and_changed_rows() {
+        let mut view = RunsView::default();
+        // Oldest first from the collector; every third one running.
+        let runs: Vec<RunRow> = (0..3000)
+            .map(|n| {
+                row(
+                    n,
+                    [RunState::Running, RunState::Succeeded, RunState::Failed][n % 3],
+                )
+            })
+            .collect();
+        assert!(view.apply(RunsUpdate::Listed {
+            runs,
+            warnings: Vec::new(),
+        }));
+        assert_eq!(view.running(), 1000);
+        // Newest first, the newest selected.
+        assert_eq!(view.selected.as_deref(), Some("20261125-120000-run-02999"));
+        assert_eq!(view.selected_row(), Some(0));
+        view.select(Some(row(12, RunState::Running).id));
+        assert_eq!(view.selected_row(), Some(2987));
+        assert_eq!(view.selected_run().map(|r| r.created_ms), Some(12));
+
+        // Run 12 ends, run 13 (succeeded) is not touched, run 14 starts again, an unknown row
+        // is ignored.
+        view.apply(RunsUpdate::Changed {
+            rows: vec![
+                row(12, RunState::Succeeded),
+                row(14, RunState::Running),
+                row(99_999, RunState::Running),
+            ],
+            warnings: Vec::new(),
+        });
+        assert_eq!(view.running(), 1000);
+        view.apply(RunsUpdate::Changed {
+            rows: vec![row(15, RunState::Failed)],
+            warnings: Vec::new(),
+        });
+        assert_eq!(view.running(), 999);
+        assert_eq!(view.runs[2987].state, RunState::Succeeded);
+        assert_eq!(view.selected_row(), Some(2987));
+        assert_eq!(view.runs.len(), 3000);
+
+        view.apply(RunsUpdate::StoreUnreadable("gone".into()));
+        assert_eq!((view.running(), view.selected_row()), (0, None));
     }
 }

@@ -207,6 +207,8 @@ pub struct Watcher {
     /// The app has every run of the store as it is now: changed rows are enough.
     listing_current: bool,
     focus: Option<FocusFeed>,
+    /// The focused run's detail as last sent: an ended run's is not sent again on every look.
+    sent_detail: Option<RunDetail>,
     logs: Option<LogFeed>,
     /// Lost container runs as their containers showed them at the last look.
     observed: HashMap<String, Run>,
@@ -232,6 +234,7 @@ impl Watcher {
             sent_warnings: None,
             listing_current: false,
             focus: None,
+            sent_detail: None,
             logs: None,
             observed: HashMap::new(),
             ticks: 0,
@@ -277,6 +280,8 @@ impl Watcher {
                 if self.focus.as_ref().map(FocusFeed::id) != id.as_deref() {
                     self.focus = id.and_then(|id| self.open_run(&id)).map(FocusFeed::new);
                 }
+                // The app forgets a detail when its selection changes: asked, it is sent.
+                self.sent_detail = None;
                 self.send_detail()
             }
             RunsCommand::FollowLogs { id, rank } => {
@@ -291,6 +296,7 @@ impl Watcher {
     /// One look at everything followed, sending the list whether or not it changed; false once
     /// the app is gone.
     pub fn tick(&mut self) -> bool {
+        self.sent_detail = None;
         self.look(true)
     }
 
@@ -493,6 +499,10 @@ impl Watcher {
             return true;
         };
         let detail = focus.update();
+        if self.sent_detail.as_ref() == Some(&detail) {
+            return true;
+        }
+        self.sent_detail = Some(detail.clone());
         self.send(RunsUpdate::Detail(Box::new(detail)))
     }
 

@@ -103,7 +103,10 @@ fn layout(area: Rect, runs: usize) -> (Rect, Option<Rect>) {
     if area.height < 14 {
         return (area, None);
     }
-    let list_h = ((runs + 3) as u16).min(area.height / 3).max(4);
+    let list_h = u16::try_from(runs + 3)
+        .unwrap_or(u16::MAX)
+        .min(area.height / 3)
+        .max(4);
     let list = Rect {
         height: list_h,
         ..area
@@ -128,11 +131,7 @@ pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
 
 fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let view = &state.runs;
-    let running = view
-        .runs
-        .iter()
-        .filter(|r| r.state == RunState::Running)
-        .count();
+    let running = view.running();
     let mut title = vec![Span::styled(
         format!(" Runs · {} · {running} running ", view.runs.len()),
         s.title(),
@@ -271,5 +270,20 @@ fn launcher(r: &RunRow) -> String {
         format!("{name}·ctr")
     } else {
         name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_longer_than_a_u16_still_gets_a_third_of_the_tab() {
+        let area = Rect::new(0, 0, 80, 60);
+        for runs in [65_533, 65_535, 70_000, 1_000_000] {
+            let (list, detail) = layout(area, runs);
+            assert_eq!(list.height, 20, "{runs} runs");
+            assert_eq!(detail.map(|d| d.height), Some(40), "{runs} runs");
+        }
     }
 }

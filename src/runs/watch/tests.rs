@@ -136,3 +136,48 @@ fn a_live_run_among_ended_ones_sends_only_its_own_row() {
     assert_eq!(rows[0].id, "zz-live");
     assert!(rows[0].summary.as_ref().unwrap().ended_ms > first.ended_ms);
 }
+
+fn details(rx: &mut tokio::sync::mpsc::Receiver<RunsUpdate>) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Ok(update) = rx.try_recv() {
+        if let RunsUpdate::Detail(detail) = update {
+            out.push(detail.id);
+        }
+    }
+    out
+}
+
+#[test]
+fn an_ended_runs_detail_is_sent_when_asked_for_and_when_it_changes_not_on_every_look() {
+    let data = tempfile::tempdir().unwrap();
+    let store = RunStore::new(data.path());
+    let run = ended_run(&store, "done", 5);
+    ended_run(&store, "other", 5);
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    let mut watcher = Watcher::new(store.clone(), tx);
+    assert!(watcher.apply(RunsCommand::Focus(Some("done".into()))));
+    assert_eq!(details(&mut rx), ["done"], "the detail asked for is sent");
+    for _ in 0..5 {
+        assert!(watcher.look(false));
+    }
+    assert!(
+        details(&mut rx).is_empty(),
+        "an unchanged detail is not sent again"
+    );
+    // Asked for again (the app selected another run and came back): sent even unchanged.
+    assert!(watcher.apply(RunsCommand::Focus(Some("other".into()))));
+    assert!(watcher.apply(RunsCommand::Focus(Some("done".into()))));
+    assert!(watcher.apply(RunsCommand::Focus(Some("done".into()))));
+    assert_eq!(details(&mut rx), ["other", "done", "done"]);
+    // What the detail shows changes (progress in its output): sent at the next look.
+    let out = run.log_path(0, crate::runs::store::LogStream::Stdout);
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    std::fs::write(&out, "step 10 loss=0.5\n").unwrap();
+    assert!(watcher.look(false));
+    assert_eq!(details(&mut rx), ["done"]);
+    assert!(watcher.look(false));
+    assert!(details(&mut rx).is_empty());
+    // A refresh sends everything.
+    assert!(watcher.apply(RunsCommand::Refresh));
+    assert_eq!(details(&mut rx), ["done"]);
+}
