@@ -32,10 +32,15 @@ const EXIT_FAILURE: u8 = 1;
 
 fn main() -> ExitCode {
     let started = Instant::now();
-    let cli = Cli::parse();
-    if let Some(Commands::Supervise { dir }) = &cli.command {
+    let cli = Cli::parse().merged();
+    match &cli.command {
         // Before the config: a run already started must not depend on the config still parsing.
-        return runs::supervise(dir);
+        Some(Commands::Supervise { dir }) => return runs::supervise(dir),
+        Some(Commands::Completions { shell }) => {
+            return print_generated(|out| gpudeck::cli_docs::completions(*shell, out))
+        }
+        Some(Commands::Man) => return print_generated(gpudeck::cli_docs::man),
+        _ => {}
     }
     let dirs = match Dirs::from_env() {
         Ok(dirs) => dirs,
@@ -74,18 +79,20 @@ fn main() -> ExitCode {
     };
     let docker_host = cli.docker_host.clone();
     match cli.command {
-        Some(Commands::Gpus { json }) => gpus(sources, json),
-        Some(Commands::Containers { json }) => {
+        Some(Commands::Gpus { json, .. }) => gpus(sources, json),
+        Some(Commands::Containers { json, .. }) => {
             docker(DockerTask::Containers { json }, docker_host.as_deref())
         }
-        Some(Commands::Images { json }) => {
+        Some(Commands::Images { json, .. }) => {
             docker(DockerTask::Images { json }, docker_host.as_deref())
         }
-        Some(Commands::Compat { ref images, json }) => {
-            compat(sources, &dirs, images, json, docker_host.as_deref())
-        }
-        Some(Commands::Doctor { json }) => doctor(sources, &dirs, docker_host.as_deref(), json),
-        Some(Commands::Pull { ref image, json }) => docker(
+        Some(Commands::Compat {
+            ref images, json, ..
+        }) => compat(sources, &dirs, images, json, docker_host.as_deref()),
+        Some(Commands::Doctor { json, .. }) => doctor(sources, &dirs, docker_host.as_deref(), json),
+        Some(Commands::Pull {
+            ref image, json, ..
+        }) => docker(
             DockerTask::Pull {
                 image: image.clone(),
                 json,
@@ -130,8 +137,11 @@ fn main() -> ExitCode {
         Some(Commands::Serve {
             metrics,
             ref web_config,
+            ..
         }) => serve(sources, &dirs, &config, metrics, web_config.clone()),
-        Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
+        Some(Commands::Supervise { .. } | Commands::Completions { .. } | Commands::Man) => {
+            ExitCode::from(EXIT_USAGE)
+        }
         None => tui(
             &cli,
             &dirs,
@@ -141,6 +151,21 @@ fn main() -> ExitCode {
             sources,
             started,
         ),
+    }
+}
+
+/// Prints what `generate` writes (completions, the man page) to stdout.
+fn print_generated(generate: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> ExitCode {
+    let mut text = Vec::new();
+    match generate(&mut text) {
+        Ok(()) => {
+            gpudeck::output::print_bytes(&text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            errln!("gpudeck: could not generate it: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
     }
 }
 

@@ -27,6 +27,7 @@ use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
 use super::table::{listing_json, render_runs};
+use super::target::{interpret, Surroundings};
 
 /// Success.
 const EXIT_OK: u8 = 0;
@@ -196,7 +197,18 @@ fn launch(
 
 /// The spec file (if any) with the flags laid over it.
 fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
-    let base = match &args.spec {
+    let argv: Vec<String> = std::env::args().collect();
+    let path = std::env::var_os("PATH");
+    let around = Surroundings {
+        argv: &argv,
+        path: path.as_deref(),
+        workdir_given: args.workdir.is_some(),
+    };
+    let target = interpret(&args.target, &args.command, &around)?;
+    if let Some(note) = &target.note {
+        errln!("gpudeck: {note}");
+    }
+    let base = match &target.spec {
         Some(path) => RunSpec::load(path)?,
         None => RunSpec::default(),
     };
@@ -206,7 +218,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         .map(|e| parse_env(e))
         .collect::<Result<Vec<_>, _>>()?;
     let overrides = SpecOverrides {
-        name: args.name.clone(),
+        name: args.name.clone().or(target.name),
         image: args.image.clone(),
         keep: args.keep,
         gpus: args.gpus.as_deref().map(str::parse).transpose()?,
@@ -214,7 +226,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         gpu_memory: args.gpu_memory.clone(),
         env,
         workdir: args.workdir.clone(),
-        command: args.command.clone(),
+        command: target.command,
         backend: args.on,
         slurm: SlurmSettings {
             nodes: args.nodes,
@@ -368,6 +380,12 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
             let text = format!("gpudeck: {e}\n{}", e.fix());
             match e {
                 RunError::LostGpu { .. }
+                | RunError::CommandBeforeDashes { .. }
+                | RunError::ExtraAfterSpec { .. }
+                | RunError::ScriptAndCommand { .. }
+                | RunError::NoSuchGpu { .. }
+                | RunError::NotEnoughFreeGpus { .. }
+                | RunError::GpusUnreadable { .. }
                 | RunError::DamagedRun { .. }
                 | RunError::StoreUnreadable { .. }
                 | RunError::LogGone { .. } => errln!("{}", crate::output::wrap(&text, "")),
@@ -378,6 +396,9 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::BadGpuList { .. }
                 | RunError::BadEnv { .. }
                 | RunError::NoCommand
+                | RunError::CommandBeforeDashes { .. }
+                | RunError::ExtraAfterSpec { .. }
+                | RunError::ScriptAndCommand { .. }
                 | RunError::Slurm(_)
                 | RunError::SlurmOnly { .. } => EXIT_USAGE,
                 _ => EXIT_FAILED,

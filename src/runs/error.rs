@@ -17,6 +17,12 @@ pub enum RunError {
     BadGpuList { value: String, why: String },
     #[error("`{value}` is not an environment variable assignment: {why}")]
     BadEnv { value: String, why: String },
+    #[error("`{program}` is not a run spec file, and a command goes after `--`")]
+    CommandBeforeDashes { program: String, suggestion: String },
+    #[error("{spec} is a run spec, so `{extra}` after it means nothing")]
+    ExtraAfterSpec { spec: String, extra: String },
+    #[error("both a script ({script}) and a command after `--` were given")]
+    ScriptAndCommand { script: String },
     #[error("the run has no command")]
     NoCommand,
     #[error("the {launcher} launcher needs at least one GPU (gpus = \"none\" was given)")]
@@ -106,6 +112,15 @@ impl RunError {
                 "Write GPU indices such as `0,1`, GPU UUIDs (`gpudeck gpus` shows them), `count:2` for two free GPUs, or `all`.".into()
             }
             RunError::BadEnv { .. } => "Write `--env NAME=VALUE`, one variable per flag.".into(),
+            RunError::CommandBeforeDashes { suggestion, .. } => format!(
+                "To run it, type:\n  {suggestion}\n(arguments after `--` are the program's own, never gpudeck's)."
+            ),
+            RunError::ExtraAfterSpec { spec, .. } => format!(
+                "Give the spec alone (gpudeck run {spec}); the command goes in the spec or after `--`."
+            ),
+            RunError::ScriptAndCommand { .. } => {
+                "Give one: the script (gpudeck run train.py) or the command after `--` (gpudeck run -- python train.py).".into()
+            }
             RunError::NoCommand => {
                 "Give the command after `--` (gpudeck run --gpus 0,1 -- python train.py) or as `command = [...]` in the spec.".into()
             }
