@@ -27,6 +27,9 @@ use gpudeck::{errln, out, outln};
 
 /// Exit code for a bad command line or an explicitly given bad config file.
 const EXIT_USAGE: u8 = 2;
+/// The shortest refresh interval: NVML reads of every GPU more often than this cost more than
+/// they show.
+const MIN_REFRESH_MS: u64 = 100;
 /// Exit code when the requested data could not be produced (no GPUs, no driver).
 const EXIT_FAILURE: u8 = 1;
 
@@ -51,13 +54,14 @@ fn main() -> ExitCode {
     };
     let log = gpudeck::logging::init(&dirs.state);
     tracing::debug!(log = ?log, "logging");
-    let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
+    let mut loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
         Ok(l) => l,
         Err(e) => {
             say_wrapped(&format!("gpudeck: {e}"));
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    loaded.warnings.extend(refresh_warning(cli.refresh));
     if cli.command.is_some() {
         // The dashboard shows the first one in its status line; stderr belongs to it there.
         tell_config_warnings(&loaded.warnings);
@@ -68,7 +72,7 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     if let Some(ms) = cli.refresh {
-        config.general.refresh_ms = ms.max(100);
+        config.general.refresh_ms = ms.max(MIN_REFRESH_MS);
     }
     let sources = match sources(&cli, &dirs, &config) {
         Ok(s) => s,
@@ -124,16 +128,27 @@ fn main() -> ExitCode {
             &RunStore::new(&dirs.data),
             &secrets(&config, args.show_secrets),
         ),
-        Some(Commands::Rerun(ref args)) => runs_cli::rerun(
-            args,
-            &RunStore::new(&dirs.data),
-            gpu_choice(&cli),
-            || gpu_report(sources),
-            (
-                container_setup(docker_host.clone(), &config, &dirs),
-                slurm_defaults(&config),
-            ),
-        ),
+        Some(Commands::Rerun(ref args)) => {
+            let store = RunStore::new(&dirs.data);
+            let (choice, sources) = match recorded_source(&cli, &store, &args.run) {
+                Some(recorded) => (
+                    recorded.clone(),
+                    sources_for(recorded, cli.docker_host.clone(), &dirs, &config)
+                        .unwrap_or(sources),
+                ),
+                None => (gpu_choice(&cli), sources),
+            };
+            runs_cli::rerun(
+                args,
+                &store,
+                choice,
+                || gpu_report(sources),
+                (
+                    container_setup(docker_host.clone(), &config, &dirs),
+                    slurm_defaults(&config),
+                ),
+            )
+        }
         Some(Commands::Serve {
             metrics,
             ref web_config,
@@ -178,6 +193,16 @@ fn read_only_refusal(cli: &Cli, dirs: &Dirs, config: &Config) -> Option<String> 
         config: config.general.read_only.then_some(file.as_path()),
     };
     read_only::refusal(cli.command.as_ref()?, mode)
+}
+
+/// What `--refresh` below the minimum turns into, said rather than done silently.
+fn refresh_warning(refresh: Option<u64>) -> Option<String> {
+    refresh.filter(|ms| *ms < MIN_REFRESH_MS).map(|ms| {
+        format!(
+            "--refresh {ms} is below the minimum of {MIN_REFRESH_MS} ms; it was raised to \
+             {MIN_REFRESH_MS} ms."
+        )
+    })
 }
 
 /// Which environment values to hide: the config's names unless `--show-secrets`.
@@ -292,25 +317,29 @@ fn serve(
                 return ExitCode::from(EXIT_FAILURE);
             }
         };
-        // The banner is for whoever watches; serving goes on when nobody reads it.
-        let banner = gpudeck::output::try_print(format_args!(
-            "gpudeck: serving Prometheus metrics on {}://{}/metrics\n",
-            feed.scheme(),
-            feed.addr()
-        ));
-        if let Err(e) = banner {
-            tracing::warn!("the banner was not printed: {e}");
-        }
         let stop = tokio_util::sync::CancellationToken::new();
         tokio::spawn(metrics::serve::cancel_on_signal(stop.clone()));
-        match metrics::serve::run(feed, setup, stop).await {
+        match metrics::serve::run(feed, setup, stop, say_serving).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                errln!("gpudeck: {e}\n{}", e.fix());
+                say_wrapped(&format!("gpudeck: {e}\n{}", e.fix()));
                 ExitCode::from(EXIT_FAILURE)
             }
         }
     })
+}
+
+/// The banner, once the first sample is in: it is for whoever watches, and serving goes on when
+/// nobody reads it.
+fn say_serving(feed: &metrics::MetricsFeed) {
+    let banner = gpudeck::output::try_print(format_args!(
+        "gpudeck: serving Prometheus metrics on {}://{}/metrics\n",
+        feed.scheme(),
+        feed.addr()
+    ));
+    if let Err(e) = banner {
+        tracing::warn!("the banner was not printed: {e}");
+    }
 }
 
 /// `[metrics] web_config`, relative to the config file's directory.
@@ -343,40 +372,63 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 
 /// The GPU source and process table for this invocation: simulated with --demo, else NVML and /proc.
 fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError> {
-    if cli.demo {
-        let sim = SimSource::from_env()?;
-        let table: Arc<dyn ProcessTable> = Arc::new(sim.process_table());
-        return Ok(Sources {
-            open_gpus: Box::new(move || Ok(Box::new(sim) as Box<dyn GpuSource>)),
-            processes: table,
-            docker_host: cli.docker_host.clone(),
-            data_dir: dirs.data.clone(),
-            gpu_choice: gpu_choice(cli),
-            container: container_setup(cli.docker_host.clone(), config, dirs),
-            slurm: slurm_defaults(config),
-            metrics_listen: config.metrics.listen.map(|addr| metrics::feed::Endpoint {
-                addr,
-                web_config: config_web_config(config, dirs),
-            }),
-        });
-    }
-    let choice = gpu_choice(cli);
+    sources_for(gpu_choice(cli), cli.docker_host.clone(), dirs, config)
+}
+
+/// The sources of one GPU source choice.
+fn sources_for(
+    choice: GpuSourceChoice,
+    docker_host: Option<String>,
+    dirs: &Dirs,
+    config: &Config,
+) -> Result<Sources, GpuError> {
+    let (open_gpus, processes): (gpudeck::gpu::collector::Opener, Arc<dyn ProcessTable>) =
+        match &choice {
+            GpuSourceChoice::Demo => {
+                let sim = SimSource::from_env()?;
+                let table: Arc<dyn ProcessTable> = Arc::new(sim.process_table());
+                (
+                    Box::new(move || Ok(Box::new(sim) as Box<dyn GpuSource>)),
+                    table,
+                )
+            }
+            GpuSourceChoice::Nvml { .. } => (
+                Box::new({
+                    let choice = choice.clone();
+                    move || choice.open()
+                }),
+                Arc::new(ProcFs::new()),
+            ),
+        };
     Ok(Sources {
-        open_gpus: Box::new({
-            let choice = choice.clone();
-            move || choice.open()
-        }),
-        processes: Arc::new(ProcFs::new()),
-        docker_host: cli.docker_host.clone(),
+        open_gpus,
+        processes,
+        docker_host: docker_host.clone(),
         data_dir: dirs.data.clone(),
         gpu_choice: choice,
-        container: container_setup(cli.docker_host.clone(), config, dirs),
+        container: container_setup(docker_host, config, dirs),
         slurm: slurm_defaults(config),
         metrics_listen: config.metrics.listen.map(|addr| metrics::feed::Endpoint {
             addr,
             web_config: config_web_config(config, dirs),
         }),
     })
+}
+
+/// For `rerun` with neither `--demo` nor `--nvml-lib`: the GPU source the run was started with
+/// (a `--demo` run is run again on the simulated GPUs), said when it is not NVML's default.
+fn recorded_source(cli: &Cli, store: &RunStore, run: &str) -> Option<GpuSourceChoice> {
+    if cli.demo || cli.nvml_lib.is_some() {
+        return None;
+    }
+    let recorded = store.find(run).ok()?.record.gpu_source?;
+    if recorded != gpu_choice(cli) {
+        say_wrapped(&format!(
+            "gpudeck: using the GPU source the run was started with: {recorded} (give --demo or \
+             --nvml-lib to choose another)"
+        ));
+    }
+    Some(recorded)
 }
 
 /// The config's backend for runs that name none, and its `[slurm]` settings.

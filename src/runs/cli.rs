@@ -385,6 +385,7 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::ScriptAndCommand { .. }
                 | RunError::NoSuchGpu { .. }
                 | RunError::NotEnoughFreeGpus { .. }
+                | RunError::TooFewGpus { .. }
                 | RunError::GpusUnreadable { .. }
                 | RunError::DamagedRun { .. }
                 | RunError::StoreUnreadable { .. }

@@ -53,6 +53,12 @@ pub enum RunError {
     LostGpu { lost: String, healthy: String },
     #[error("GPUs could not be read: {detail}")]
     GpusUnreadable { detail: String },
+    #[error("{wanted} GPUs wanted, but this machine has only {count}: {present}")]
+    TooFewGpus {
+        wanted: usize,
+        count: usize,
+        present: String,
+    },
     #[error("{wanted} free GPU{} wanted, but {free}", if *wanted == 1 { "" } else { "s" })]
     NotEnoughFreeGpus { wanted: usize, free: String },
     #[error("the command `{program}` was not found: {why}")]
@@ -147,7 +153,10 @@ impl RunError {
             RunError::Docker(e) => e.fix().into(),
             RunError::Container(e) => e.fix(),
             RunError::NoSuchGpu { .. } => "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into(),
-            RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read.".into(),
+            RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read. Meanwhile `--gpus none` runs it without GPUs, and `--demo` tries gpudeck on simulated GPUs.".into(),
+            RunError::TooFewGpus { count, .. } => format!(
+                "Ask for at most count:{count}, or `--gpus all` for every GPU."
+            ),
             RunError::LostGpu { healthy, .. } if healthy.is_empty() => {
                 "No GPU answers: reset it (`nvidia-smi -r`) or reboot; `gpudeck doctor` and `dmesg` (Xid 79) say more.".into()
             }
