@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
+use clap::Parser as _;
 
 use gpudeck::app::compat::CompatView;
 use gpudeck::app::{self, App, Sources};
@@ -35,7 +35,7 @@ const EXIT_FAILURE: u8 = 1;
 
 fn main() -> ExitCode {
     let started = Instant::now();
-    let cli = Cli::parse().merged();
+    let cli = parse();
     match &cli.command {
         // Before the config: a run already started must not depend on the config still parsing.
         Some(Commands::Supervise { dir }) => return runs::supervise(dir),
@@ -166,6 +166,45 @@ fn main() -> ExitCode {
             sources,
             started,
         ),
+    }
+}
+
+/// The command line, or the end of this process with clap's message (or, for a program's flag
+/// typed before `--` in `gpudeck run`, the command to type instead).
+fn parse() -> Cli {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli.merged(),
+        Err(e) => {
+            let words: Vec<String> = argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            if let Some(hint) = run_flag_hint(&e, &words) {
+                say_wrapped(&hint);
+                std::process::exit(i32::from(EXIT_USAGE));
+            }
+            e.exit()
+        }
+    }
+}
+
+/// See [`parse`]: only for an unknown flag after `gpudeck run PROGRAM ...`.
+fn run_flag_hint(e: &clap::Error, argv: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let flag = bad.split('=').next().unwrap_or(bad);
+    let at = argv
+        .iter()
+        .position(|a| a == flag || a.starts_with(&format!("{flag}=")))?;
+    match Cli::try_parse_from(&argv[..at]).ok()?.command? {
+        Commands::Run(args) => runs_cli::unknown_flag_hint(&args, argv, at),
+        _ => None,
     }
 }
 

@@ -685,6 +685,24 @@ fn a_script_is_run_with_its_interpreter_and_a_program_gets_the_command_to_type()
         "{said}"
     );
     assert!(fits_80(&said), "{said}");
+
+    // The program's own flags before `--` are not gpudeck's either.
+    let mut cmd = gpudeck(&dirs, &["run", "python", "train.py", "--epochs", "3"]);
+    let flagged = cmd.current_dir(work.path()).output().unwrap();
+    let said = stderr(&flagged);
+    assert_eq!(flagged.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("To run it, type:\n  gpudeck --demo run -- python train.py --epochs 3"),
+        "{said}"
+    );
+    let mut cmd = gpudeck(&dirs, &["run", "nope.py"]);
+    let missing = cmd.current_dir(work.path()).output().unwrap();
+    let said = stderr(&missing);
+    assert_eq!(missing.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("the script nope.py does not exist here"),
+        "{said}"
+    );
     assert_eq!(run_dirs(&dirs), 1, "nothing was started");
 }
 

@@ -36,6 +36,18 @@ const EXIT_FAILED: u8 = 1;
 /// A mistake in the command line or the spec file.
 const EXIT_USAGE: u8 = 2;
 
+/// The command to type when clap refused `argv[at]`, a flag after the program in `gpudeck run
+/// PROGRAM ARGS --flag` (see `target::unknown_flag_hint`).
+pub fn unknown_flag_hint(args: &RunArgs, argv: &[String], at: usize) -> Option<String> {
+    let path = std::env::var_os("PATH");
+    let around = Surroundings {
+        argv,
+        path: path.as_deref(),
+        workdir_given: args.workdir.is_some(),
+    };
+    super::target::unknown_flag_hint(&args.target, argv, at, &around)
+}
+
 /// `gpudeck run`: pre-flight, start detached (or submit to Slurm), print the id and where the
 /// logs are. `container` is only used by a run with an image; `slurm` (the config's `[runs]
 /// backend` and `[slurm]`) picks the backend of a run that names none, and fills a Slurm run's
@@ -383,8 +395,8 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::CommandBeforeDashes { .. }
                 | RunError::ExtraAfterSpec { .. }
                 | RunError::ScriptAndCommand { .. }
+                | RunError::ScriptMissing { .. }
                 | RunError::NoSuchGpu { .. }
-                | RunError::NotEnoughFreeGpus { .. }
                 | RunError::TooFewGpus { .. }
                 | RunError::GpusUnreadable { .. }
                 | RunError::DamagedRun { .. }
@@ -400,6 +412,7 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::CommandBeforeDashes { .. }
                 | RunError::ExtraAfterSpec { .. }
                 | RunError::ScriptAndCommand { .. }
+                | RunError::ScriptMissing { .. }
                 | RunError::Slurm(_)
                 | RunError::SlurmOnly { .. } => EXIT_USAGE,
                 _ => EXIT_FAILED,

@@ -21,6 +21,8 @@ pub enum RunError {
     CommandBeforeDashes { program: String, suggestion: String },
     #[error("{spec} is a run spec, so `{extra}` after it means nothing")]
     ExtraAfterSpec { spec: String, extra: String },
+    #[error("the script {script} does not exist here")]
+    ScriptMissing { script: String },
     #[error("both a script ({script}) and a command after `--` were given")]
     ScriptAndCommand { script: String },
     #[error("the run has no command")]
@@ -124,6 +126,9 @@ impl RunError {
             RunError::ExtraAfterSpec { spec, .. } => format!(
                 "Give the spec alone (gpudeck run {spec}); the command goes in the spec or after `--`."
             ),
+            RunError::ScriptMissing { .. } => {
+                "Check its name, cd to the directory that has it, or give its path.".into()
+            }
             RunError::ScriptAndCommand { .. } => {
                 "Give one: the script (gpudeck run train.py) or the command after `--` (gpudeck run -- python train.py).".into()
             }

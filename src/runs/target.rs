@@ -47,7 +47,12 @@ pub fn interpret(
         .as_ref()
         .is_some_and(|m| m.permissions().mode() & 0o111 != 0);
     let script = matches!(extension, "py" | "sh") || executable;
-    if extension == "toml" || (meta.is_some() && !script) || (meta.is_none() && script) {
+    if meta.is_none() && script {
+        return Err(RunError::ScriptMissing {
+            script: first.clone(),
+        });
+    }
+    if extension == "toml" || (meta.is_some() && !script) {
         if positional.len() > 1 {
             return Err(RunError::ExtraAfterSpec {
                 spec: first.clone(),
@@ -121,8 +126,42 @@ fn python(path: Option<&OsStr>) -> &'static str {
     }
 }
 
+/// For a command line clap refused at `argv[at]`, a flag `gpudeck run` does not know: when the
+/// words before it name a program or a script, the command to type, with that flag and the rest
+/// after `--` as the program's own. `None` when they name a spec (the flag is a plain mistake).
+pub fn unknown_flag_hint(
+    positional: &[String],
+    argv: &[String],
+    at: usize,
+    around: &Surroundings<'_>,
+) -> Option<String> {
+    let program = match interpret(positional, &[], around) {
+        Err(RunError::CommandBeforeDashes { .. }) => positional.to_vec(),
+        Ok(script) if script.note.is_some() => script.command,
+        _ => return None,
+    };
+    let mut words = before_dashes(&argv[..at], positional);
+    words.push("--".into());
+    words.extend(program);
+    words.extend(argv[at..].iter().cloned());
+    Some(format!(
+        "gpudeck: `{}` is not a flag of gpudeck run; the program's own flags go after `--`.\n\
+         To run it, type:\n  gpudeck {}",
+        argv[at],
+        quoted(&words)
+    ))
+}
+
 /// The command line as typed, with the program and its arguments moved after `--`.
 fn suggestion(argv: &[String], positional: &[String]) -> String {
+    let mut words = before_dashes(argv, positional);
+    words.push("--".into());
+    words.extend(positional.iter().cloned());
+    format!("gpudeck {}", quoted(&words))
+}
+
+/// The words of `argv` after the program, less the positional words after `run`.
+fn before_dashes(argv: &[String], positional: &[String]) -> Vec<String> {
     let run_at = argv.iter().position(|a| a == "run").unwrap_or(argv.len());
     let mut left: Vec<String> = argv.iter().skip(1).take(run_at).cloned().collect();
     let mut pending = positional.iter().peekable();
@@ -133,9 +172,7 @@ fn suggestion(argv: &[String], positional: &[String]) -> String {
             left.push(arg.clone());
         }
     }
-    left.push("--".into());
-    left.extend(positional.iter().cloned());
-    format!("gpudeck {}", quoted(&left))
+    left
 }
 
 /// Words joined as a POSIX shell would read them back.
@@ -171,7 +208,24 @@ mod tests {
     }
 
     #[test]
-    fn a_spec_and_a_missing_script_stay_specs() {
+    fn a_flag_after_the_program_is_moved_after_the_dashes_with_it() {
+        let argv = strings(&["gpudeck", "run", "python", "t.py", "--epochs", "3"]);
+        let around = Surroundings {
+            argv: &argv,
+            path: None,
+            workdir_given: false,
+        };
+        let hint = unknown_flag_hint(&strings(&["python", "t.py"]), &argv, 4, &around);
+        assert_eq!(
+            hint.unwrap().lines().last(),
+            Some("  gpudeck run -- python t.py --epochs 3")
+        );
+        let spec = unknown_flag_hint(&strings(&["run.toml"]), &argv, 4, &around);
+        assert_eq!(spec, None, "a spec's unknown flag is clap's to explain");
+    }
+
+    #[test]
+    fn a_spec_stays_a_spec_and_a_missing_script_is_named() {
         let around = Surroundings {
             argv: &[],
             path: None,
@@ -180,7 +234,10 @@ mod tests {
         let spec = interpret(&strings(&["run.toml"]), &strings(&["x"]), &around).unwrap();
         assert_eq!(spec.spec, Some(PathBuf::from("run.toml")));
         assert_eq!(spec.command, strings(&["x"]));
-        let missing = interpret(&strings(&["/nonexistent/t.py"]), &[], &around).unwrap();
-        assert_eq!(missing.spec, Some(PathBuf::from("/nonexistent/t.py")));
+        let missing = interpret(&strings(&["/nonexistent/t.py"]), &[], &around).unwrap_err();
+        assert!(
+            matches!(missing, RunError::ScriptMissing { .. }),
+            "{missing:?}"
+        );
     }
 }
