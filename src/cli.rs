@@ -8,33 +8,33 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "gpudeck", version, about, long_about = None)]
 pub struct Cli {
-    /// Run on simulated GPUs (no NVIDIA driver needed). GPUDECK_SIM tunes the simulation.
-    #[arg(long, global = true)]
-    pub demo: bool,
-
     /// Config file to use instead of the one in the config directory (an error in it is fatal).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
 
-    /// Colour theme: dark, light, high-contrast, or a theme file's name in the config dir.
-    #[arg(long, global = true, value_name = "NAME")]
+    /// Run on simulated GPUs (no NVIDIA driver needed). GPUDECK_SIM tunes the simulation.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Dashboard: colour theme: dark, light, high-contrast, or a theme file's name in the config dir.
+    #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
 
     /// Disable every action that changes the machine: in the dashboard, and the run, rerun,
     /// stop, pull and shell commands (refused with exit code 2).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub read_only: bool,
 
     /// Load this libnvidia-ml instead of the system's libnvidia-ml.so.1.
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub nvml_lib: Option<PathBuf>,
 
     /// Docker Engine to use (unix:///path, tcp://host:port); overrides DOCKER_HOST.
-    #[arg(long, global = true, value_name = "URI")]
+    #[arg(long, value_name = "URI")]
     pub docker_host: Option<String>,
 
-    /// Refresh interval in milliseconds (minimum 100); overrides the config.
-    #[arg(long, global = true, value_name = "MS")]
+    /// Dashboard: refresh interval in milliseconds (minimum 100); overrides the config.
+    #[arg(long, value_name = "MS")]
     pub refresh: Option<u64>,
 
     /// Dashboard: show the values of secret-looking environment variables instead of <redacted>.
@@ -45,6 +45,91 @@ pub struct Cli {
     pub command: Option<Commands>,
 }
 
+/// Where the GPUs are read from, for the subcommands that read them.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GpuFlags {
+    /// Run on simulated GPUs (no NVIDIA driver needed). GPUDECK_SIM tunes the simulation.
+    #[arg(long)]
+    pub demo: bool,
+    /// Load this libnvidia-ml instead of the system's libnvidia-ml.so.1.
+    #[arg(long, value_name = "PATH")]
+    pub nvml_lib: Option<PathBuf>,
+}
+
+/// The Docker Engine, for the subcommands that talk to it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DockerFlags {
+    /// Docker Engine to use (unix:///path, tcp://host:port); overrides DOCKER_HOST.
+    #[arg(long, value_name = "URI")]
+    pub docker_host: Option<String>,
+}
+
+/// `--read-only`, for the subcommands that change the machine.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ReadOnlyFlag {
+    /// Refuse to change the machine (exit code 2), as the config's `read_only = true` does.
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+impl Cli {
+    /// The command line with the flags given after the subcommand folded into those given
+    /// before it (`gpudeck gpus --demo` as `gpudeck --demo gpus`), so the rest of the program
+    /// reads them in one place.
+    pub fn merged(mut self) -> Self {
+        let Some(command) = &self.command else {
+            return self;
+        };
+        let (gpu, docker, read_only, refresh) = command.flags();
+        if let Some(gpu) = gpu {
+            self.demo |= gpu.demo;
+            self.nvml_lib = self.nvml_lib.or_else(|| gpu.nvml_lib.clone());
+        }
+        if let Some(docker) = docker {
+            self.docker_host = self.docker_host.or_else(|| docker.docker_host.clone());
+        }
+        self.read_only |= read_only.is_some_and(|r| r.read_only);
+        self.refresh = self.refresh.or(refresh);
+        self
+    }
+}
+
+/// What a subcommand's shared flags are: GPUs, Docker, read-only, refresh.
+type SharedFlags<'a> = (
+    Option<&'a GpuFlags>,
+    Option<&'a DockerFlags>,
+    Option<&'a ReadOnlyFlag>,
+    Option<u64>,
+);
+
+impl Commands {
+    fn flags(&self) -> SharedFlags<'_> {
+        match self {
+            Commands::Gpus { gpu, .. } => (Some(gpu), None, None, None),
+            Commands::Containers { docker, .. } | Commands::Images { docker, .. } => {
+                (None, Some(docker), None, None)
+            }
+            Commands::Compat { gpu, docker, .. } | Commands::Doctor { gpu, docker, .. } => {
+                (Some(gpu), Some(docker), None, None)
+            }
+            Commands::Pull {
+                docker, read_only, ..
+            } => (None, Some(docker), Some(read_only), None),
+            Commands::Shell(a) => (Some(&a.gpu), Some(&a.docker), Some(&a.read_only), None),
+            Commands::Run(a) => (Some(&a.gpu), Some(&a.docker), Some(&a.read_only), None),
+            Commands::Rerun(a) => (Some(&a.gpu), Some(&a.docker), Some(&a.read_only), None),
+            Commands::Stop(a) => (None, None, Some(&a.read_only), None),
+            Commands::Serve { gpu, refresh, .. } => (Some(gpu), None, None, *refresh),
+            Commands::Runs { .. }
+            | Commands::Logs(_)
+            | Commands::Export(_)
+            | Commands::Completions { .. }
+            | Commands::Man
+            | Commands::Supervise { .. } => (None, None, None, None),
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Print every GPU's facts, live metrics, processes and topology once.
@@ -52,18 +137,24 @@ pub enum Commands {
         /// A stable JSON document instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        gpu: GpuFlags,
     },
     /// List every container with its state and the GPUs it was given.
     Containers {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        docker: DockerFlags,
     },
     /// List local images with the CUDA, cuDNN and framework versions they carry.
     Images {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        docker: DockerFlags,
     },
     /// Will these images run here? Verdicts with reasons and fixes for the named images, or for
     /// every local and catalog image (exit 0 all run, 1 some unknown, 2 some will not run).
@@ -73,6 +164,10 @@ pub enum Commands {
         /// A stable JSON document instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        gpu: GpuFlags,
+        #[command(flatten)]
+        docker: DockerFlags,
     },
     /// Diagnose the driver, GPUs, Docker and CUDA setup: PASS/WARN/FAIL with fixes.
     ///
@@ -81,6 +176,10 @@ pub enum Commands {
         /// A stable JSON document (schema gpudeck.doctor/v1) instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        gpu: GpuFlags,
+        #[command(flatten)]
+        docker: DockerFlags,
     },
     /// Pull an image with a progress bar per layer (credentials from your docker config).
     Pull {
@@ -89,6 +188,10 @@ pub enum Commands {
         /// One JSON progress object per line instead of progress bars.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        docker: DockerFlags,
+        #[command(flatten)]
+        read_only: ReadOnlyFlag,
     },
     /// A shell in a container with chosen GPUs and this directory mounted at /workspace.
     ///
@@ -128,7 +231,20 @@ pub enum Commands {
         /// TLS certificate and key, client CA for mutual TLS, basic-auth users with bcrypt hashes.
         #[arg(long, value_name = "FILE")]
         web_config: Option<std::path::PathBuf>,
+        /// Sampling interval in milliseconds (minimum 100); overrides the config.
+        #[arg(long, value_name = "MS")]
+        refresh: Option<u64>,
+        #[command(flatten)]
+        gpu: GpuFlags,
     },
+    /// Print shell completions for bash, zsh or fish (README.md, Install, says where they go).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `gpudeck man > ~/.local/share/man/man1/gpudeck.1`.
+    Man,
     /// The supervisor of a run (started by `gpudeck run`, not by people).
     #[command(name = "__supervise", hide = true)]
     Supervise {
@@ -140,9 +256,16 @@ pub enum Commands {
 /// `gpudeck run`: a spec file and/or flags; each flag given replaces the file's field.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// A TOML run spec (see README.md, Training runs).
-    #[arg(value_name = "SPEC.toml")]
-    pub spec: Option<PathBuf>,
+    /// A TOML run spec (see README.md, Training runs), or a script to run (train.py runs as
+    /// `python train.py`, train.sh as `bash train.sh`) with its arguments.
+    #[arg(value_name = "SPEC.toml|SCRIPT")]
+    pub target: Vec<String>,
+    #[command(flatten)]
+    pub gpu: GpuFlags,
+    #[command(flatten)]
+    pub docker: DockerFlags,
+    #[command(flatten)]
+    pub read_only: ReadOnlyFlag,
     /// A short name for the run (default: the program's name).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
@@ -215,6 +338,8 @@ pub struct StopArgs {
     /// Seconds the processes get after SIGINT, and again after SIGTERM, before SIGKILL.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub grace: u64,
+    #[command(flatten)]
+    pub read_only: ReadOnlyFlag,
 }
 
 /// `gpudeck export`.
@@ -238,6 +363,12 @@ pub struct ExportArgs {
 pub struct RerunArgs {
     /// The run: its id, a unique prefix of it, or a name (the newest run of that name).
     pub run: String,
+    #[command(flatten)]
+    pub gpu: GpuFlags,
+    #[command(flatten)]
+    pub docker: DockerFlags,
+    #[command(flatten)]
+    pub read_only: ReadOnlyFlag,
 }
 
 /// `gpudeck shell`: the choices a shell container is made from; the rest comes from [shell] in
@@ -277,6 +408,12 @@ pub struct ShellArgs {
     /// Re-enter a kept shell by name (or id), starting it if it stopped.
     #[arg(long, value_name = "NAME", conflicts_with = "image")]
     pub attach: Option<String>,
+    #[command(flatten)]
+    pub gpu: GpuFlags,
+    #[command(flatten)]
+    pub docker: DockerFlags,
+    #[command(flatten)]
+    pub read_only: ReadOnlyFlag,
     /// The command to run instead of a shell, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -6,6 +6,7 @@ pub mod output;
 pub mod app;
 pub mod claims;
 pub mod cli;
+pub mod cli_docs;
 pub mod compat;
 pub mod config;
 pub mod docker;

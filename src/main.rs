@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
+use clap::Parser as _;
 
 use gpudeck::app::compat::CompatView;
 use gpudeck::app::{self, App, Sources};
@@ -27,15 +27,23 @@ use gpudeck::{errln, out, outln};
 
 /// Exit code for a bad command line or an explicitly given bad config file.
 const EXIT_USAGE: u8 = 2;
+/// The shortest refresh interval: NVML reads of every GPU more often than this cost more than
+/// they show.
+const MIN_REFRESH_MS: u64 = 100;
 /// Exit code when the requested data could not be produced (no GPUs, no driver).
 const EXIT_FAILURE: u8 = 1;
 
 fn main() -> ExitCode {
     let started = Instant::now();
-    let cli = Cli::parse();
-    if let Some(Commands::Supervise { dir }) = &cli.command {
+    let cli = parse();
+    match &cli.command {
         // Before the config: a run already started must not depend on the config still parsing.
-        return runs::supervise(dir);
+        Some(Commands::Supervise { dir }) => return runs::supervise(dir),
+        Some(Commands::Completions { shell }) => {
+            return print_generated(|out| gpudeck::cli_docs::completions(*shell, out))
+        }
+        Some(Commands::Man) => return print_generated(gpudeck::cli_docs::man),
+        _ => {}
     }
     let dirs = match Dirs::from_env() {
         Ok(dirs) => dirs,
@@ -46,13 +54,14 @@ fn main() -> ExitCode {
     };
     let log = gpudeck::logging::init(&dirs.state);
     tracing::debug!(log = ?log, "logging");
-    let loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
+    let mut loaded = match config::load(&dirs, cli.config.as_deref(), cli.theme.as_deref()) {
         Ok(l) => l,
         Err(e) => {
             say_wrapped(&format!("gpudeck: {e}"));
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    loaded.warnings.extend(refresh_warning(cli.refresh));
     if cli.command.is_some() {
         // The dashboard shows the first one in its status line; stderr belongs to it there.
         tell_config_warnings(&loaded.warnings);
@@ -63,7 +72,7 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     if let Some(ms) = cli.refresh {
-        config.general.refresh_ms = ms.max(100);
+        config.general.refresh_ms = ms.max(MIN_REFRESH_MS);
     }
     let sources = match sources(&cli, &dirs, &config) {
         Ok(s) => s,
@@ -74,18 +83,20 @@ fn main() -> ExitCode {
     };
     let docker_host = cli.docker_host.clone();
     match cli.command {
-        Some(Commands::Gpus { json }) => gpus(sources, json),
-        Some(Commands::Containers { json }) => {
+        Some(Commands::Gpus { json, .. }) => gpus(sources, json),
+        Some(Commands::Containers { json, .. }) => {
             docker(DockerTask::Containers { json }, docker_host.as_deref())
         }
-        Some(Commands::Images { json }) => {
+        Some(Commands::Images { json, .. }) => {
             docker(DockerTask::Images { json }, docker_host.as_deref())
         }
-        Some(Commands::Compat { ref images, json }) => {
-            compat(sources, &dirs, images, json, docker_host.as_deref())
-        }
-        Some(Commands::Doctor { json }) => doctor(sources, &dirs, docker_host.as_deref(), json),
-        Some(Commands::Pull { ref image, json }) => docker(
+        Some(Commands::Compat {
+            ref images, json, ..
+        }) => compat(sources, &dirs, images, json, docker_host.as_deref()),
+        Some(Commands::Doctor { json, .. }) => doctor(sources, &dirs, docker_host.as_deref(), json),
+        Some(Commands::Pull {
+            ref image, json, ..
+        }) => docker(
             DockerTask::Pull {
                 image: image.clone(),
                 json,
@@ -117,21 +128,35 @@ fn main() -> ExitCode {
             &RunStore::new(&dirs.data),
             &secrets(&config, args.show_secrets),
         ),
-        Some(Commands::Rerun(ref args)) => runs_cli::rerun(
-            args,
-            &RunStore::new(&dirs.data),
-            gpu_choice(&cli),
-            || gpu_report(sources),
-            (
-                container_setup(docker_host.clone(), &config, &dirs),
-                slurm_defaults(&config),
-            ),
-        ),
+        Some(Commands::Rerun(ref args)) => {
+            let store = RunStore::new(&dirs.data);
+            let (choice, sources) = match recorded_source(&cli, &store, &args.run) {
+                Some(recorded) => (
+                    recorded.clone(),
+                    sources_for(recorded, cli.docker_host.clone(), &dirs, &config)
+                        .unwrap_or(sources),
+                ),
+                None => (gpu_choice(&cli), sources),
+            };
+            runs_cli::rerun(
+                args,
+                &store,
+                choice,
+                || gpu_report(sources),
+                (
+                    container_setup(docker_host.clone(), &config, &dirs),
+                    slurm_defaults(&config),
+                ),
+            )
+        }
         Some(Commands::Serve {
             metrics,
             ref web_config,
+            ..
         }) => serve(sources, &dirs, &config, metrics, web_config.clone()),
-        Some(Commands::Supervise { .. }) => ExitCode::from(EXIT_USAGE),
+        Some(Commands::Supervise { .. } | Commands::Completions { .. } | Commands::Man) => {
+            ExitCode::from(EXIT_USAGE)
+        }
         None => tui(
             &cli,
             &dirs,
@@ -144,6 +169,60 @@ fn main() -> ExitCode {
     }
 }
 
+/// The command line, or the end of this process with clap's message (or, for a program's flag
+/// typed before `--` in `gpudeck run`, the command to type instead).
+fn parse() -> Cli {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli.merged(),
+        Err(e) => {
+            let words: Vec<String> = argv
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            if let Some(hint) = run_flag_hint(&e, &words) {
+                say_wrapped(&hint);
+                std::process::exit(i32::from(EXIT_USAGE));
+            }
+            e.exit()
+        }
+    }
+}
+
+/// See [`parse`]: only for an unknown flag after `gpudeck run PROGRAM ...`.
+fn run_flag_hint(e: &clap::Error, argv: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let flag = bad.split('=').next().unwrap_or(bad);
+    let at = argv
+        .iter()
+        .position(|a| a == flag || a.starts_with(&format!("{flag}=")))?;
+    match Cli::try_parse_from(&argv[..at]).ok()?.command? {
+        Commands::Run(args) => runs_cli::unknown_flag_hint(&args, argv, at),
+        _ => None,
+    }
+}
+
+/// Prints what `generate` writes (completions, the man page) to stdout.
+fn print_generated(generate: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> ExitCode {
+    let mut text = Vec::new();
+    match generate(&mut text) {
+        Ok(()) => {
+            gpudeck::output::print_bytes(&text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            errln!("gpudeck: could not generate it: {e}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
 /// The refusal of a subcommand that would change the machine while `--read-only` (or the
 /// config's `read_only = true`) holds; before any source is opened, so nothing is touched.
 fn read_only_refusal(cli: &Cli, dirs: &Dirs, config: &Config) -> Option<String> {
@@ -153,6 +232,16 @@ fn read_only_refusal(cli: &Cli, dirs: &Dirs, config: &Config) -> Option<String> 
         config: config.general.read_only.then_some(file.as_path()),
     };
     read_only::refusal(cli.command.as_ref()?, mode)
+}
+
+/// What `--refresh` below the minimum turns into, said rather than done silently.
+fn refresh_warning(refresh: Option<u64>) -> Option<String> {
+    refresh.filter(|ms| *ms < MIN_REFRESH_MS).map(|ms| {
+        format!(
+            "--refresh {ms} is below the minimum of {MIN_REFRESH_MS} ms; it was raised to \
+             {MIN_REFRESH_MS} ms."
+        )
+    })
 }
 
 /// Which environment values to hide: the config's names unless `--show-secrets`.
@@ -267,25 +356,29 @@ fn serve(
                 return ExitCode::from(EXIT_FAILURE);
             }
         };
-        // The banner is for whoever watches; serving goes on when nobody reads it.
-        let banner = gpudeck::output::try_print(format_args!(
-            "gpudeck: serving Prometheus metrics on {}://{}/metrics\n",
-            feed.scheme(),
-            feed.addr()
-        ));
-        if let Err(e) = banner {
-            tracing::warn!("the banner was not printed: {e}");
-        }
         let stop = tokio_util::sync::CancellationToken::new();
         tokio::spawn(metrics::serve::cancel_on_signal(stop.clone()));
-        match metrics::serve::run(feed, setup, stop).await {
+        match metrics::serve::run(feed, setup, stop, say_serving).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                errln!("gpudeck: {e}\n{}", e.fix());
+                say_wrapped(&format!("gpudeck: {e}\n{}", e.fix()));
                 ExitCode::from(EXIT_FAILURE)
             }
         }
     })
+}
+
+/// The banner, once the first sample is in: it is for whoever watches, and serving goes on when
+/// nobody reads it.
+fn say_serving(feed: &metrics::MetricsFeed) {
+    let banner = gpudeck::output::try_print(format_args!(
+        "gpudeck: serving Prometheus metrics on {}://{}/metrics\n",
+        feed.scheme(),
+        feed.addr()
+    ));
+    if let Err(e) = banner {
+        tracing::warn!("the banner was not printed: {e}");
+    }
 }
 
 /// `[metrics] web_config`, relative to the config file's directory.
@@ -318,40 +411,63 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 
 /// The GPU source and process table for this invocation: simulated with --demo, else NVML and /proc.
 fn sources(cli: &Cli, dirs: &Dirs, config: &Config) -> Result<Sources, GpuError> {
-    if cli.demo {
-        let sim = SimSource::from_env()?;
-        let table: Arc<dyn ProcessTable> = Arc::new(sim.process_table());
-        return Ok(Sources {
-            open_gpus: Box::new(move || Ok(Box::new(sim) as Box<dyn GpuSource>)),
-            processes: table,
-            docker_host: cli.docker_host.clone(),
-            data_dir: dirs.data.clone(),
-            gpu_choice: gpu_choice(cli),
-            container: container_setup(cli.docker_host.clone(), config, dirs),
-            slurm: slurm_defaults(config),
-            metrics_listen: config.metrics.listen.map(|addr| metrics::feed::Endpoint {
-                addr,
-                web_config: config_web_config(config, dirs),
-            }),
-        });
-    }
-    let choice = gpu_choice(cli);
+    sources_for(gpu_choice(cli), cli.docker_host.clone(), dirs, config)
+}
+
+/// The sources of one GPU source choice.
+fn sources_for(
+    choice: GpuSourceChoice,
+    docker_host: Option<String>,
+    dirs: &Dirs,
+    config: &Config,
+) -> Result<Sources, GpuError> {
+    let (open_gpus, processes): (gpudeck::gpu::collector::Opener, Arc<dyn ProcessTable>) =
+        match &choice {
+            GpuSourceChoice::Demo => {
+                let sim = SimSource::from_env()?;
+                let table: Arc<dyn ProcessTable> = Arc::new(sim.process_table());
+                (
+                    Box::new(move || Ok(Box::new(sim) as Box<dyn GpuSource>)),
+                    table,
+                )
+            }
+            GpuSourceChoice::Nvml { .. } => (
+                Box::new({
+                    let choice = choice.clone();
+                    move || choice.open()
+                }),
+                Arc::new(ProcFs::new()),
+            ),
+        };
     Ok(Sources {
-        open_gpus: Box::new({
-            let choice = choice.clone();
-            move || choice.open()
-        }),
-        processes: Arc::new(ProcFs::new()),
-        docker_host: cli.docker_host.clone(),
+        open_gpus,
+        processes,
+        docker_host: docker_host.clone(),
         data_dir: dirs.data.clone(),
         gpu_choice: choice,
-        container: container_setup(cli.docker_host.clone(), config, dirs),
+        container: container_setup(docker_host, config, dirs),
         slurm: slurm_defaults(config),
         metrics_listen: config.metrics.listen.map(|addr| metrics::feed::Endpoint {
             addr,
             web_config: config_web_config(config, dirs),
         }),
     })
+}
+
+/// For `rerun` with neither `--demo` nor `--nvml-lib`: the GPU source the run was started with
+/// (a `--demo` run is run again on the simulated GPUs), said when it is not NVML's default.
+fn recorded_source(cli: &Cli, store: &RunStore, run: &str) -> Option<GpuSourceChoice> {
+    if cli.demo || cli.nvml_lib.is_some() {
+        return None;
+    }
+    let recorded = store.find(run).ok()?.record.gpu_source?;
+    if recorded != gpu_choice(cli) {
+        say_wrapped(&format!(
+            "gpudeck: using the GPU source the run was started with: {recorded} (give --demo or \
+             --nvml-lib to choose another)"
+        ));
+    }
+    Some(recorded)
 }
 
 /// The config's backend for runs that name none, and its `[slurm]` settings.

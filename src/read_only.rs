@@ -44,6 +44,8 @@ pub fn what_it_changes(command: &Commands) -> Option<&'static str> {
         | Commands::Logs(_)
         | Commands::Export(_)
         | Commands::Serve { .. }
+        | Commands::Completions { .. }
+        | Commands::Man
         | Commands::Supervise { .. } => None,
     }
 }

@@ -687,3 +687,155 @@ mod config_mistakes {
         );
     }
 }
+
+/// `gpudeck ARGS` with isolated dirs: its exit code, stdout and stderr.
+fn said(dirs: &Dirs, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = dirs.gpudeck("").args(args).output().expect("runs");
+    (out.status.code(), stdout(&out), stderr(&out))
+}
+
+#[test]
+fn each_subcommand_help_lists_only_the_flags_that_apply_to_it() {
+    let dirs = Dirs::new();
+    let flags = |args: &[&str]| {
+        let (code, out, err) = said(&dirs, args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        out
+    };
+    let top = flags(&["--help"]);
+    for flag in [
+        "--demo",
+        "--theme",
+        "--refresh",
+        "--docker-host",
+        "--show-secrets",
+    ] {
+        assert!(top.contains(flag), "the dashboard takes {flag}: {top}");
+    }
+    let dashboard_only = ["--theme", "--show-secrets"];
+    for sub in [
+        "gpus",
+        "containers",
+        "images",
+        "compat",
+        "doctor",
+        "pull",
+        "shell",
+        "run",
+        "runs",
+        "logs",
+        "stop",
+        "export",
+        "rerun",
+        "serve",
+        "completions",
+        "man",
+    ] {
+        let help = flags(&[sub, "--help"]);
+        assert!(help.contains("--config"), "{sub}: {help}");
+        for flag in dashboard_only {
+            assert!(
+                !help.contains(flag) || sub == "runs" || sub == "export",
+                "{sub}: {help}"
+            );
+        }
+        assert_eq!(help.contains("--refresh"), sub == "serve", "{sub}: {help}");
+    }
+    let gpus = flags(&["gpus", "--help"]);
+    assert!(
+        gpus.contains("--demo") && gpus.contains("--nvml-lib"),
+        "{gpus}"
+    );
+    assert!(
+        !gpus.contains("--docker-host") && !gpus.contains("--read-only"),
+        "{gpus}"
+    );
+    let containers = flags(&["containers", "--help"]);
+    assert!(containers.contains("--docker-host"), "{containers}");
+    assert!(!containers.contains("--demo"), "{containers}");
+    let logs = flags(&["logs", "--help"]);
+    for flag in ["--demo", "--nvml-lib", "--docker-host", "--read-only"] {
+        assert!(!logs.contains(flag), "logs: {logs}");
+    }
+    let run = flags(&["run", "--help"]);
+    for flag in [
+        "--demo",
+        "--nvml-lib",
+        "--docker-host",
+        "--read-only",
+        "--gpus",
+    ] {
+        assert!(run.contains(flag), "run takes {flag}: {run}");
+    }
+    // Given after the subcommand or before it, a flag means the same.
+    let (code, _, err) = said(&dirs, &["--demo", "gpus"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = said(&dirs, &["gpus", "--demo"]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn bash_completions_parse_and_name_the_subcommands() {
+    let dirs = Dirs::new();
+    let (code, script, err) = said(&dirs, &["completions", "bash"]);
+    assert_eq!(code, Some(0), "{err}");
+    for sub in [
+        "gpus",
+        "doctor",
+        "run",
+        "rerun",
+        "serve",
+        "completions",
+        "man",
+    ] {
+        assert!(script.contains(sub), "{sub} missing from the completions");
+    }
+    assert!(script.contains("--nvml-lib"), "flags are completed too");
+    let file = dirs.root.path().join("gpudeck.bash");
+    fs::write(&file, &script).unwrap();
+    let checked = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&file)
+        .output()
+        .expect("bash runs");
+    assert!(checked.status.success(), "{}", stderr(&checked));
+    for shell in ["zsh", "fish"] {
+        let (code, script, err) = said(&dirs, &["completions", shell]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(
+            script.contains("gpudeck") && script.contains("doctor"),
+            "{shell}"
+        );
+    }
+    let (code, _, err) = said(&dirs, &["completions", "tcsh"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("bash") && err.contains("fish"), "{err}");
+}
+
+#[test]
+fn the_man_page_is_roff_with_the_subcommands() {
+    let dirs = Dirs::new();
+    let (code, page, err) = said(&dirs, &["man"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        page.lines().any(|l| l.starts_with(".TH gpudeck 1")),
+        "{page}"
+    );
+    assert!(page.contains(".SH SUBCOMMANDS"), "{page}");
+    assert!(page.contains("doctor") && page.contains("rerun"), "{page}");
+}
+
+#[test]
+fn a_refresh_below_the_minimum_says_it_was_raised() {
+    let dirs = Dirs::new();
+    let (code, _, err) = said(&dirs, &["--demo", "--refresh", "1", "gpus"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(
+            "gpudeck: --refresh 1 is below the minimum of 100 ms; it was raised to 100 ms."
+        ),
+        "{err}"
+    );
+    let (_, _, err) = said(&dirs, &["--demo", "--refresh", "100", "gpus"]);
+    assert!(!err.contains("--refresh"), "{err}");
+}

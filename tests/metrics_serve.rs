@@ -134,7 +134,7 @@ fn a_gpu_source_that_cannot_open_ends_serve_with_the_reason() {
     let mut cmd = dirs.gpudeck("");
     cmd.args(["--nvml-lib", "/nonexistent/libnvidia-ml.so.1"])
         .args(["serve", "--metrics", "127.0.0.1:0"])
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = Reaped(cmd.spawn().unwrap());
     let status = wait_for(20, "serve to give up", || {
@@ -150,6 +150,16 @@ fn a_gpu_source_that_cannot_open_ends_serve_with_the_reason() {
         .read_to_string(&mut err)
         .unwrap();
     assert!(err.contains("/nonexistent/libnvidia-ml.so.1"), "{err}");
+    assert!(err.lines().all(|l| l.chars().count() <= 80), "{err}");
+    let mut out = String::new();
+    child
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(!out.contains("serving"), "it never served: {out}");
 }
 
 mod web_config {

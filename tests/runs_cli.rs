@@ -298,7 +298,9 @@ fn refusals_say_why_and_what_to_do() {
     let missing = output(&dirs, &["run", "--gpus", "1,9", "--", "true"]);
     assert_eq!(missing.status.code(), Some(1));
     assert!(
-        stderr(&missing).contains("there is no GPU 9: this machine has GPUs 0 ("),
+        stderr(&missing)
+            .replace('\n', " ")
+            .contains("there is no GPU 9: this machine has GPUs 0-3 (4 × NVIDIA H100 80GB HBM3)"),
         "{}",
         stderr(&missing)
     );
@@ -650,4 +652,119 @@ fn an_unreadable_store_is_an_error_not_an_empty_one() {
             one_line(&refused)
         );
     }
+}
+
+/// Every line of a message fits an 80-column terminal.
+fn fits_80(text: &str) -> bool {
+    text.lines().all(|l| l.chars().count() <= 80)
+}
+
+#[test]
+fn a_script_is_run_with_its_interpreter_and_a_program_gets_the_command_to_type() {
+    let dirs = Dirs::new();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("train.py"),
+        "import sys\nprint('trained', sys.argv[1:])\n",
+    )
+    .unwrap();
+    let mut cmd = gpudeck(&dirs, &["run", "--gpus", "none", "train.py", "x"]);
+    cmd.current_dir(work.path());
+    let (id, _guard) = start_with(&dirs, cmd);
+    let rec = wait_state(&dirs, &id, "succeeded");
+    assert!(id.contains("-train-"), "named after the script: {id}");
+    assert_eq!(rec["ranks"][0]["argv"][1], "train.py", "{rec}");
+    assert_eq!(log(&dirs, &id, 0, "stdout"), "trained ['x']\n");
+
+    let mut cmd = gpudeck(&dirs, &["run", "--gpus", "1", "python", "train.py"]);
+    let typed = cmd.current_dir(work.path()).output().unwrap();
+    let said = stderr(&typed);
+    assert_eq!(typed.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("To run it, type:\n  gpudeck --demo run --gpus 1 -- python train.py\n"),
+        "{said}"
+    );
+    assert!(fits_80(&said), "{said}");
+
+    // The program's own flags before `--` are not gpudeck's either.
+    let mut cmd = gpudeck(&dirs, &["run", "python", "train.py", "--epochs", "3"]);
+    let flagged = cmd.current_dir(work.path()).output().unwrap();
+    let said = stderr(&flagged);
+    assert_eq!(flagged.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("To run it, type:\n  gpudeck --demo run -- python train.py --epochs 3"),
+        "{said}"
+    );
+    let mut cmd = gpudeck(&dirs, &["run", "nope.py"]);
+    let missing = cmd.current_dir(work.path()).output().unwrap();
+    let said = stderr(&missing);
+    assert_eq!(missing.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("the script nope.py does not exist here"),
+        "{said}"
+    );
+    assert_eq!(run_dirs(&dirs), 1, "nothing was started");
+}
+
+fn run_dirs(dirs: &Dirs) -> usize {
+    std::fs::read_dir(dirs.root.path().join("data").join("runs"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn gpus_that_are_not_there_are_listed_briefly() {
+    let dirs = Dirs::new();
+    let many = output(&dirs, &["run", "--gpus", "count:9", "--", "true"]);
+    let said = stderr(&many);
+    assert_eq!(many.status.code(), Some(1), "{said}");
+    assert!(
+        said.replace('\n', " ").contains(
+            "9 GPUs wanted, but this machine has only 4: GPUs 0-3 (4 × NVIDIA H100 80GB HBM3)"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("Ask for at most count:4"), "{said}");
+    let missing = output(&dirs, &["run", "--gpus", "99", "--", "true"]);
+    let said = stderr(&missing);
+    assert!(!said.contains("GPU-"), "no UUIDs: {said}");
+    assert!(said.len() < 250, "brief: {said}");
+    assert!(fits_80(&said), "{said}");
+}
+
+#[test]
+fn without_gpus_the_refusal_names_gpus_none_and_demo_and_a_cpu_run_starts() {
+    let dirs = Dirs::new();
+    let nvml = |args: &[&str]| {
+        let mut cmd = dirs.gpudeck("");
+        cmd.args(["--nvml-lib", "/nonexistent/libnvidia-ml.so.1"]);
+        cmd.args(args);
+        cmd
+    };
+    let refused = nvml(&["run", "--", "true"]).output().unwrap();
+    let said = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    let flat = said.replace('\n', " ");
+    assert!(flat.contains("GPUs could not be read"), "{said}");
+    assert!(
+        flat.contains("`--gpus none` runs it without GPUs") && flat.contains("`--demo`"),
+        "{said}"
+    );
+    assert!(fits_80(&said), "{said}");
+    let (id, _guard) = start_with(&dirs, nvml(&["run", "--gpus", "none", "--", "true"]));
+    wait_state(&dirs, &id, "succeeded");
+}
+
+#[test]
+fn rerun_of_a_demo_run_uses_the_simulated_gpus_it_was_started_on() {
+    let dirs = Dirs::new();
+    let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "true"]);
+    wait_state(&dirs, &id, "succeeded");
+    // No --demo: the run's record says where its GPUs came from.
+    let mut cmd = dirs.gpudeck(support::runs::SIM);
+    cmd.args(["rerun", &id]);
+    let (again, _guard2) = start_with(&dirs, cmd);
+    let rec = wait_state(&dirs, &again, "succeeded");
+    assert_eq!(rec["gpus"][0]["index"], 1);
+    assert_eq!(rec["gpu_source"]["kind"], "demo", "{rec}");
 }

@@ -5,6 +5,7 @@
 mod support;
 
 use gpudeck::app::action::{Action, Command, Tab};
+use gpudeck::app::run_form::GpuMode;
 use gpudeck::app::state::{AppState, GpuStatus, Overlay};
 use gpudeck::gpu::GpuSample;
 use gpudeck::host::{KillSignal, ProcessIdentity, ProcessTarget};
@@ -640,6 +641,61 @@ fn the_form_refuses_no_gpus_on_the_host_and_an_unclosed_quote() {
     state.read_only = true;
     state.update(Action::NewRun);
     assert_eq!(state.overlay, Overlay::None);
+}
+
+#[test]
+fn a_host_without_gpus_starts_a_cpu_run_from_the_form() {
+    let mut state = runs_state();
+    state.gpu = GpuStatus::Failed(gpudeck::gpu::GpuError::DriverNotLoaded);
+    state.update(Action::SelectTab(Tab::Runs));
+    state.update(Action::NewRun);
+    let Overlay::RunForm(form) = &state.overlay else {
+        panic!("n opens the form: {:?}", state.overlay);
+    };
+    assert_eq!(form.gpu_mode, GpuMode::None);
+    let theme = gpudeck::config::Theme::builtin("dark").unwrap();
+    let buf = render(&state, 100, 30);
+    let (x, y) = find(&buf, "GPUs      none  (a CPU run · m: GPUs ticked)");
+    assert_eq!(buf[(x + 10, y)].fg, theme.fg, "the choice reads as a value");
+    assert_eq!(buf[(x + 16, y)].fg, theme.muted, "the keys are a hint");
+    for c in "python train.py".chars() {
+        state.update(Action::FilterInput(c));
+    }
+    let commands = state.update(Action::Confirm);
+    let [Command::StartRun(spec)] = commands.as_slice() else {
+        panic!("Enter starts the run: {commands:?} {:?}", state.overlay);
+    };
+    assert_eq!(spec.gpus, gpudeck::runs::GpuSelection::None);
+}
+
+#[test]
+fn the_form_offers_a_count_of_free_gpus_and_none() {
+    let mut state = runs_state();
+    state.update(Action::SelectTab(Tab::Runs));
+    state.update(Action::NewRun);
+    for c in "python train.py".chars() {
+        state.update(Action::FilterInput(c));
+    }
+    for _ in 0..6 {
+        state.update(Action::NextTab);
+    }
+    state.update(Action::FilterInput('m'));
+    state.update(Action::FilterBackspace);
+    state.update(Action::FilterInput('2'));
+    let buf = render(&state, 100, 30);
+    let theme = gpudeck::config::Theme::builtin("dark").unwrap();
+    let (x, y) = find(&buf, "count:2▏");
+    assert_eq!(
+        buf[(x, y)].bg,
+        theme.selected_bg,
+        "the focused field is marked"
+    );
+    assert!(!text(&buf).contains("[x] GPU"), "no GPU rows with a count");
+    let commands = state.update(Action::Confirm);
+    let [Command::StartRun(spec)] = commands.as_slice() else {
+        panic!("Enter starts the run: {commands:?}");
+    };
+    assert_eq!(spec.gpus, gpudeck::runs::GpuSelection::Count(2));
 }
 
 #[test]

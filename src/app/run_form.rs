@@ -48,6 +48,27 @@ const SLURM_FIELDS: &[Field] = &[
     Field::Gpus,
 ];
 
+/// Which GPUs of this machine a local run asks for; `m` on the GPUs field cycles them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuMode {
+    /// The GPUs ticked in the rows.
+    Chosen,
+    /// `count:N`: any N free GPUs, picked when it starts.
+    Count,
+    /// No GPU: a CPU run, the only kind a machine without GPUs can start.
+    None,
+}
+
+impl GpuMode {
+    fn next(self) -> Self {
+        match self {
+            GpuMode::Chosen => GpuMode::Count,
+            GpuMode::Count => GpuMode::None,
+            GpuMode::None => GpuMode::Chosen,
+        }
+    }
+}
+
 /// What the user has typed and chosen so far.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunForm {
@@ -66,6 +87,10 @@ pub struct RunForm {
     /// On Slurm the GPUs field is a count per node: the scheduler picks the GPUs.
     pub gpus_per_node: String,
     pub gpus: Vec<GpuChoice>,
+    /// On a local run: the rows, a count, or none (the start when this machine shows no GPU).
+    pub gpu_mode: GpuMode,
+    /// The N of `count:N` as typed.
+    pub gpu_count: String,
     /// The GPU row under the cursor.
     pub gpu_row: usize,
     /// Why Enter did not start it.
@@ -89,6 +114,12 @@ impl RunForm {
             time: settings.time.clone().unwrap_or_default(),
             nodes: number(settings.nodes),
             gpus_per_node: number(settings.gpus_per_node),
+            gpu_mode: if gpus.is_empty() {
+                GpuMode::None
+            } else {
+                GpuMode::Chosen
+            },
+            gpu_count: "1".into(),
             gpus,
             gpu_row: 0,
             error: None,
@@ -131,8 +162,22 @@ impl RunForm {
         })
     }
 
-    /// The GPUs of this machine the rows choose; none only for a container run.
+    /// The GPUs of this machine the form asks for: none, a count, or the rows ticked (none ticked
+    /// only for a container run).
     fn local_gpus(&self, has_image: bool) -> Result<GpuSelection, String> {
+        match self.gpu_mode {
+            GpuMode::None => return Ok(GpuSelection::None),
+            GpuMode::Count => {
+                return match self.gpu_count.trim().parse::<usize>() {
+                    Ok(n) if n > 0 => Ok(GpuSelection::Count(n)),
+                    _ => Err(format!(
+                        "the GPU count must be a whole number of at least 1, not `{}` (m: none)",
+                        self.gpu_count.trim()
+                    )),
+                }
+            }
+            GpuMode::Chosen => {}
+        }
         let chosen: Vec<u32> = self
             .gpus
             .iter()
@@ -142,7 +187,10 @@ impl RunForm {
         match (chosen.is_empty(), has_image) {
             (false, _) => Ok(GpuSelection::Indices(chosen)),
             (true, true) => Ok(GpuSelection::None),
-            (true, false) => Err("choose at least one GPU (Space on a GPU row)".into()),
+            (true, false) => Err(
+                "choose at least one GPU (Space on a GPU row), or m on GPUs for count:N or none"
+                    .into(),
+            ),
         }
     }
 
@@ -199,6 +247,7 @@ impl RunForm {
             Field::Time => Some(&mut self.time),
             Field::Nodes => Some(&mut self.nodes),
             Field::Gpus if self.backend == Backend::Slurm => Some(&mut self.gpus_per_node),
+            Field::Gpus if self.gpu_mode == GpuMode::Count => Some(&mut self.gpu_count),
             Field::Launcher | Field::Backend | Field::Gpus => None,
         }
     }
@@ -216,6 +265,10 @@ impl RunForm {
 
     /// A key typed into the focused field.
     fn input(&mut self, c: char) {
+        if self.field == Field::Gpus && self.backend.is_local() && c == 'm' {
+            self.gpu_mode = self.gpu_mode.next();
+            return;
+        }
         if let Some(text) = self.text_mut() {
             text.push(c);
             return;
@@ -234,12 +287,12 @@ impl RunForm {
                     Backend::Slurm => Backend::Local,
                 }
             }
-            (Field::Gpus, ' ') => {
+            (Field::Gpus, ' ') if self.gpu_mode == GpuMode::Chosen => {
                 if let Some(g) = self.gpus.get_mut(self.gpu_row) {
                     g.chosen = !g.chosen;
                 }
             }
-            (Field::Gpus, 'a') => {
+            (Field::Gpus, 'a') if self.gpu_mode == GpuMode::Chosen => {
                 let all = self.gpus.iter().all(|g| g.chosen);
                 self.gpus.iter_mut().for_each(|g| g.chosen = !all);
             }

@@ -108,3 +108,37 @@ fn a_local_form_still_names_this_machines_gpus() {
     assert_eq!(spec.gpus, GpuSelection::Indices(vec![0]));
     assert_eq!(spec.slurm, SlurmSettings::default());
 }
+
+#[test]
+fn m_on_the_gpus_field_cycles_to_a_count_and_to_none() {
+    let mut form = RunForm::new(
+        vec![gpu(0), gpu(1)],
+        "/work".into(),
+        &defaults(Backend::Local),
+    );
+    assert_eq!(form.gpu_mode, GpuMode::Chosen);
+    typed(&mut form, Field::Command, "python train.py");
+    form.field = Field::Gpus;
+    form.input('m');
+    assert_eq!(form.gpu_mode, GpuMode::Count);
+    assert_eq!(form.spec().unwrap().gpus, GpuSelection::Count(1));
+    typed(&mut form, Field::Gpus, "2");
+    assert_eq!(form.gpu_count, "2");
+    assert_eq!(form.spec().unwrap().gpus, GpuSelection::Count(2));
+    typed(&mut form, Field::Gpus, "0");
+    assert!(form.spec().unwrap_err().contains("at least 1, not `0`"));
+    form.input('m');
+    assert_eq!(form.gpu_mode, GpuMode::None);
+    assert_eq!(form.spec().unwrap().gpus, GpuSelection::None);
+    form.input('m');
+    assert_eq!(form.gpu_mode, GpuMode::Chosen);
+    assert_eq!(form.spec().unwrap().gpus, GpuSelection::Indices(vec![0]));
+}
+
+#[test]
+fn a_machine_without_gpus_starts_the_form_on_none() {
+    let mut form = RunForm::new(Vec::new(), "/work".into(), &defaults(Backend::Local));
+    assert_eq!(form.gpu_mode, GpuMode::None);
+    typed(&mut form, Field::Command, "python train.py");
+    assert_eq!(form.spec().unwrap().gpus, GpuSelection::None);
+}

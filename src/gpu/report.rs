@@ -132,6 +132,40 @@ pub fn failed(host: String, e: &GpuError) -> GpuReport {
     }
 }
 
+/// The GPUs in a few words for a message: "GPUs 0-7 (8 × NVIDIA H100 80GB HBM3)", a run of one
+/// model under one range, never the UUIDs (`gpudeck gpus` shows those).
+pub fn brief_list(report: &GpuReport) -> String {
+    let gpus: Vec<(u32, &str)> = report
+        .gpus
+        .iter()
+        .map(|g| (g.info.index, g.info.name.as_str()))
+        .collect();
+    brief(&gpus)
+}
+
+/// [`brief_list`] of (index, name) pairs.
+fn brief(gpus: &[(u32, &str)]) -> String {
+    let mut groups: Vec<(u32, u32, &str)> = Vec::new();
+    for &(index, name) in gpus {
+        match groups.last_mut() {
+            Some((_, last, n)) if *n == name && index == *last + 1 => *last = index,
+            _ => groups.push((index, index, name)),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|&(first, last, name)| match last - first {
+            0 => format!("{first} ({name})"),
+            span => format!("{first}-{last} ({} × {name})", span + 1),
+        })
+        .collect();
+    match gpus.len() {
+        0 => "no GPUs".into(),
+        1 => format!("GPU {}", parts.join(", ")),
+        _ => format!("GPUs {}", parts.join(", ")),
+    }
+}
+
 fn report(host: String, inventory: Inventory, gpus: Vec<GpuEntry>) -> GpuReport {
     GpuReport {
         schema: SCHEMA,
@@ -352,4 +386,19 @@ fn write_topology(out: &mut String, r: &GpuReport) {
         let _ = writeln!(out);
     }
     let _ = writeln!(out, "Legend: NV# = # NVLinks, PIX = one PCIe switch, PXB = several PCIe switches, PHB = PCIe host bridge, NODE = across host bridges in a NUMA node, SYS = across CPU sockets");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_brief_list_groups_runs_of_one_model() {
+        assert_eq!(brief(&[]), "no GPUs");
+        assert_eq!(brief(&[(0, "T4")]), "GPU 0 (T4)");
+        let eight: Vec<(u32, &str)> = (0..8).map(|i| (i, "NVIDIA H100 80GB HBM3")).collect();
+        assert_eq!(brief(&eight), "GPUs 0-7 (8 × NVIDIA H100 80GB HBM3)");
+        let mixed = [(0, "A100"), (1, "A100"), (2, "T4"), (4, "T4")];
+        assert_eq!(brief(&mixed), "GPUs 0-1 (2 × A100), 2 (T4), 4 (T4)");
+    }
 }

@@ -17,15 +17,18 @@ pub struct ServeSetup {
     pub interval: Duration,
 }
 
-/// Feeds the endpoint from the collector's samples until `stop` is cancelled. Fails when the GPU
-/// source cannot be opened, since there would be nothing to serve.
+/// Feeds the endpoint from the collector's samples until `stop` is cancelled, calling
+/// `on_serving` once the first sample is in (so "serving" is said only once there is something
+/// to serve). Fails when the GPU source cannot be opened, since there would be nothing to serve.
 pub async fn run(
     mut feed: MetricsFeed,
     setup: ServeSetup,
     stop: CancellationToken,
+    on_serving: impl FnOnce(&MetricsFeed),
 ) -> Result<(), GpuError> {
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
     let _collector = collector::spawn(setup.open_gpus, setup.processes, setup.interval, tx);
+    let mut on_serving = Some(on_serving);
     loop {
         let update = tokio::select! {
             () = stop.cancelled() => return Ok(()),
@@ -33,7 +36,14 @@ pub async fn run(
         };
         match update {
             Some(GpuUpdate::Failed(e)) => return Err(e),
-            Some(update) => feed.observe(&update),
+            Some(update) => {
+                feed.observe(&update);
+                if matches!(update, GpuUpdate::Sampled(_)) {
+                    if let Some(say) = on_serving.take() {
+                        say(&feed);
+                    }
+                }
+            }
             None => return Ok(()),
         }
     }

@@ -27,6 +27,7 @@ use super::spec::{parse_env, RunSpec, SpecOverrides};
 use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
 use super::table::{listing_json, render_runs};
+use super::target::{interpret, Surroundings};
 
 /// Success.
 const EXIT_OK: u8 = 0;
@@ -34,6 +35,18 @@ const EXIT_OK: u8 = 0;
 const EXIT_FAILED: u8 = 1;
 /// A mistake in the command line or the spec file.
 const EXIT_USAGE: u8 = 2;
+
+/// The command to type when clap refused `argv[at]`, a flag after the program in `gpudeck run
+/// PROGRAM ARGS --flag` (see `target::unknown_flag_hint`).
+pub fn unknown_flag_hint(args: &RunArgs, argv: &[String], at: usize) -> Option<String> {
+    let path = std::env::var_os("PATH");
+    let around = Surroundings {
+        argv,
+        path: path.as_deref(),
+        workdir_given: args.workdir.is_some(),
+    };
+    super::target::unknown_flag_hint(&args.target, argv, at, &around)
+}
 
 /// `gpudeck run`: pre-flight, start detached (or submit to Slurm), print the id and where the
 /// logs are. `container` is only used by a run with an image; `slurm` (the config's `[runs]
@@ -196,7 +209,18 @@ fn launch(
 
 /// The spec file (if any) with the flags laid over it.
 fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
-    let base = match &args.spec {
+    let argv: Vec<String> = std::env::args().collect();
+    let path = std::env::var_os("PATH");
+    let around = Surroundings {
+        argv: &argv,
+        path: path.as_deref(),
+        workdir_given: args.workdir.is_some(),
+    };
+    let target = interpret(&args.target, &args.command, &around)?;
+    if let Some(note) = &target.note {
+        errln!("gpudeck: {note}");
+    }
+    let base = match &target.spec {
         Some(path) => RunSpec::load(path)?,
         None => RunSpec::default(),
     };
@@ -206,7 +230,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         .map(|e| parse_env(e))
         .collect::<Result<Vec<_>, _>>()?;
     let overrides = SpecOverrides {
-        name: args.name.clone(),
+        name: args.name.clone().or(target.name),
         image: args.image.clone(),
         keep: args.keep,
         gpus: args.gpus.as_deref().map(str::parse).transpose()?,
@@ -214,7 +238,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         gpu_memory: args.gpu_memory.clone(),
         env,
         workdir: args.workdir.clone(),
-        command: args.command.clone(),
+        command: target.command,
         backend: args.on,
         slurm: SlurmSettings {
             nodes: args.nodes,
@@ -368,6 +392,13 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
             let text = format!("gpudeck: {e}\n{}", e.fix());
             match e {
                 RunError::LostGpu { .. }
+                | RunError::CommandBeforeDashes { .. }
+                | RunError::ExtraAfterSpec { .. }
+                | RunError::ScriptAndCommand { .. }
+                | RunError::ScriptMissing { .. }
+                | RunError::NoSuchGpu { .. }
+                | RunError::TooFewGpus { .. }
+                | RunError::GpusUnreadable { .. }
                 | RunError::DamagedRun { .. }
                 | RunError::StoreUnreadable { .. }
                 | RunError::LogGone { .. } => errln!("{}", crate::output::wrap(&text, "")),
@@ -378,6 +409,10 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::BadGpuList { .. }
                 | RunError::BadEnv { .. }
                 | RunError::NoCommand
+                | RunError::CommandBeforeDashes { .. }
+                | RunError::ExtraAfterSpec { .. }
+                | RunError::ScriptAndCommand { .. }
+                | RunError::ScriptMissing { .. }
                 | RunError::Slurm(_)
                 | RunError::SlurmOnly { .. } => EXIT_USAGE,
                 _ => EXIT_FAILED,

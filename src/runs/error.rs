@@ -17,6 +17,14 @@ pub enum RunError {
     BadGpuList { value: String, why: String },
     #[error("`{value}` is not an environment variable assignment: {why}")]
     BadEnv { value: String, why: String },
+    #[error("`{program}` is not a run spec file, and a command goes after `--`")]
+    CommandBeforeDashes { program: String, suggestion: String },
+    #[error("{spec} is a run spec, so `{extra}` after it means nothing")]
+    ExtraAfterSpec { spec: String, extra: String },
+    #[error("the script {script} does not exist here")]
+    ScriptMissing { script: String },
+    #[error("both a script ({script}) and a command after `--` were given")]
+    ScriptAndCommand { script: String },
     #[error("the run has no command")]
     NoCommand,
     #[error("the {launcher} launcher needs at least one GPU (gpus = \"none\" was given)")]
@@ -47,6 +55,12 @@ pub enum RunError {
     LostGpu { lost: String, healthy: String },
     #[error("GPUs could not be read: {detail}")]
     GpusUnreadable { detail: String },
+    #[error("{wanted} GPUs wanted, but this machine has only {count}: {present}")]
+    TooFewGpus {
+        wanted: usize,
+        count: usize,
+        present: String,
+    },
     #[error("{wanted} free GPU{} wanted, but {free}", if *wanted == 1 { "" } else { "s" })]
     NotEnoughFreeGpus { wanted: usize, free: String },
     #[error("the command `{program}` was not found: {why}")]
@@ -106,6 +120,18 @@ impl RunError {
                 "Write GPU indices such as `0,1`, GPU UUIDs (`gpudeck gpus` shows them), `count:2` for two free GPUs, or `all`.".into()
             }
             RunError::BadEnv { .. } => "Write `--env NAME=VALUE`, one variable per flag.".into(),
+            RunError::CommandBeforeDashes { suggestion, .. } => format!(
+                "To run it, type:\n  {suggestion}\n(arguments after `--` are the program's own, never gpudeck's)."
+            ),
+            RunError::ExtraAfterSpec { spec, .. } => format!(
+                "Give the spec alone (gpudeck run {spec}); the command goes in the spec or after `--`."
+            ),
+            RunError::ScriptMissing { .. } => {
+                "Check its name, cd to the directory that has it, or give its path.".into()
+            }
+            RunError::ScriptAndCommand { .. } => {
+                "Give one: the script (gpudeck run train.py) or the command after `--` (gpudeck run -- python train.py).".into()
+            }
             RunError::NoCommand => {
                 "Give the command after `--` (gpudeck run --gpus 0,1 -- python train.py) or as `command = [...]` in the spec.".into()
             }
@@ -132,7 +158,10 @@ impl RunError {
             RunError::Docker(e) => e.fix().into(),
             RunError::Container(e) => e.fix(),
             RunError::NoSuchGpu { .. } => "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into(),
-            RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read.".into(),
+            RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read. Meanwhile `--gpus none` runs it without GPUs, and `--demo` tries gpudeck on simulated GPUs.".into(),
+            RunError::TooFewGpus { count, .. } => format!(
+                "Ask for at most count:{count}, or `--gpus all` for every GPU."
+            ),
             RunError::LostGpu { healthy, .. } if healthy.is_empty() => {
                 "No GPU answers: reset it (`nvidia-smi -r`) or reboot; `gpudeck doctor` and `dmesg` (Xid 79) say more.".into()
             }

@@ -43,6 +43,7 @@ pub mod summary;
 mod supervisor;
 mod table;
 pub mod tail;
+mod target;
 pub mod watch;
 
 pub use backend::start;

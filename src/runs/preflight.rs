@@ -282,6 +282,13 @@ fn check_memory(spec: &RunSpec, chosen: &[RunGpu], report: &GpuReport) -> Result
 /// `n` GPUs nobody uses or claims, lowest index first.
 fn pick_free<'r>(busy: &Busy<'r>, n: usize) -> Result<Vec<&'r GpuEntry>, RunError> {
     let report = busy.report;
+    if n > report.gpus.len() {
+        return Err(RunError::TooFewGpus {
+            wanted: n,
+            present: present_gpus(report),
+            count: report.gpus.len(),
+        });
+    }
     let free: Vec<&GpuEntry> = report.gpus.iter().filter(|g| !busy.is(g)).collect();
     if free.len() >= n {
         return Ok(free.into_iter().take(n).collect());
@@ -369,14 +376,9 @@ fn busy_warnings(chosen: &[RunGpu], busy: &Busy<'_>) -> Vec<String> {
         .collect()
 }
 
-/// "GPUs 0 (NVIDIA A100), 1 (NVIDIA A100)".
+/// "GPUs 0-3 (4 × NVIDIA A100)": index and name, never the UUIDs.
 fn present_gpus(report: &GpuReport) -> String {
-    let list: Vec<String> = report
-        .gpus
-        .iter()
-        .map(|g| format!("{} ({}, {})", g.info.index, g.info.name, g.info.uuid))
-        .collect();
-    format!("GPUs {}", list.join(", "))
+    crate::gpu::report::brief_list(report)
 }
 
 #[cfg(test)]

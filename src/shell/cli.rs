@@ -57,7 +57,13 @@ pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtim
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            errln!("gpudeck: {e}\n{}", e.fix());
+            let text = format!("gpudeck: {e}\n{}", e.fix());
+            match e {
+                ShellError::GpusUnreadable { .. } | ShellError::NoSuchGpu { .. } => {
+                    errln!("{}", crate::output::wrap(&text, ""));
+                }
+                _ => errln!("{text}"),
+            }
             ExitCode::from(EXIT_GPUDECK_FAILED)
         }
     }

@@ -74,7 +74,7 @@ impl ShellError {
                 "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into()
             }
             ShellError::GpusUnreadable { .. } => {
-                "Run `gpudeck doctor` to see why the driver cannot be read, or use `--gpus none` for a shell without GPUs.".into()
+                "Run `gpudeck doctor` to see why the driver cannot be read. Meanwhile `--gpus none` gives a shell without GPUs, and `--demo` tries gpudeck on simulated GPUs.".into()
             }
             ShellError::NoToolkit { .. } => {
                 "Then `sudo systemctl restart docker`; `docker info | grep -i runtime` should list nvidia. Until then `--gpus none` gives a shell without GPUs.".into()

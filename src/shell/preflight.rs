@@ -178,17 +178,9 @@ fn resolve_gpus(wanted: &ShellGpus, report: &GpuReport) -> Result<ResolvedGpus, 
     Ok(ResolvedGpus { gpus })
 }
 
-/// "GPUs 0-3 (4 × NVIDIA A100)" style list: each index with its name.
+/// "GPUs 0-3 (4 × NVIDIA A100)": index and name, never the UUIDs.
 fn present_gpus(report: &GpuReport) -> String {
-    if report.gpus.is_empty() {
-        return "no GPUs".into();
-    }
-    let list: Vec<String> = report
-        .gpus
-        .iter()
-        .map(|g| format!("{} ({})", g.info.index, g.info.name))
-        .collect();
-    format!("GPUs {}", list.join(", "))
+    crate::gpu::report::brief_list(report)
 }
 
 /// How to ask this engine for GPUs: the nvidia runtime means the toolkit's `--gpus` path; a CDI

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::style::Styles;
-use crate::app::run_form::{Field, RunForm};
+use crate::app::run_form::{Field, GpuMode, RunForm};
 use crate::runs::slurm::Backend;
 
 pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
@@ -92,9 +92,10 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
             "0 (the scheduler picks which)",
         ));
     } else {
-        lines.push(Line::styled("GPUs      (Space chooses, a all)", s.accent()));
+        lines.push(gpu_mode_line(f, s));
     }
-    for (i, g) in f.gpus.iter().enumerate().filter(|_| f.backend.is_local()) {
+    let rows_shown = f.backend.is_local() && f.gpu_mode == GpuMode::Chosen;
+    for (i, g) in f.gpus.iter().enumerate().filter(|_| rows_shown) {
         let mark = if g.chosen { "[x]" } else { "[ ]" };
         let style = if f.field == Field::Gpus && i == f.gpu_row {
             s.selected()
@@ -127,4 +128,34 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
                 .border_style(s.accent()),
         )
         .render(popup, buf);
+}
+
+/// The local GPUs line: which of the rows, a count or none, and the keys that change it.
+fn gpu_mode_line<'a>(f: &'a RunForm, s: &Styles) -> Line<'a> {
+    let style = if f.field == Field::Gpus {
+        s.selected()
+    } else {
+        s.text()
+    };
+    let cursor = if f.field == Field::Gpus { "▏" } else { "" };
+    let (value, hint) = match f.gpu_mode {
+        GpuMode::Chosen if f.gpus.is_empty() => (
+            "none shown".to_string(),
+            "  (no GPU here · m: count:N, none)",
+        ),
+        GpuMode::Chosen => (
+            "the ones ticked".to_string(),
+            "  (Space ticks, a all · m: count:N, none)",
+        ),
+        GpuMode::Count => (
+            format!("count:{}{cursor}", f.gpu_count),
+            "  (any N free GPUs · m: none)",
+        ),
+        GpuMode::None => ("none".to_string(), "  (a CPU run · m: GPUs ticked)"),
+    };
+    Line::from(vec![
+        Span::styled("GPUs      ", s.accent()),
+        Span::styled(value, style),
+        Span::styled(hint, s.muted()),
+    ])
 }
