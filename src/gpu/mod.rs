@@ -3,6 +3,7 @@
 pub mod choice;
 pub mod collector;
 pub mod history;
+pub mod nvlinks;
 pub mod nvml;
 pub mod report;
 

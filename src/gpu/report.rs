@@ -58,6 +58,8 @@ pub struct TopologyEntry {
     pub gpu_a: u32,
     pub gpu_b: u32,
     pub nvlinks: u32,
+    /// The NVLinks go through NVSwitches (HGX/DGX boards).
+    pub nvswitch: bool,
     pub path: TopoPath,
     pub path_code: &'static str,
 }
@@ -153,6 +155,7 @@ fn topology_entries(topo: &Topology, gpus: &[GpuEntry]) -> Vec<TopologyEntry> {
                     gpu_a: ga.info.index,
                     gpu_b: gb.info.index,
                     nvlinks: link.nvlinks,
+                    nvswitch: link.nvswitch,
                     path: link.path,
                     path_code: link.path.code(),
                 });
@@ -351,5 +354,5 @@ fn write_topology(out: &mut String, r: &GpuReport) {
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(out, "Legend: NV# = # NVLinks, PIX = one PCIe switch, PXB = several PCIe switches, PHB = PCIe host bridge, NODE = across host bridges in a NUMA node, SYS = across CPU sockets");
+    let _ = writeln!(out, "Legend: NV# = # NVLinks (through NVSwitches on HGX/DGX boards), PIX = one PCIe switch, PXB = several PCIe switches, PHB = PCIe host bridge, NODE = across host bridges in a NUMA node, SYS = across CPU sockets");
 }

@@ -215,11 +215,16 @@ impl TopoPath {
 /// The link between a pair of GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct GpuLink {
+    /// NVLinks the pair can use: direct links, or through NVSwitches the smaller of the two
+    /// GPUs' switch-link counts (what `nvidia-smi topo -m` shows as NV#).
     pub nvlinks: u32,
+    /// The NVLinks go through NVSwitches (HGX/DGX boards) rather than GPU to GPU.
+    pub nvswitch: bool,
     pub path: TopoPath,
 }
 
-/// The GPU-to-GPU matrix; `links[a][b]` for a != b, the diagonal is unused.
+/// The GPU-to-GPU matrix; `links[a][b]` for a != b, the diagonal is unused. Symmetric: build
+/// it with [`super::nvlinks::topology`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Topology {
     pub links: Vec<Vec<Option<GpuLink>>>,
