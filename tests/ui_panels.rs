@@ -219,6 +219,23 @@ fn nvswitch_links_are_named_in_the_links_pane() {
 }
 
 #[test]
+fn a_lost_gpus_detail_says_why_and_what_to_do() {
+    let mut state = demo_state("gpus=2,seed=42,frozen=200,profile=rtx4090,lost=1", 3);
+    state.update(Action::Down);
+    let buf = draw(&state, 120, 36);
+    let t = text(&buf);
+    assert!(
+        !t.contains("n/a/"),
+        "no empty readings for a lost GPU:\n{t}"
+    );
+    assert!(t.contains("GPU 1 has fallen off the bus"), "{t}");
+    assert!(t.contains("sudo nvidia-smi -r -i 1"), "{t}");
+    assert!(t.contains("Xid 79"), "{t}");
+    let (x, y) = find(&buf, "LOST: GPU 1").expect("the lost line");
+    assert_eq!(buf[(x, y)].fg, theme().error);
+}
+
+#[test]
 fn no_driver_says_why_and_what_to_do() {
     let mut state = AppState::new(&Config::default(), "testhost".into(), false);
     state.apply_gpu(GpuUpdate::Failed(GpuError::VersionMismatch));

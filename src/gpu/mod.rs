@@ -6,6 +6,7 @@ pub mod history;
 pub mod nvlinks;
 pub mod nvml;
 pub mod report;
+pub mod report_text;
 
 pub mod sim;
 pub mod source;

@@ -26,20 +26,30 @@ pub fn topology(
         ends.get(a)
             .map_or(0, |e| e.iter().filter(|x| **x == what).count() as u32)
     };
-    let mut links = vec![vec![None; n]; n];
-    for a in 0..n {
-        for b in (a + 1)..n {
-            let direct = count(a, LinkEnd::Gpu(b)).max(count(b, LinkEnd::Gpu(a)));
-            let switched = count(a, LinkEnd::Switch).min(count(b, LinkEnd::Switch));
-            let link = Some(GpuLink {
-                nvlinks: direct + switched,
-                nvswitch: switched > 0,
-                path: path(a, b),
-            });
-            links[a][b] = link;
-            links[b][a] = link;
+    // Each pair is worked out once, with the lower index first, so both halves are equal.
+    let pair = |a: usize, b: usize| {
+        let direct = count(a, LinkEnd::Gpu(b)).max(count(b, LinkEnd::Gpu(a)));
+        let switched = count(a, LinkEnd::Switch).min(count(b, LinkEnd::Switch));
+        GpuLink {
+            nvlinks: direct + switched,
+            nvswitch: switched > 0,
+            path: path(a, b),
         }
-    }
+    };
+    let upper: Vec<Vec<GpuLink>> = (0..n)
+        .map(|a| ((a + 1)..n).map(|b| pair(a, b)).collect())
+        .collect();
+    let links = (0..n)
+        .map(|a| {
+            (0..n)
+                .map(|b| match a.cmp(&b) {
+                    std::cmp::Ordering::Less => Some(upper[a][b - a - 1]),
+                    std::cmp::Ordering::Greater => Some(upper[b][a - b - 1]),
+                    std::cmp::Ordering::Equal => None,
+                })
+                .collect()
+        })
+        .collect();
     Topology { links }
 }
 

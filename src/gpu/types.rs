@@ -165,6 +165,15 @@ impl GpuSample {
     }
 }
 
+/// What to do about a GPU that fell off the bus (NVML: GPU_IS_LOST); `index` names it in the
+/// reset command ("N" when several are lost).
+pub fn lost_gpu_fix(index: &str) -> String {
+    format!(
+        "Look for Xid 79 in `sudo dmesg | grep -i xid`; reset the GPU when idle (`sudo nvidia-smi -r -i {index}`) \
+         or reboot; if it recurs, check its power cables, seating and cooling."
+    )
+}
+
 /// How two GPUs reach each other, in the order `nvidia-smi topo -m` ranks them (best first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
