@@ -155,6 +155,8 @@ fn topology_matrix_links_pane_and_text_agree_with_gpus_json() {
         "gpus=8,seed=42,frozen=200",
         // PCIe cards with NVLink bridges of different widths per pair.
         "gpus=4,profile=h100-pcie,bridge=0-1:8;1-2:4;2-3:2;0-3:1,frozen=200",
+        // A lost GPU reads no links on either path.
+        "gpus=4,seed=42,frozen=200,lost=2",
     ] {
         let doc = gpus_json(sim, false);
         assert_eq!(

@@ -54,7 +54,12 @@ impl SimSource {
         let nvlink = self.sim.is_supported(Metric::NvLink);
         let ends: Vec<Vec<LinkEnd>> = (0..n)
             .map(|a| {
-                let links = if nvlink { self.sim.nvlink_count() } else { 0 };
+                // A lost GPU answers no NVLink query, as through NVML.
+                let links = if nvlink && !self.sim.is_lost(a) {
+                    self.sim.nvlink_count()
+                } else {
+                    0
+                };
                 (0..links)
                     .filter_map(|l| match self.sim.nvlink_remote(a, l)? {
                         NvLinkRemote::Gpu(peer) => Some(LinkEnd::Gpu(peer as usize)),
@@ -64,7 +69,13 @@ impl SimSource {
             })
             .collect();
         nvlinks::topology(n as usize, &ends, |a, b| {
-            topo_path(self.sim.topology(a as u32, b as u32))
+            let (a, b) = (a as u32, b as u32);
+            // NVML cannot place a lost GPU either.
+            if self.sim.is_lost(a) || self.sim.is_lost(b) {
+                TopoPath::Unknown
+            } else {
+                topo_path(self.sim.topology(a, b))
+            }
         })
     }
 }
