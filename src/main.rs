@@ -578,7 +578,10 @@ fn gpus(sources: Sources, json: bool) -> ExitCode {
             }
         }
     } else {
-        out!("{}", report::render_text(&report));
+        out!(
+            "{}",
+            report::render_text(&report, gpudeck::gpu::report_text::text_width())
+        );
     }
     if report.error.is_some() {
         ExitCode::from(EXIT_FAILURE)

@@ -109,8 +109,8 @@ fn the_text_report_lists_gpus_processes_and_topology() {
     let text = stdout(&out);
     assert!(text.contains("DEMO: simulated GPUs"), "{text}");
     assert!(
-        text.contains("81559MiB"),
-        "memory in MiB like nvidia-smi: {text}"
+        text.contains("/79.6G"),
+        "memory in the dashboard's words (used/total GiB): {text}"
     );
     assert!(text.contains("GPU 2: PCIe link"), "{text}");
     assert!(
@@ -124,11 +124,66 @@ fn the_text_report_lists_gpus_processes_and_topology() {
 }
 
 #[test]
+fn the_text_report_folds_to_the_terminal_width() {
+    let dirs = Dirs::new();
+    let sim = "gpus=8,frozen=100,downgrade=2,throttle=1:thermal,ecc=3:5:1";
+    for columns in [80usize, 100, 160] {
+        let out = dirs
+            .gpudeck(sim)
+            .args(["gpus", "--demo"])
+            .env("COLUMNS", columns.to_string())
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0));
+        let text = stdout(&out);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= columns,
+                "COLUMNS={columns}: a {}-column line: {line:?}\n{text}",
+                line.chars().count()
+            );
+        }
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("GPU NAME"))
+            .expect("header");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("0   "))
+            .expect("GPU 0 row");
+        if columns >= 120 {
+            assert!(
+                header.contains("POWER") && header.contains("FAN"),
+                "one line: {text}"
+            );
+            assert!(
+                row.contains("P0") || row.contains("P2") || row.contains("P8"),
+                "{text}"
+            );
+        } else {
+            assert!(
+                header.contains("POWER") && !header.contains("FAN"),
+                "folded: {text}"
+            );
+            assert!(text
+                .lines()
+                .any(|l| l.trim_start().starts_with("SM") && l.contains("FAN")));
+        }
+        assert!(
+            text.contains("Topology:") && text.contains("NV18"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn the_text_report_notes_memory_repairs_that_need_attention() {
     let dirs = Dirs::new();
     let out = dirs
         .gpudeck("gpus=3,frozen=10,ecc=0:0:1,remap=1:failed")
         .args(["gpus", "--demo"])
+        // Wide enough for a GPU's notes on one line (at 80 columns each note gets its own).
+        .env("COLUMNS", "120")
         .output()
         .expect("runs");
     let text = stdout(&out);

@@ -97,6 +97,146 @@ fn topology_matrix_matches_nvidia_smi_codes() {
     assert!(text(&buf).contains("NV"), "NVLink counts shown");
 }
 
+/// `gpudeck gpus --json` on the simulation `sim`, through NVML on the simulator library or the
+/// in-process demo source.
+fn gpus_json(sim: &str, nvml: bool) -> serde_json::Value {
+    let dirs = support::Dirs::new();
+    let mut cmd = dirs.gpudeck(sim);
+    cmd.args(["gpus", "--json"]);
+    if nvml {
+        cmd.arg("--nvml-lib").arg(support::sim_library());
+    } else {
+        cmd.arg("--demo");
+    }
+    let out = cmd.output().expect("gpudeck runs");
+    serde_json::from_str(&support::stdout(&out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", support::stderr(&out)))
+}
+
+/// What `topo -m` shows for GPUs `a` and `b` according to the JSON: `NV#` or the PCIe code.
+fn json_cell(doc: &serde_json::Value, a: u64, b: u64) -> String {
+    if a == b {
+        return "X".into();
+    }
+    let entry = doc["topology"]
+        .as_array()
+        .expect("topology")
+        .iter()
+        .find(|t| {
+            let pair = (t["gpu_a"].as_u64(), t["gpu_b"].as_u64());
+            pair == (Some(a), Some(b)) || pair == (Some(b), Some(a))
+        })
+        .unwrap_or_else(|| panic!("no pair {a}-{b} in {doc}"));
+    match entry["nvlinks"].as_u64() {
+        Some(n) if n > 0 => format!("NV{n}"),
+        _ => entry["path_code"].as_str().expect("code").to_string(),
+    }
+}
+
+/// The cells of the matrix row of GPU `a` in `screen` (text that starts with `GPU<a>`).
+fn matrix_row(screen: &str, a: usize) -> Vec<String> {
+    let label = format!("GPU{a} ");
+    let line = screen
+        .lines()
+        .map(|l| l.trim_start_matches('│'))
+        .find(|l| l.starts_with(&label) && !l.contains("reaches"))
+        .unwrap_or_else(|| panic!("no matrix row for GPU{a}:\n{screen}"));
+    line.trim_end_matches('│')
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn topology_matrix_links_pane_and_text_agree_with_gpus_json() {
+    for sim in [
+        // An HGX H100 board: every link goes through NVSwitches.
+        "gpus=8,seed=42,frozen=200",
+        // PCIe cards with NVLink bridges of different widths per pair.
+        "gpus=4,profile=h100-pcie,bridge=0-1:8;1-2:4;2-3:2;0-3:1,frozen=200",
+        // A lost GPU reads no links on either path.
+        "gpus=4,seed=42,frozen=200,lost=2",
+    ] {
+        let doc = gpus_json(sim, false);
+        assert_eq!(
+            doc["topology"],
+            gpus_json(sim, true)["topology"],
+            "{sim}: demo vs NVML"
+        );
+        let n = doc["gpu_count"].as_u64().expect("count") as usize;
+        let dirs = support::Dirs::new();
+        let cli = support::stdout(
+            &dirs
+                .gpudeck(sim)
+                .args(["gpus", "--demo"])
+                .output()
+                .expect("runs"),
+        );
+        let cli = &cli[cli.find("Topology:").expect("topology section")..];
+        let mut state = demo_state(sim, 1);
+        state.update(Action::SelectTab(Tab::Topology));
+        for a in 0..n {
+            let screen = text(&draw(&state, 120, 40));
+            let expected: Vec<String> = (0..n)
+                .map(|b| json_cell(&doc, a as u64, b as u64))
+                .collect();
+            assert_eq!(
+                matrix_row(&screen, a),
+                expected,
+                "{sim}: Topology tab row {a}\n{screen}"
+            );
+            assert_eq!(
+                matrix_row(cli, a),
+                expected,
+                "{sim}: gpus text row {a}\n{cli}"
+            );
+            for (b, cell) in expected.iter().enumerate().filter(|(b, _)| *b != a) {
+                let line = screen
+                    .lines()
+                    .find(|l| l.starts_with(&format!("│  GPU{b} ")))
+                    .unwrap_or_else(|| panic!("links pane lacks GPU{b}:\n{screen}"));
+                let want = match cell.strip_prefix("NV") {
+                    Some("1") => "1 NVLink;".to_string(),
+                    Some(k) => format!("{k} NVLinks"),
+                    None => "PCIe only".to_string(),
+                };
+                assert!(
+                    line.contains(&want),
+                    "{sim}: GPU{a}->GPU{b} wants {want:?}: {line}"
+                );
+            }
+            state.update(Action::Down);
+        }
+    }
+}
+
+#[test]
+fn nvswitch_links_are_named_in_the_links_pane() {
+    let mut state = demo_state("gpus=8,seed=42,frozen=200", 1);
+    state.update(Action::SelectTab(Tab::Topology));
+    let buf = draw(&state, 120, 40);
+    let (x, y) = find(&buf, "18 NVLinks through NVSwitch").expect("switch links explained");
+    assert_eq!(buf[(x, y)].fg, theme().ok, "NVLink pairs in the ok colour");
+}
+
+#[test]
+fn a_lost_gpus_detail_says_why_and_what_to_do() {
+    let mut state = demo_state("gpus=2,seed=42,frozen=200,profile=rtx4090,lost=1", 3);
+    state.update(Action::Down);
+    let buf = draw(&state, 120, 36);
+    let t = text(&buf);
+    assert!(
+        !t.contains("n/a/"),
+        "no empty readings for a lost GPU:\n{t}"
+    );
+    assert!(t.contains("GPU 1 has fallen off the bus"), "{t}");
+    assert!(t.contains("sudo nvidia-smi -r -i 1"), "{t}");
+    assert!(t.contains("Xid 79"), "{t}");
+    let (x, y) = find(&buf, "LOST: GPU 1").expect("the lost line");
+    assert_eq!(buf[(x, y)].fg, theme().error);
+}
+
 #[test]
 fn no_driver_says_why_and_what_to_do() {
     let mut state = AppState::new(&Config::default(), "testhost".into(), false);

@@ -87,10 +87,7 @@ fn visible(f: &HostFacts) -> Check {
             Status::Fail,
             format!("{summary}; GPU {} has fallen off the bus", lost.join(", ")),
         )
-        .with_fix(
-            "Look for Xid 79 in `sudo dmesg | grep -i xid`; reset the GPU when idle (`sudo nvidia-smi -r -i N`) \
-             or reboot; if it recurs, check its power cables, seating and cooling.",
-        );
+        .with_fix(crate::gpu::lost_gpu_fix("N"));
     }
     check(VISIBLE, title, Status::Pass, summary)
 }

@@ -3,8 +3,10 @@
 pub mod choice;
 pub mod collector;
 pub mod history;
+pub mod nvlinks;
 pub mod nvml;
 pub mod report;
+pub mod report_text;
 
 pub mod sim;
 pub mod source;

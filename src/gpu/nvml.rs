@@ -10,11 +10,11 @@ use nvml_wrapper::enum_wrappers::device::{
 use nvml_wrapper::error::{nvml_sym, nvml_try, NvmlError};
 use nvml_wrapper::{Device, Nvml};
 
+use super::nvlinks::{self, LinkEnd};
 use super::source::{GpuError, GpuSource};
 use super::types::{
-    throttle_reason_names, CudaVersion, GpuLink, GpuProcess, GpuSample, GpuStatic, Inventory,
-    MetricError, ProcessKind, RemappedRows, RetiredPages, SourceKind, SystemInfo, TopoPath,
-    Topology,
+    throttle_reason_names, CudaVersion, GpuProcess, GpuSample, GpuStatic, Inventory, MetricError,
+    ProcessKind, RemappedRows, RetiredPages, SourceKind, SystemInfo, TopoPath, Topology,
 };
 
 /// NVML's most NVLink links per GPU across generations (NVML_NVLINK_MAX_LINKS).
@@ -79,24 +79,13 @@ impl NvmlSource {
             .enumerate()
             .map(|(i, g)| (normalise_bus_id(&g.pci_bus_id), i))
             .collect();
-        let nvlinks: Vec<Vec<u32>> = gpus
+        let ends: Vec<Vec<LinkEnd>> = gpus
             .iter()
-            .map(|g| self.nvlink_counts(g.index, gpus.len(), &by_bus))
+            .map(|g| self.nvlink_ends(g.index, &by_bus))
             .collect();
-        let mut links = vec![vec![None; gpus.len()]; gpus.len()];
-        for a in 0..gpus.len() {
-            for b in (a + 1)..gpus.len() {
-                let path = self.common_ancestor(gpus[a].index, gpus[b].index);
-                let count = nvlinks[a][b].max(nvlinks[b][a]);
-                let link = Some(GpuLink {
-                    nvlinks: count,
-                    path,
-                });
-                links[a][b] = link;
-                links[b][a] = link;
-            }
-        }
-        Topology { links }
+        nvlinks::topology(gpus.len(), &ends, |a, b| {
+            self.common_ancestor(gpus[a].index, gpus[b].index)
+        })
     }
 
     fn common_ancestor(&self, a: u32, b: u32) -> TopoPath {
@@ -114,11 +103,13 @@ impl NvmlSource {
         }
     }
 
-    /// Active NVLinks from GPU `index` to each other GPU, matched by the remote end's PCI bus id.
-    fn nvlink_counts(&self, index: u32, n: usize, by_bus: &HashMap<String, usize>) -> Vec<u32> {
-        let mut counts = vec![0; n];
+    /// The far end of each active NVLink of GPU `index`: an NVSwitch, or another GPU matched
+    /// by the remote PCI bus id. Links to anything else (an IBM NPU, an unknown device) are
+    /// left out.
+    fn nvlink_ends(&self, index: u32, by_bus: &HashMap<String, usize>) -> Vec<LinkEnd> {
+        let mut ends = Vec::new();
         let Ok(dev) = self.device(index) else {
-            return counts;
+            return ends;
         };
         for link in 0..MAX_NVLINKS {
             let wrapper = dev.link_wrapper_for(link);
@@ -128,13 +119,17 @@ impl NvmlSource {
                 // The first unsupported link means the GPU has no NVLink at all (PCIe cards).
                 Err(_) => break,
             }
+            if remote_device_type(&dev, link).is_ok_and(|t| t == NVLINK_DEVICE_TYPE_SWITCH) {
+                ends.push(LinkEnd::Switch);
+                continue;
+            }
             if let Ok(remote) = wrapper.remote_pci_info() {
                 if let Some(&peer) = by_bus.get(&normalise_bus_id(&remote.bus_id)) {
-                    counts[peer] += 1;
+                    ends.push(LinkEnd::Gpu(peer));
                 }
             }
         }
-        counts
+        ends
     }
 }
 
@@ -287,6 +282,25 @@ fn memory_health(r: &mut Reader, dev: &Device<'_>, ecc: bool) -> MemoryHealth {
         r.read("remapped rows", remapped_rows(dev)),
         r.read("retired pages", retired_pages(dev)),
     )
+}
+
+/// `nvmlIntNvLinkDeviceType_t` of an NVSwitch.
+const NVLINK_DEVICE_TYPE_SWITCH: u32 = 2;
+
+/// `nvmlDeviceGetNvLinkRemoteDeviceType` through the raw symbol: nvml-wrapper 0.13's
+/// `remote_device_type` passes a temporary to NVML and so always answers `Unknown`.
+fn remote_device_type(dev: &Device<'_>, link: u32) -> Result<u32, NvmlError> {
+    let sym = nvml_sym(
+        dev.nvml()
+            .lib()
+            .nvmlDeviceGetNvLinkRemoteDeviceType
+            .as_ref(),
+    )?;
+    let mut kind = 0;
+    // SAFETY: the handle belongs to a live `Device` of this library and the out-pointer is a
+    // valid `nvmlIntNvLinkDeviceType_t` (a `c_uint`), which is all nvml.h asks of the caller.
+    nvml_try(unsafe { sym(dev.handle(), link, &mut kind) })?;
+    Ok(kind)
 }
 
 /// `nvmlDeviceGetRemappedRows` through the raw symbol: nvml-wrapper 0.13 does not wrap it.

@@ -3,12 +3,13 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use gpudeck_sim_model::{Metric, SimSpec, Simulation, TopoLevel};
+use gpudeck_sim_model::{Metric, NvLinkRemote, SimSpec, Simulation, TopoLevel};
 
+use super::nvlinks::{self, LinkEnd};
 use super::source::{GpuError, GpuSource};
 use super::types::{
-    throttle_reason_names, CudaVersion, GpuLink, GpuProcess, GpuSample, GpuStatic, Inventory,
-    ProcessKind, RemappedRows, SourceKind, SystemInfo, TopoPath, Topology,
+    throttle_reason_names, CudaVersion, GpuProcess, GpuSample, GpuStatic, Inventory, ProcessKind,
+    RemappedRows, SourceKind, SystemInfo, TopoPath, Topology,
 };
 use crate::host::{
     ContainerRef, ContainerRuntime, HostError, KillSignal, ProcFs, ProcessDetails, ProcessIdentity,
@@ -50,29 +51,32 @@ impl SimSource {
     }
 
     fn topology(&self, n: u32) -> Topology {
-        let mut links = vec![vec![None; n as usize]; n as usize];
         let nvlink = self.sim.is_supported(Metric::NvLink);
-        for a in 0..n {
-            let mut counts = vec![0u32; n as usize];
-            if nvlink {
-                for l in 0..self.sim.nvlink_count() {
-                    if let Some(peer) = self.sim.nvlink_remote(a, l) {
-                        if let Some(c) = counts.get_mut(peer as usize) {
-                            *c += 1;
-                        }
-                    }
-                }
+        let ends: Vec<Vec<LinkEnd>> = (0..n)
+            .map(|a| {
+                // A lost GPU answers no NVLink query, as through NVML.
+                let links = if nvlink && !self.sim.is_lost(a) {
+                    self.sim.nvlink_count()
+                } else {
+                    0
+                };
+                (0..links)
+                    .filter_map(|l| match self.sim.nvlink_remote(a, l)? {
+                        NvLinkRemote::Gpu(peer) => Some(LinkEnd::Gpu(peer as usize)),
+                        NvLinkRemote::Switch(_) => Some(LinkEnd::Switch),
+                    })
+                    .collect()
+            })
+            .collect();
+        nvlinks::topology(n as usize, &ends, |a, b| {
+            let (a, b) = (a as u32, b as u32);
+            // NVML cannot place a lost GPU either.
+            if self.sim.is_lost(a) || self.sim.is_lost(b) {
+                TopoPath::Unknown
+            } else {
+                topo_path(self.sim.topology(a, b))
             }
-            for b in 0..n {
-                if a != b {
-                    links[a as usize][b as usize] = Some(GpuLink {
-                        nvlinks: counts[b as usize],
-                        path: topo_path(self.sim.topology(a, b)),
-                    });
-                }
-            }
-        }
-        Topology { links }
+        })
     }
 }
 

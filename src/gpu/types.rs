@@ -165,6 +165,15 @@ impl GpuSample {
     }
 }
 
+/// What to do about a GPU that fell off the bus (NVML: GPU_IS_LOST); `index` names it in the
+/// reset command ("N" when several are lost).
+pub fn lost_gpu_fix(index: &str) -> String {
+    format!(
+        "Look for Xid 79 in `sudo dmesg | grep -i xid`; reset the GPU when idle (`sudo nvidia-smi -r -i {index}`) \
+         or reboot; if it recurs, check its power cables, seating and cooling."
+    )
+}
+
 /// How two GPUs reach each other, in the order `nvidia-smi topo -m` ranks them (best first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -215,11 +224,16 @@ impl TopoPath {
 /// The link between a pair of GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct GpuLink {
+    /// NVLinks the pair can use: direct links, or through NVSwitches the smaller of the two
+    /// GPUs' switch-link counts (what `nvidia-smi topo -m` shows as NV#).
     pub nvlinks: u32,
+    /// The NVLinks go through NVSwitches (HGX/DGX boards) rather than GPU to GPU.
+    pub nvswitch: bool,
     pub path: TopoPath,
 }
 
-/// The GPU-to-GPU matrix; `links[a][b]` for a != b, the diagonal is unused.
+/// The GPU-to-GPU matrix; `links[a][b]` for a != b, the diagonal is unused. Symmetric: build
+/// it with [`super::nvlinks::topology`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Topology {
     pub links: Vec<Vec<Option<GpuLink>>>,

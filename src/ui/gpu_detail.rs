@@ -5,14 +5,14 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::processes::process_table;
 use super::style::Styles;
 use crate::app::state::{AppState, GpuData};
 use crate::gpu::history::Ring;
 use crate::gpu::report::pcie_downgraded;
-use crate::gpu::{is_slowdown, GpuSample, GpuStatic};
+use crate::gpu::{is_slowdown, lost_gpu_fix, GpuSample, GpuStatic};
 use crate::units::{self, NA};
 
 const FACTS_WIDTH: u16 = 46;
@@ -26,6 +26,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     let (Some(gpu), Some(sample)) = (data.inventory.gpus.get(i), data.samples.get(i)) else {
         return;
     };
+    if sample.lost {
+        lost(area, buf, gpu, s);
+        return;
+    }
     let procs: Vec<_> = sample.processes.iter().collect();
     let (top, bottom) = if area.height >= 18 {
         let h = (procs.len() as u16 + 3).clamp(4, 8);
@@ -49,6 +53,37 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
         let title = format!(" Processes on GPU {} ", gpu.index);
         process_table(b, buf, &procs, None, &title, s);
     }
+}
+
+/// A GPU that fell off the bus answers nothing: say so, why, and what to do, instead of empty
+/// readings.
+fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, s: &Styles) {
+    let t = s.text();
+    let lines = vec![
+        fact("UUID", gpu.uuid.clone(), t, s),
+        fact("Bus", gpu.pci_bus_id.clone(), t, s),
+        Line::raw(""),
+        Line::styled(
+            format!(
+                "LOST: GPU {} has fallen off the bus. The driver answers nothing for it \
+                 (NVML: GPU_IS_LOST), so it shows no readings and runs nothing; \
+                 work on it has failed.",
+                gpu.index
+            ),
+            s.error(),
+        ),
+        Line::raw(""),
+        Line::styled(lost_gpu_fix(&gpu.index.to_string()), t),
+    ];
+    let title = format!(" GPU {} · {} ", gpu.index, gpu.name);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::bordered()
+                .title(Span::styled(title, s.title()))
+                .border_style(s.error()),
+        )
+        .render(area, buf);
 }
 
 fn fact<'a>(label: &'a str, value: String, style: Style, s: &Styles) -> Line<'a> {

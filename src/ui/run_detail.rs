@@ -260,6 +260,28 @@ fn number(v: f64) -> String {
     }
 }
 
+/// The y range of a curve and its two labels: the values' own range; a flat curve gets a band
+/// of 5 % of its value on each side (1 at zero) so it sits mid-chart at its value. Both labels
+/// carry the same decimals, enough to tell them apart.
+fn y_axis(values: impl Iterator<Item = f64>) -> ([f64; 2], [String; 2]) {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = match (lo, hi) {
+        (lo, hi) if lo > hi => (0.0, 1.0),
+        (lo, hi) if lo < hi => (lo, hi),
+        (v, _) => {
+            let pad = if v == 0.0 { 1.0 } else { v.abs() * 0.05 };
+            (v - pad, v + pad)
+        }
+    };
+    let decimals = (1.0 - (hi - lo).log10().floor()).clamp(0.0, 6.0) as usize;
+    (
+        [lo, hi],
+        [format!("{lo:.decimals$}"), format!("{hi:.decimals$}")],
+    )
+}
+
 /// GPU utilisation of each of the run's GPUs over its time, beside the training curve.
 fn charts(area: Rect, buf: &mut Buffer, d: &RunDetail, kind: RunChart, s: &Styles) {
     let [left, right] =
@@ -310,7 +332,7 @@ fn gpu_chart(area: Rect, buf: &mut Buffer, d: &RunDetail, kind: RunChart, s: &St
         datasets,
         Line::from(title),
         ([0.0, max_x], ["0s".to_string(), units::age(max_x as i64)]),
-        [0.0, max_y],
+        ([0.0, max_y], [number(0.0), number(max_y)]),
         s,
     );
 }
@@ -327,14 +349,7 @@ fn progress_chart(right: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
             .render(right, buf);
         return;
     };
-    let (lo, hi) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| {
-        (lo.min(p.1), hi.max(p.1))
-    });
-    let (lo, hi) = if lo < hi {
-        (lo, hi)
-    } else {
-        (lo - 1.0, lo + 1.0)
-    };
+    let y = y_axis(points.iter().map(|p| p.1));
     let x_max = points.last().map_or(1.0, |p| p.0.max(1.0));
     let x_min = points.first().map_or(0.0, |p| p.0.min(x_max - 1.0));
     let title = Line::from(vec![
@@ -347,7 +362,7 @@ fn progress_chart(right: Rect, buf: &mut Buffer, d: &RunDetail, s: &Styles) {
         vec![line(points, s.accent())],
         title,
         ([x_min, x_max], [number(x_min), number(x_max)]),
-        [lo, hi],
+        y,
         s,
     );
 }
@@ -366,18 +381,13 @@ fn chart(
     datasets: Vec<Dataset>,
     title: Line,
     (x, x_labels): ([f64; 2], [String; 2]),
-    y: [f64; 2],
+    (y, y_labels): ([f64; 2], [String; 2]),
     s: &Styles,
 ) {
     Chart::new(datasets)
         .block(Block::bordered().title(title).border_style(s.border()))
         .x_axis(Axis::default().bounds(x).labels(x_labels).style(s.muted()))
-        .y_axis(
-            Axis::default()
-                .bounds(y)
-                .labels([number(y[0]), number(y[1])])
-                .style(s.muted()),
-        )
+        .y_axis(Axis::default().bounds(y).labels(y_labels).style(s.muted()))
         .render(area, buf);
 }
 
@@ -422,4 +432,39 @@ fn log_tail(area: Rect, buf: &mut Buffer, view: &RunsView, s: &Styles) {
         })
         .collect();
     Paragraph::new(lines).render(area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::y_axis;
+
+    #[test]
+    fn a_flat_curve_gets_an_axis_around_its_value() {
+        let (range, labels) = y_axis([0.5, 0.5, 0.5].into_iter());
+        assert!(
+            range[0] < 0.5 && 0.5 < range[1] && range[0] > 0.4 && range[1] < 0.6,
+            "{range:?}"
+        );
+        assert_eq!(labels, ["0.475", "0.525"]);
+        let (range, labels) = y_axis([2.0].into_iter());
+        assert!(
+            (range[0] - 1.9).abs() < 1e-9 && (range[1] - 2.1).abs() < 1e-9,
+            "{range:?}"
+        );
+        assert_eq!(labels, ["1.90", "2.10"]);
+        let (range, labels) = y_axis([0.0, 0.0].into_iter());
+        assert_eq!(range, [-1.0, 1.0]);
+        assert_eq!(labels, ["-1.0", "1.0"]);
+    }
+
+    #[test]
+    fn both_labels_carry_the_same_decimals() {
+        let (range, labels) = y_axis([2.5, 0.2, 1.1].into_iter());
+        assert_eq!(range, [0.2, 2.5]);
+        assert_eq!(labels, ["0.2", "2.5"]);
+        let (_, labels) = y_axis([1200.0, 4800.0].into_iter());
+        assert_eq!(labels, ["1200", "4800"]);
+        let (_, labels) = y_axis([0.0312, 0.0371].into_iter());
+        assert_eq!(labels, ["0.0312", "0.0371"]);
+    }
 }

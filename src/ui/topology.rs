@@ -90,9 +90,10 @@ fn info(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styl
             let link = data.inventory.topology.link(a, b);
             let how = match link {
                 Some(l) if l.nvlinks > 0 => format!(
-                    "{} NVLink{}; PCIe path {}",
+                    "{} NVLink{}{}; PCIe path {}",
                     l.nvlinks,
                     if l.nvlinks == 1 { "" } else { "s" },
+                    if l.nvswitch { " through NVSwitch" } else { "" },
                     l.path.describe()
                 ),
                 Some(l) => format!("PCIe only, {}", l.path.describe()),
@@ -106,7 +107,7 @@ fn info(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styl
     }
     lines.push(Line::raw(""));
     lines.push(Line::styled(
-        "NV# = # NVLinks · PIX = one PCIe switch · PXB = several switches · PHB = host bridge · NODE = across host bridges in a NUMA node · SYS = across CPU sockets (slowest for peer-to-peer)",
+        "NV# = # NVLinks (through NVSwitches on HGX/DGX boards) · PIX = one PCIe switch · PXB = several switches · PHB = host bridge · NODE = across host bridges in a NUMA node · SYS = across CPU sockets (slowest for peer-to-peer)",
         s.muted(),
     ));
     Paragraph::new(lines)

@@ -5,9 +5,9 @@
 pub enum Profile {
     /// NVIDIA H100 80GB HBM3 (SXM5, 700 W, 18 NVLinks through NVSwitch, no fans).
     H100Sxm,
-    /// NVIDIA H100 PCIe (80 GB HBM2e, 350 W, passive cooling, no NVLink).
+    /// NVIDIA H100 PCIe (80 GB HBM2e, 350 W, passive cooling, NVLink only through `bridge=`).
     H100Pcie,
-    /// NVIDIA A100 80GB PCIe (300 W, passive cooling, no NVLink bridge).
+    /// NVIDIA A100 80GB PCIe (300 W, passive cooling, NVLink only through `bridge=`).
     A100Pcie,
     /// NVIDIA GeForce RTX 4090 (24 GB GDDR6X, 450 W, fans, no ECC, no MIG).
     Rtx4090,

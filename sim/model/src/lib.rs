@@ -24,5 +24,5 @@ pub use process::{SimProcess, SIM_PID_BASE};
 pub use sample::{SimRemappedRows, SimSample};
 pub use simulation::Simulation;
 pub use spec::{SimSpec, ENV_VAR, KNOBS, MAX_GPUS};
-pub use topology::TopoLevel;
+pub use topology::{nvswitch_bus, NvLinkRemote, TopoLevel, BRIDGE_LINKS, NVSWITCHES};
 pub use workload::{Phase, Role};

@@ -106,7 +106,8 @@ const H100_PCIE: Facts = Facts {
     max_video_mhz: 1455,
     idle_mem_mhz: 1593,
     nvlinks: 0,
-    nvlink_version: 0,
+    // NVLink 4.0 through the optional bridges (`bridge=`).
+    nvlink_version: 6,
     bus_base: [0x17, 0x98],
     cores_per_socket: 32,
     ..H100_SXM
@@ -138,6 +139,8 @@ const A100_PCIE: Facts = Facts {
     idle_mem_mhz: 1512,
     idle_video_mhz: 585,
     pcie_gen: 4,
+    // NVLink 3.0 through the optional bridges (`bridge=`).
+    nvlink_version: 4,
     ..H100_PCIE
 };
 

@@ -9,11 +9,22 @@ use crate::process::{processes, SimProcess};
 use crate::profile::{facts, Facts};
 use crate::sample::{power_w, sample, Gpu, SimRemappedRows, SimSample};
 use crate::spec::SimSpec;
-use crate::topology::{common_ancestor, cpu_affinity, nvlink_remote, TopoLevel};
+use crate::topology::{
+    common_ancestor, cpu_affinity, nvlink_remote, NvLinkRemote, TopoLevel, BRIDGE_LINKS,
+};
 use crate::workload::{roles, Role};
 
 /// Seconds integrated exactly for the energy counter; beyond that it grows at the average rate.
 const EXACT_ENERGY_S: i64 = 7 * 24 * 3600;
+
+/// NVLinks per GPU of `spec`: the bridge connectors' when bridges are given, else the profile's.
+fn nvlink_count(spec: &SimSpec) -> u32 {
+    if spec.bridges.is_empty() {
+        facts(spec.profile).nvlinks
+    } else {
+        BRIDGE_LINKS
+    }
+}
 
 /// A running simulation. Every reading is a pure function of the spec, the GPU index and the
 /// whole second of `t`; the only state is a cache that makes the energy counter cheap.
@@ -31,8 +42,12 @@ pub struct Simulation {
 impl Simulation {
     /// Build the devices of `spec`; the clock starts now.
     pub fn new(spec: SimSpec) -> Simulation {
+        let links = nvlink_count(&spec);
         let devices = (0..spec.gpus)
-            .map(|i| SimDevice::build(i, spec.gpus, spec.seed, spec.profile))
+            .map(|i| SimDevice {
+                nvlink_count: links,
+                ..SimDevice::build(i, spec.gpus, spec.seed, spec.profile)
+            })
             .collect();
         let start_unix_us = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -116,14 +131,22 @@ impl Simulation {
         common_ancestor(a, b, self.spec.gpus, self.facts())
     }
 
-    /// The GPU at the far end of NVLink `link` of GPU `index`; None when the link is inactive.
-    pub fn nvlink_remote(&self, index: u32, link: u32) -> Option<u32> {
-        nvlink_remote(index, link, self.spec.gpus, self.facts())
+    /// What is at the far end of NVLink `link` of GPU `index` (another GPU or an NVSwitch);
+    /// None when the link is inactive.
+    pub fn nvlink_remote(&self, index: u32, link: u32) -> Option<NvLinkRemote> {
+        nvlink_remote(
+            index,
+            link,
+            self.spec.gpus,
+            self.facts(),
+            &self.spec.bridges,
+        )
     }
 
-    /// NVLinks per GPU for the profile: 18 on H100 SXM, 0 on PCIe and GeForce boards.
+    /// NVLinks per GPU: 18 on H100 SXM, 12 on PCIe cards given NVLink bridges (`bridge=`),
+    /// 0 on other PCIe and GeForce boards.
     pub fn nvlink_count(&self) -> u32 {
-        self.facts().nvlinks
+        nvlink_count(&self.spec)
     }
 
     /// Host CPUs close to GPU `index` (its socket's cores and their SMT siblings).
@@ -139,7 +162,7 @@ impl Simulation {
             Metric::Fan => f.fans > 0,
             Metric::Ecc => f.ecc,
             Metric::Mig => f.mig_capable,
-            Metric::NvLink => f.nvlinks > 0,
+            Metric::NvLink => self.nvlink_count() > 0,
             _ => true,
         };
         profile_has && !self.spec.unsupported.contains(&m)

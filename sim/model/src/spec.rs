@@ -1,6 +1,7 @@
 //! The simulation spec: defaults, and parsing of the `GPUDECK_SIM` knob string.
 
 use crate::knobs::{keys, InitFailure, Metric, Profile, Remap, Throttle};
+use crate::topology::BRIDGE_LINKS;
 
 /// The environment variable the spec is read from.
 pub const ENV_VAR: &str = "GPUDECK_SIM";
@@ -9,7 +10,7 @@ pub const ENV_VAR: &str = "GPUDECK_SIM";
 pub const MAX_GPUS: u32 = 64;
 
 /// The knob names `SimSpec::parse` accepts, in help-text order.
-pub const KNOBS: [&str; 15] = [
+pub const KNOBS: [&str; 16] = [
     "gpus",
     "seed",
     "profile",
@@ -25,6 +26,7 @@ pub const KNOBS: [&str; 15] = [
     "remap",
     "frozen",
     "pids",
+    "bridge",
 ];
 
 /// Everything that shapes a simulation. Equal specs give equal numbers.
@@ -60,6 +62,8 @@ pub struct SimSpec {
     pub frozen: Option<f64>,
     /// Real host processes to report: (GPU index, pid).
     pub pids: Vec<(u32, u32)>,
+    /// NVLink bridges between PCIe cards: (GPU, GPU, links).
+    pub bridges: Vec<(u32, u32, u32)>,
 }
 
 impl Default for SimSpec {
@@ -80,6 +84,7 @@ impl Default for SimSpec {
             remap: Vec::new(),
             frozen: None,
             pids: Vec::new(),
+            bridges: Vec::new(),
         }
     }
 }
@@ -177,7 +182,47 @@ impl SimSpec {
         self.remap
             .iter()
             .try_for_each(|(i, _)| check("remap", *i))?;
-        self.pids.iter().try_for_each(|(i, _)| check("pids", *i))
+        self.pids.iter().try_for_each(|(i, _)| check("pids", *i))?;
+        self.validate_bridges(check)
+    }
+
+    fn validate_bridges(
+        &self,
+        check: impl Fn(&str, u32) -> Result<(), String>,
+    ) -> Result<(), String> {
+        if self.bridges.is_empty() {
+            return Ok(());
+        }
+        if !matches!(self.profile, Profile::H100Pcie | Profile::A100Pcie) {
+            return Err(format!(
+                "bridge: NVLink bridges join PCIe cards; use profile=h100-pcie or a100-pcie \
+                 (profile={} has {})",
+                self.profile.key(),
+                if self.profile == Profile::H100Sxm {
+                    "its NVLinks wired on the board"
+                } else {
+                    "no NVLink connector"
+                }
+            ));
+        }
+        for &(a, b, _) in &self.bridges {
+            check("bridge", a)?;
+            check("bridge", b)?;
+        }
+        for gpu in 0..self.gpus {
+            let links: u32 = self
+                .bridges
+                .iter()
+                .filter(|(a, b, _)| *a == gpu || *b == gpu)
+                .map(|(_, _, n)| n)
+                .sum();
+            if links > BRIDGE_LINKS {
+                return Err(format!(
+                    "bridge: GPU {gpu} is given {links} NVLinks, but a card has {BRIDGE_LINKS}"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -217,6 +262,7 @@ fn apply(spec: &mut SimSpec, key: &str, value: &str) -> Result<(), String> {
         "remap" => spec.remap = list(value, remap)?,
         "frozen" => spec.frozen = Some(frozen(value)?),
         "pids" => spec.pids = list(value, pid)?,
+        "bridge" => spec.bridges = list(value, bridge)?,
         _ => {
             return Err(format!(
                 "unknown knob \"{key}\" (allowed: {})",
@@ -311,6 +357,20 @@ fn remap(value: &str) -> Result<(u32, Remap), String> {
         )
     })?;
     Ok((number("remap", gpu.trim())?, state))
+}
+
+fn bridge(value: &str) -> Result<(u32, u32, u32), String> {
+    let usage = || format!("bridge={value}: expected GPU-GPU:LINKS, e.g. 0-1:12");
+    let (pair, links) = value.split_once(':').ok_or_else(usage)?;
+    let (a, b) = pair.split_once('-').ok_or_else(usage)?;
+    let (a, b): (u32, u32) = (number("bridge", a.trim())?, number("bridge", b.trim())?);
+    let links: u32 = number("bridge", links.trim())?;
+    if a == b || links == 0 {
+        return Err(format!(
+            "bridge={value}: a bridge joins two different GPUs with at least one link"
+        ));
+    }
+    Ok((a, b, links))
 }
 
 fn frozen(value: &str) -> Result<f64, String> {

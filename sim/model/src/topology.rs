@@ -99,14 +99,83 @@ pub(crate) fn common_ancestor(a: u32, b: u32, gpus: u32, facts: &Facts) -> TopoL
     }
 }
 
-/// The GPU at the far end of NVLink `link` of GPU `index`: links are spread round-robin over
-/// the peers, as an NVSwitch fabric lets every GPU reach every other one.
-pub(crate) fn nvlink_remote(index: u32, link: u32, gpus: u32, facts: &Facts) -> Option<u32> {
-    if link >= facts.nvlinks || gpus < 2 || index >= gpus {
+/// What sits at the far end of one active NVLink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NvLinkRemote {
+    /// Another GPU, by index: an NVLink bridge between PCIe cards, or a board wired GPU to GPU
+    /// (HGX H100 4-GPU).
+    Gpu(u32),
+    /// An NVSwitch chip of an HGX/DGX baseboard, by number (0..NVSWITCHES).
+    Switch(u32),
+}
+
+/// NVSwitch chips on an HGX/DGX H100 8-GPU baseboard.
+pub const NVSWITCHES: u32 = 4;
+
+/// NVLinks one PCIe card's bridge connectors carry (A100/H100 PCIe: three bridges, 12 links).
+pub const BRIDGE_LINKS: u32 = 12;
+
+/// PCI bus numbers of the NVSwitches (nvidia-smi lists them as `0000:05:00.0` .. `08:00.0`).
+const NVSWITCH_BUSES: [u32; NVSWITCHES as usize] = [0x05, 0x06, 0x07, 0x08];
+
+/// PCI bus number of NVSwitch `switch`.
+pub fn nvswitch_bus(switch: u32) -> Option<u32> {
+    NVSWITCH_BUSES.get(switch as usize).copied()
+}
+
+/// More GPUs than this on an SXM board hang off NVSwitches; up to this many are wired
+/// GPU to GPU, all links spread evenly over the peers (HGX H100 4-GPU: 6 links per pair).
+const DIRECT_MESH_MAX_GPUS: u32 = 4;
+
+/// The far end of NVLink `link` of GPU `index`, None when the link is inactive.
+///
+/// With `bridges` (`(gpu, gpu, links)`, PCIe cards) the links of a GPU are numbered bridge by
+/// bridge. Otherwise the profile's links go to NVSwitches on boards of more than four GPUs
+/// (each GPU spreads its links over the switches) and straight to the peers on smaller ones.
+pub(crate) fn nvlink_remote(
+    index: u32,
+    link: u32,
+    gpus: u32,
+    facts: &Facts,
+    bridges: &[(u32, u32, u32)],
+) -> Option<NvLinkRemote> {
+    if index >= gpus {
+        return None;
+    }
+    if !bridges.is_empty() {
+        return bridge_remote(index, link, bridges);
+    }
+    if link >= facts.nvlinks {
+        return None;
+    }
+    if gpus > DIRECT_MESH_MAX_GPUS {
+        return Some(NvLinkRemote::Switch(link * NVSWITCHES / facts.nvlinks));
+    }
+    if gpus < 2 {
         return None;
     }
     let peer = link % (gpus - 1);
-    Some(if peer >= index { peer + 1 } else { peer })
+    Some(NvLinkRemote::Gpu(if peer >= index {
+        peer + 1
+    } else {
+        peer
+    }))
+}
+
+fn bridge_remote(index: u32, link: u32, bridges: &[(u32, u32, u32)]) -> Option<NvLinkRemote> {
+    let mut first = 0;
+    for &(a, b, links) in bridges {
+        let peer = match index {
+            i if i == a => b,
+            i if i == b => a,
+            _ => continue,
+        };
+        if link < first + links {
+            return Some(NvLinkRemote::Gpu(peer));
+        }
+        first += links;
+    }
+    None
 }
 
 /// Host CPUs close to GPU `index`: the socket's cores and their SMT siblings.
@@ -138,19 +207,54 @@ mod tests {
         assert_eq!(bus_of(4, 8, Profile::H100Sxm, f), 0x9A);
     }
 
-    #[test]
-    fn every_peer_gets_a_link() {
+    fn remotes(gpu: u32, gpus: u32, bridges: &[(u32, u32, u32)]) -> Vec<NvLinkRemote> {
         let f = facts(Profile::H100Sxm);
+        (0..18)
+            .filter_map(|l| nvlink_remote(gpu, l, gpus, f, bridges))
+            .collect()
+    }
+
+    #[test]
+    fn an_eight_gpu_board_wires_every_link_to_an_nvswitch() {
         for gpu in 0..8 {
-            let mut peers: Vec<u32> = (0..18)
-                .filter_map(|l| nvlink_remote(gpu, l, 8, f))
+            let ends = remotes(gpu, 8, &[]);
+            assert_eq!(ends.len(), 18);
+            let per_switch: Vec<usize> = (0..NVSWITCHES)
+                .map(|s| {
+                    ends.iter()
+                        .filter(|e| **e == NvLinkRemote::Switch(s))
+                        .count()
+                })
                 .collect();
-            assert_eq!(peers.len(), 18);
-            assert!(!peers.contains(&gpu));
-            peers.sort_unstable();
-            peers.dedup();
-            assert_eq!(peers.len(), 7);
+            assert_eq!(per_switch, [5, 4, 5, 4]);
         }
+        assert_eq!(nvswitch_bus(0), Some(0x05));
+        assert_eq!(nvswitch_bus(NVSWITCHES), None);
+    }
+
+    #[test]
+    fn a_four_gpu_board_wires_six_links_to_each_peer() {
+        for gpu in 0..4 {
+            let ends = remotes(gpu, 4, &[]);
+            for peer in (0..4).filter(|p| *p != gpu) {
+                let n = ends
+                    .iter()
+                    .filter(|e| **e == NvLinkRemote::Gpu(peer))
+                    .count();
+                assert_eq!(n, 6, "{gpu}->{peer}");
+            }
+        }
+    }
+
+    #[test]
+    fn bridges_number_links_bridge_by_bridge() {
+        let bridges = [(0, 1, 4), (1, 2, 8)];
+        assert_eq!(remotes(0, 3, &bridges), vec![NvLinkRemote::Gpu(1); 4]);
+        let one = remotes(1, 3, &bridges);
+        assert_eq!(one.len(), 12);
+        assert_eq!(one[3], NvLinkRemote::Gpu(0));
+        assert_eq!(one[4], NvLinkRemote::Gpu(2));
+        assert_eq!(remotes(2, 3, &bridges), vec![NvLinkRemote::Gpu(1); 8]);
     }
 
     #[test]

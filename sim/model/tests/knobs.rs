@@ -1,6 +1,8 @@
 //! Each fault-injection knob changes exactly what it says.
 
-use gpudeck_sim_model::{reason, Metric, Profile, SimRemappedRows, SimSpec, Simulation};
+use gpudeck_sim_model::{
+    reason, Metric, NvLinkRemote, Profile, SimRemappedRows, SimSpec, Simulation,
+};
 
 fn sim(s: &str) -> Simulation {
     Simulation::new(SimSpec::parse(s).expect("valid spec"))
@@ -28,6 +30,45 @@ fn unsupported_metrics_and_profile_gaps() {
     let a100 = sim("profile=a100-pcie");
     assert_eq!(a100.device(0).map(|d| d.compute_capability), Some((8, 0)));
     assert!(a100.is_supported(Metric::Mig) && !a100.is_supported(Metric::NvLink));
+}
+
+#[test]
+fn bridges_join_pcie_cards_directly() {
+    let s = sim("gpus=4,profile=a100-pcie,bridge=0-1:12;2-3:4");
+    assert!(s.is_supported(Metric::NvLink));
+    assert_eq!(s.nvlink_count(), 12);
+    assert_eq!(s.device(0).map(|d| d.nvlink_version), Some(4), "NVLink 3.0");
+    assert_eq!(s.nvlink_remote(0, 11), Some(NvLinkRemote::Gpu(1)));
+    assert_eq!(s.nvlink_remote(1, 0), Some(NvLinkRemote::Gpu(0)));
+    assert_eq!(s.nvlink_remote(2, 3), Some(NvLinkRemote::Gpu(3)));
+    assert_eq!(
+        s.nvlink_remote(2, 4),
+        None,
+        "only 4 of its 12 links are bridged"
+    );
+    let unbridged = sim("gpus=4,profile=h100-pcie,bridge=0-1:12");
+    assert_eq!(unbridged.nvlink_remote(2, 0), None);
+}
+
+#[test]
+fn bridges_are_checked() {
+    for (s, words) in [
+        ("bridge=0-1:12", "profile=h100-pcie"),
+        ("profile=rtx4090,gpus=2,bridge=0-1:4", "no NVLink connector"),
+        ("profile=h100-pcie,gpus=2,bridge=0-2:4", "out of range"),
+        (
+            "profile=h100-pcie,gpus=2,bridge=0-0:4",
+            "two different GPUs",
+        ),
+        (
+            "profile=h100-pcie,gpus=3,bridge=0-1:8;0-2:8",
+            "GPU 0 is given 16",
+        ),
+        ("profile=h100-pcie,gpus=2,bridge=0-1", "GPU-GPU:LINKS"),
+    ] {
+        let e = SimSpec::parse(s).expect_err(s);
+        assert!(e.contains("bridge") && e.contains(words), "{s}: {e}");
+    }
 }
 
 #[test]

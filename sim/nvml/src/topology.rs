@@ -4,12 +4,28 @@
 use std::ffi::c_ulong;
 use std::os::raw::c_uint;
 
-use gpudeck_sim_model::Metric;
+use gpudeck_sim_model::{nvswitch_bus, Metric, NvLinkRemote};
 use nvml_wrapper_sys::bindings::{self as b, nvmlDevice_t, nvmlPciInfo_t, nvmlReturn_t};
 
 use crate::device::fill_pci;
-use crate::ffi::{enable_state, guard, out, NvmlResult, INVALID_ARGUMENT};
+use crate::ffi::{enable_state, fill_array, guard, out, NvmlResult, INVALID_ARGUMENT};
 use crate::state::Gpu;
+
+/// PCI device id of a third-generation NVSwitch (HGX H100), vendor NVIDIA.
+const NVSWITCH_PCI_DEVICE_ID: c_uint = 0x22A3_10DE;
+
+/// Whether GPUs `a` and `b` reach each other over NVLink: a direct link, or both on NVSwitches.
+fn nvlinked(gpu: &Gpu, other: u32) -> bool {
+    let ends = |index: u32| -> Vec<NvLinkRemote> {
+        (0..gpu.sim.nvlink_count())
+            .filter_map(|l| gpu.sim.nvlink_remote(index, l))
+            .collect()
+    };
+    let on_switch = |e: &NvLinkRemote| matches!(e, NvLinkRemote::Switch(_));
+    let (mine, theirs) = (ends(gpu.index), ends(other));
+    mine.contains(&NvLinkRemote::Gpu(other))
+        || (mine.iter().any(on_switch) && theirs.iter().any(on_switch))
+}
 
 /// Two GPUs of the running simulation, both alive.
 fn pair(a: nvmlDevice_t, b: nvmlDevice_t) -> Result<(Gpu, u32), nvmlReturn_t> {
@@ -44,8 +60,7 @@ pub unsafe extern "C" fn nvmlDeviceGetP2PStatus(
         let (gpu, other) = pair(device1, device2)?;
         let status = unsafe { out(status) }?;
         let datacenter = gpu.device()?.datacenter;
-        let nvlinked =
-            (0..gpu.sim.nvlink_count()).any(|l| gpu.sim.nvlink_remote(gpu.index, l) == Some(other));
+        let nvlinked = nvlinked(&gpu, other);
         *status = match caps {
             _ if gpu.index == other => b::nvmlGpuP2PStatus_enum_NVML_P2P_STATUS_NOT_SUPPORTED,
             b::nvmlGpuP2PCapsIndex_enum_NVML_P2P_CAPS_INDEX_NVLINK
@@ -69,12 +84,12 @@ pub unsafe extern "C" fn nvmlDeviceGetP2PStatus(
     })
 }
 
-/// Run `body` with the remote GPU of NVLink `link` (None when inactive) after the NVLink
+/// Run `body` with the far end of NVLink `link` (None when inactive) after the NVLink
 /// checks: lost GPU, unsupported NVLink, link index out of range.
 fn with_link(
     device: nvmlDevice_t,
     link: c_uint,
-    body: impl FnOnce(&Gpu, Option<u32>) -> NvmlResult,
+    body: impl FnOnce(&Gpu, Option<NvLinkRemote>) -> NvmlResult,
 ) -> nvmlReturn_t {
     guard(|| {
         let gpu = Gpu::of(device)?;
@@ -118,10 +133,41 @@ pub unsafe extern "C" fn nvmlDeviceGetNvLinkRemotePciInfo_v2(
 ) -> nvmlReturn_t {
     with_link(device, link, |gpu, remote| {
         let pci = unsafe { out(pci) }?;
-        let remote = remote
-            .and_then(|r| gpu.sim.device(r))
-            .ok_or(INVALID_ARGUMENT)?;
-        fill_pci(pci, remote);
+        match remote.ok_or(INVALID_ARGUMENT)? {
+            NvLinkRemote::Gpu(r) => fill_pci(pci, gpu.sim.device(r).ok_or(INVALID_ARGUMENT)?),
+            NvLinkRemote::Switch(s) => {
+                fill_switch_pci(pci, nvswitch_bus(s).ok_or(INVALID_ARGUMENT)?)
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The PCI info of the NVSwitch on bus `bus`, as NVML reports a switch-side link end.
+fn fill_switch_pci(pci: &mut nvmlPciInfo_t, bus: u32) {
+    fill_array(&mut pci.busIdLegacy, &format!("0000:{bus:02X}:00.0"));
+    fill_array(&mut pci.busId, &format!("00000000:{bus:02X}:00.0"));
+    pci.domain = 0;
+    pci.bus = bus;
+    pci.device = 0;
+    pci.pciDeviceId = NVSWITCH_PCI_DEVICE_ID;
+    pci.pciSubSystemId = NVSWITCH_PCI_DEVICE_ID;
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetNvLinkRemoteDeviceType(
+    device: nvmlDevice_t,
+    link: c_uint,
+    kind: *mut b::nvmlIntNvLinkDeviceType_t,
+) -> nvmlReturn_t {
+    with_link(device, link, |_, remote| {
+        let kind = unsafe { out(kind) }?;
+        *kind = match remote.ok_or(INVALID_ARGUMENT)? {
+            NvLinkRemote::Gpu(_) => b::nvmlIntNvLinkDeviceType_enum_NVML_NVLINK_DEVICE_TYPE_GPU,
+            NvLinkRemote::Switch(_) => {
+                b::nvmlIntNvLinkDeviceType_enum_NVML_NVLINK_DEVICE_TYPE_SWITCH
+            }
+        };
         Ok(())
     })
 }

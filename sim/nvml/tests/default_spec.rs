@@ -271,11 +271,25 @@ fn topology_matches_a_dgx() {
     );
 }
 
+/// `nvmlDeviceGetNvLinkRemoteDeviceType` through the raw symbol (nvml-wrapper 0.13's wrapper
+/// drops the answer).
+fn remote_device_type(d: &nvml_wrapper::Device, link: u32) -> (u32, u32) {
+    let sym = d
+        .nvml()
+        .lib()
+        .nvmlDeviceGetNvLinkRemoteDeviceType
+        .as_ref()
+        .expect("exported");
+    let mut kind = 99;
+    let rc = unsafe { sym(d.handle(), link, &mut kind) };
+    (rc, kind)
+}
+
 #[test]
-fn nvlinks_reach_every_peer() {
+fn every_nvlink_ends_at_an_nvswitch_as_on_an_hgx_board() {
     use nvml_wrapper::enum_wrappers::device::{P2pCapabilitiesIndex, P2pStatus};
     let d = n_device(2);
-    let mut peers = Vec::new();
+    let mut switches = Vec::new();
     for l in 0..18 {
         let link = d.link_wrapper_for(l);
         assert!(link.is_active().expect("state"));
@@ -284,18 +298,37 @@ fn nvlinks_reach_every_peer() {
             6,
             "NVML_NVLINK_VERSION_4_0"
         );
-        peers.push(link.remote_pci_info().expect("remote").bus_id);
+        assert_eq!(
+            remote_device_type(&d, l),
+            (0, 2),
+            "NVML_NVLINK_DEVICE_TYPE_SWITCH"
+        );
+        let remote = link.remote_pci_info().expect("remote");
+        assert_eq!(remote.pci_device_id, 0x22A3_10DE, "an NVSwitch, not a GPU");
+        switches.push(remote.bus_id);
     }
-    peers.sort();
-    peers.dedup();
-    assert_eq!(peers.len(), 7);
-    assert!(!peers.contains(&d.pci_info().expect("pci").bus_id));
+    switches.sort();
+    switches.dedup();
+    assert_eq!(
+        switches,
+        [
+            "00000000:05:00.0",
+            "00000000:06:00.0",
+            "00000000:07:00.0",
+            "00000000:08:00.0"
+        ]
+    );
     assert!(matches!(
         d.link_wrapper_for(18).is_active(),
         Err(NvmlError::InvalidArg)
     ));
+    assert_eq!(remote_device_type(&d, 18).0, 2, "INVALID_ARGUMENT");
     let status = d
         .p2p_status(&n_device(5), P2pCapabilitiesIndex::NvLink)
         .expect("p2p");
-    assert_eq!(status, P2pStatus::Ok);
+    assert_eq!(
+        status,
+        P2pStatus::Ok,
+        "switch-attached GPUs reach each other"
+    );
 }
