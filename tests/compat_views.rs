@@ -26,6 +26,7 @@ fn engine_info(runtimes: &[&str]) -> EngineInfo {
         default_runtime: "runc".into(),
         cdi_spec_dirs: vec![],
         nvidia_cdi: false,
+        nvidia_hook: false,
         cgroup_version: "1".into(),
     }
 }

@@ -105,7 +105,7 @@ impl AppState {
             return;
         }
         let reference = a.image.reference.clone();
-        let mut details = vec![format!("Verdict here: {}", a.verdict.image_level.word())];
+        let mut details = vec![format!("Verdict here: {}", a.verdict.level.word())];
         details.extend(
             a.verdict
                 .reasons

@@ -148,15 +148,13 @@ fn alternative(image: &ImageProfile, judged: &[(ImageProfile, Verdict)]) -> Opti
 }
 
 impl Board {
-    /// How many images of each level, for a summary line.
+    /// How many images of each level (host problems included, as each row shows it), for a
+    /// summary line.
     pub fn counts(&self) -> [(Level, usize); 4] {
         [Level::Runs, Level::Compat, Level::Unknown, Level::WontRun].map(|l| {
             (
                 l,
-                self.images
-                    .iter()
-                    .filter(|a| a.verdict.image_level == l)
-                    .count(),
+                self.images.iter().filter(|a| a.verdict.level == l).count(),
             )
         })
     }

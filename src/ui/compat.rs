@@ -10,7 +10,7 @@ use super::style::Styles;
 use super::table_offset;
 use crate::app::state::AppState;
 use crate::compat::report::runtime_words;
-use crate::compat::{Assessment, Board, GpuRuntime, Level, Scope};
+use crate::compat::{Assessment, Board, GpuRuntime, Level, Reason, Scope};
 
 /// Lines of the host summary above the table.
 const SUMMARY_HEIGHT: u16 = 4;
@@ -23,6 +23,33 @@ pub fn level_mark(level: Level, s: &Styles) -> (&'static str, Style) {
         Level::Unknown => ("?", s.muted()),
         Level::WontRun => ("✗", s.error()),
     }
+}
+
+/// The host-wide problem that keeps every image from getting a GPU, if there is one.
+pub fn host_problem(board: &Board) -> Option<&Reason> {
+    board.images.first().and_then(|a| {
+        a.verdict
+            .reasons
+            .iter()
+            .find(|r| r.scope == Scope::Host && r.level > Level::Runs)
+    })
+}
+
+/// The reasons behind a verdict that is not a plain "runs", each with its fix, as lines of at
+/// most `width` columns' worth of text (for the dialogs that show a verdict).
+pub fn problem_lines(a: &Assessment, s: &Styles) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for r in a.verdict.reasons.iter().filter(|r| r.level > Level::Runs) {
+        let (mark, style) = level_mark(r.level, s);
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {mark} "), style),
+            Span::styled(r.text.clone(), s.text()),
+        ]));
+        if let Some(fix) = &r.fix {
+            lines.push(Line::styled(format!("    fix: {fix}"), s.muted()));
+        }
+    }
+    lines
 }
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -55,15 +82,15 @@ fn render_summary(area: Rect, buf: &mut Buffer, board: &Board, s: &Styles) {
         Span::styled(format!(" · {gpus}"), s.text()),
     ]));
     let runtime_style = match host.runtime {
-        GpuRuntime::Nvidia | GpuRuntime::Cdi => s.ok(),
-        GpuRuntime::Missing => s.error(),
+        r if r.gives_gpus() => s.ok(),
         GpuRuntime::Unknown => s.warn(),
+        _ => s.error(),
     };
     let mut runtime_line = vec![
         Span::styled(" Containers ", s.title()),
         Span::styled(runtime_words(host.runtime), runtime_style),
     ];
-    if host.runtime == GpuRuntime::Missing {
+    if matches!(host.runtime, GpuRuntime::Missing | GpuRuntime::CdiTooOld) {
         runtime_line.push(Span::styled(
             " · fix: install nvidia-container-toolkit, `sudo nvidia-ctk runtime configure --runtime=docker`",
             s.muted(),
@@ -121,11 +148,11 @@ fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s:
         .skip(first)
         .take(visible)
         .map(|(i, a)| {
-            let (mark, style) = level_mark(a.verdict.image_level, s);
+            let (mark, style) = level_mark(a.verdict.level, s);
             let verdict = if narrow {
                 mark.to_string()
             } else {
-                format!("{mark} {}", a.verdict.image_level.word())
+                format!("{mark} {}", a.verdict.level.word())
             };
             let row = Row::new(vec![
                 Cell::from(Span::styled(verdict, style)),
@@ -170,8 +197,14 @@ fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Style
         return;
     };
     let mut lines = Vec::new();
-    // Host-wide reasons are in the summary above; this pane is about the image.
-    for r in a.verdict.reasons.iter().filter(|r| r.scope == Scope::Image) {
+    // A host-wide problem (no way to hand over GPUs) is shown here too when it is what makes
+    // this row's verdict: the row must not say "will not run" without saying why.
+    let shown = a
+        .verdict
+        .reasons
+        .iter()
+        .filter(|r| r.scope == Scope::Image || r.level > Level::Runs);
+    for r in shown {
         let (mark, style) = level_mark(r.level, s);
         lines.push(Line::from(vec![
             Span::styled(format!("{mark} "), style),
