@@ -85,6 +85,14 @@ fn the_local_image_comes_first_and_the_host_is_summarised() {
         red,
         "a missing runtime is shown as a failure"
     );
+    // Without a runtime no image gets a GPU: every row says so, as `gpudeck compat` does.
+    assert_eq!(board.images[0].verdict.level, Level::WontRun);
+    let (x, y) = find(&buf, "✗ will not run    tensorflow/tensorflow:2.17.0-gpu");
+    assert_eq!(buf[(x, y)].fg, red);
+    assert!(!text(&buf).contains("✓ runs "), "{}", text(&buf));
+    // With the NVIDIA runtime the rows are the image's own verdicts.
+    let s = state(A100_122, &["nvidia", "runc"], false);
+    let buf = render(&s, 120, 40);
     let (x, y) = find(&buf, "✓ runs ");
     assert_eq!(buf[(x, y)].fg, styles.ok().fg.expect("a colour"));
     let (x, y) = find(&buf, "~ runs via compat");
@@ -234,4 +242,27 @@ fn the_pull_picker_shows_each_catalog_image_verdict() {
         buf[(x, y)].fg,
         Styles::new(&theme).warn().fg.expect("a colour")
     );
+}
+
+#[test]
+fn without_the_nvidia_runtime_the_pull_picker_marks_every_image_and_says_why() {
+    let mut s = state(A100_122, &["runc"], false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenPullPicker);
+    for c in "tensorflow 2.15".chars() {
+        s.update(Action::FilterInput(c));
+    }
+    let buf = render(&s, 120, 40);
+    let screen = text(&buf);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("tensorflow/tensorflow:2.15.0-gpu "))
+        .unwrap_or_else(|| panic!("not in the picker:\n{screen}"));
+    assert!(line.contains("✗ will not run"), "{screen}");
+    assert!(
+        screen.contains("Docker has no NVIDIA runtime and no NVIDIA CDI spec"),
+        "{screen}"
+    );
+    assert!(screen.contains("nvidia-ctk runtime configure"), "{screen}");
+    assert!(screen.contains("systemctl restart docker`"), "{screen}");
 }

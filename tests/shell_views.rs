@@ -243,3 +243,62 @@ fn a_claimed_gpu_is_busy_in_the_dialog_and_the_run_form() {
         .collect();
     assert_eq!(chosen, [7]);
 }
+
+#[test]
+fn without_the_nvidia_runtime_the_dialog_says_the_image_gets_no_gpu_and_the_fix() {
+    use gpudeck::app::compat::CompatView;
+    use gpudeck::compat::CompatData;
+    use gpudeck::config::Theme;
+    use gpudeck::ui::style::Styles;
+    let mut s = state(false);
+    s.compat = CompatView::new(CompatData::builtin());
+    let mut info = engine_info();
+    info.runtimes = vec!["io.containerd.runc.v2".into(), "runc".into()];
+    s.apply_docker(DockerUpdate::Connected {
+        host: "unix:///var/run/docker.sock".into(),
+        info: Box::new(info),
+    });
+    // An image that suits this driver and these GPUs: only the engine stands in the way.
+    s.apply_docker(DockerUpdate::Images(vec![ImageInfo {
+        id: "sha256:abc".into(),
+        tags: vec!["tensorflow/tensorflow:2.17.0-gpu".into()],
+        digests: vec![],
+        size_bytes: 1,
+        created: 1_700_000_000,
+        facts: ImageFacts {
+            cuda: Some("12.3.2".into()),
+            tensorflow: Some("2.17.0".into()),
+            ..ImageFacts::default()
+        },
+    }]));
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenShell);
+    assert!(matches!(s.overlay, Overlay::Shell(_)), "{:?}", s.overlay);
+    let buf = render(&s, 120, 40);
+    let screen = text(&buf);
+    let (x, y) = support::screen::find(&buf, "✗ will not run");
+    let theme = Theme::builtin("dark").expect("theme");
+    assert_eq!(
+        buf[(x, y)].fg,
+        Styles::new(&theme).error().fg.expect("a colour"),
+        "{screen}"
+    );
+    assert!(!screen.contains("✓ runs"), "{screen}");
+    assert!(
+        screen.contains(
+            "Docker has no NVIDIA runtime and no NVIDIA CDI spec: no container can be given a GPU"
+        ),
+        "{screen}"
+    );
+    // The whole fix is on screen (wrapped at the dialog's edge), down to its last words.
+    assert!(
+        screen.contains(
+            "fix: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("--runtime=docker`, then `sudo systemctl restart docker`"),
+        "{screen}"
+    );
+}
