@@ -262,6 +262,13 @@ fn without_the_nvidia_runtime_every_view_says_the_image_gets_no_gpu_and_exits_2(
         "{text}"
     );
     assert!(text.contains("1 images: 1 will not run"), "{text}");
+    // The best image is best for this driver; it is not said to run here.
+    assert!(
+        text.contains(
+            "(runs on this driver and these GPUs; no container gets a GPU here, see below)"
+        ),
+        "{text}"
+    );
     assert_eq!(out.status.code(), Some(2), "{text}{}", stderr(&out));
     let out = compat(
         "",

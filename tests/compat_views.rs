@@ -266,3 +266,93 @@ fn without_the_nvidia_runtime_the_pull_picker_marks_every_image_and_says_why() {
     assert!(screen.contains("nvidia-ctk runtime configure"), "{screen}");
     assert!(screen.contains("systemctl restart docker`"), "{screen}");
 }
+
+#[test]
+fn n_and_shift_n_jump_between_images_that_will_not_run() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use gpudeck::app::keymap::{action_for, bindings};
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    let keymap = bindings();
+    let press = |s: &AppState, c: char, m: KeyModifiers| {
+        action_for(s, &keymap, KeyEvent::new(KeyCode::Char(c), m))
+    };
+    assert_eq!(
+        press(&s, 'n', KeyModifiers::NONE),
+        Some(Action::NextWontRun)
+    );
+    assert_eq!(
+        press(&s, 'N', KeyModifiers::SHIFT),
+        Some(Action::PrevWontRun)
+    );
+    let levels: Vec<Level> = s
+        .compat
+        .board
+        .as_ref()
+        .unwrap()
+        .images
+        .iter()
+        .map(|a| a.verdict.level)
+        .collect();
+    let wont: Vec<usize> = (0..levels.len())
+        .filter(|&i| levels[i] == Level::WontRun)
+        .collect();
+    assert!(wont.len() >= 2 && wont[0] > 0, "{levels:?}");
+    s.update(Action::Top);
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, wont[0]);
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, wont[1]);
+    s.update(Action::PrevWontRun);
+    assert_eq!(s.compat.selected, wont[0]);
+    // Before the first one, N wraps round to the last and says so.
+    s.update(Action::PrevWontRun);
+    assert_eq!(s.compat.selected, *wont.last().unwrap());
+    assert!(
+        s.status.as_ref().unwrap().text.contains("back to the last"),
+        "{:?}",
+        s.status
+    );
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, wont[0]);
+    // The selected row on screen is the image that will not run, shown red when not selected.
+    let buf = render(&s, 120, 40);
+    let reference = s
+        .compat
+        .selected_assessment()
+        .unwrap()
+        .image
+        .reference
+        .clone();
+    let (x, y) = find(&buf, &format!("✗ will not run    {reference} "));
+    let theme = Theme::builtin("dark").expect("theme");
+    let styles = Styles::new(&theme);
+    assert_eq!(buf[(x, y)].bg, styles.selected().bg.expect("a colour"));
+    assert!(
+        text(&buf).contains(&format!("✗ will not run    {reference} ")),
+        "{}",
+        text(&buf)
+    );
+    // Help lists the key on this tab.
+    s.update(Action::ToggleHelp);
+    let help = text(&render(&s, 120, 40));
+    assert!(
+        help.contains("next/previous image that will not run here"),
+        "{help}"
+    );
+}
+
+#[test]
+fn n_says_so_when_no_image_will_not_run() {
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    // Only the local image and no catalog: it runs via compat.
+    s.docker.catalog.clear();
+    s.refresh_compat();
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, 0);
+    let status = s.status.as_ref().expect("a status line");
+    assert!(
+        status.text.contains("no image here is \"will not run\""),
+        "{}",
+        status.text
+    );
+}

@@ -159,6 +159,27 @@ impl Board {
         })
     }
 
+    /// Whether a host-wide problem (Docker cannot hand over GPUs) keeps every image from
+    /// running, so "runs here" may only be said of this driver and these GPUs.
+    pub fn host_blocks(&self) -> bool {
+        self.images.first().is_some_and(|a| {
+            a.verdict
+                .reasons
+                .iter()
+                .any(|r| r.scope == super::engine::Scope::Host && r.level == Level::WontRun)
+        })
+    }
+
+    /// How to say that an alternative runs: "here", or only on this driver and these GPUs when
+    /// the host keeps every image from getting a GPU.
+    pub fn runs_where(&self) -> &'static str {
+        if self.host_blocks() {
+            "suits this driver and these GPUs"
+        } else {
+            "runs here"
+        }
+    }
+
     /// Local images only.
     pub fn local(&self) -> impl Iterator<Item = &Assessment> {
         self.images

@@ -73,10 +73,15 @@ impl CompatReport {
             let _ = writeln!(out, "  driver: {problem}");
         }
         let _ = writeln!(out, "  container GPUs: {}", runtime_words(host.runtime));
+        let blocked = if self.board.host_blocks() {
+            " on this driver and these GPUs; no container gets a GPU here, see below"
+        } else {
+            ""
+        };
         for best in &self.board.best {
             let _ = writeln!(
                 out,
-                "Best {} image here: {} ({})",
+                "Best {} image here: {} ({}{blocked})",
                 best.framework.label(),
                 best.reference,
                 best.level.word()
@@ -114,7 +119,7 @@ impl CompatReport {
                 let _ = writeln!(out, "    {}", host_caveat(v.image_level, v.level));
             }
             if let Some(alt) = &a.alternative {
-                let _ = writeln!(out, "      or use {alt}, which runs here");
+                let _ = writeln!(out, "      or use {alt}, which {}", self.board.runs_where());
             }
         }
         let host_reasons: Vec<_> = self

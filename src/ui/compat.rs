@@ -63,7 +63,13 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     render_summary(summary, buf, board, s);
     render_table(table, buf, board, state.compat.selected, s);
     if let Some(detail) = detail {
-        render_detail(detail, buf, state.compat.selected_assessment(), s);
+        render_detail(
+            detail,
+            buf,
+            state.compat.selected_assessment(),
+            board.runs_where(),
+            s,
+        );
     }
 }
 
@@ -188,7 +194,13 @@ fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s:
         .render(area, buf);
 }
 
-fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Styles) {
+fn render_detail(
+    area: Rect,
+    buf: &mut Buffer,
+    a: Option<&Assessment>,
+    runs_where: &str,
+    s: &Styles,
+) {
     let block = Block::bordered()
         .title(Span::styled(" Why ", s.title()))
         .border_style(s.border());
@@ -217,7 +229,7 @@ fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Style
     if let Some(alt) = &a.alternative {
         lines.push(Line::from(vec![
             Span::styled("→ ", s.ok()),
-            Span::styled(format!("{alt} runs here"), s.accent()),
+            Span::styled(format!("{alt} {runs_where}"), s.accent()),
         ]));
     }
     Paragraph::new(lines)
