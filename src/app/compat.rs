@@ -50,6 +50,28 @@ impl CompatView {
     }
 }
 
+impl CompatView {
+    /// The verdict of a local image as a run or shell names it: a tag equal once both are read
+    /// as references (`busybox` is `busybox:latest`), or the short id an untagged one is listed by.
+    pub fn local_assessment(&self, name: &str) -> Option<&Assessment> {
+        if name.is_empty() {
+            return None;
+        }
+        let wanted = crate::pull::reference::ImageRef::parse(name).ok();
+        self.board.as_ref()?.images.iter().find(|a| {
+            a.image.source == ImageSource::Local
+                && (a.image.reference == name
+                    || wanted.as_ref().is_some_and(|w| {
+                        crate::pull::reference::ImageRef::parse(&a.image.reference).is_ok_and(|r| {
+                            r.effective_tag() == w.effective_tag()
+                                && r.registry_host() == w.registry_host()
+                                && r.repository() == w.repository()
+                        })
+                    }))
+        })
+    }
+}
+
 impl AppState {
     /// Judges every local and catalog image again; cheap (microseconds per image), so it runs on
     /// every change of what the verdicts depend on rather than on a timer.
