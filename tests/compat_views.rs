@@ -356,3 +356,30 @@ fn n_says_so_when_no_image_will_not_run() {
         status.text
     );
 }
+
+#[test]
+fn at_80x24_the_why_pane_starts_with_what_stops_the_image_and_its_fix() {
+    let s = state(A100_122, &["runc"], false);
+    let buf = render(&s, 80, 24);
+    let screen = text(&buf);
+    let why: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("┌ Why "))
+        .collect();
+    assert!(why.len() > 3, "{screen}");
+    assert!(
+        why[1].contains("✗ Docker has no NVIDIA runtime and no NVIDIA CDI spec"),
+        "{screen}"
+    );
+    let pane = why.join("\n");
+    assert!(
+        pane.contains("fix: install nvidia-container-toolkit"),
+        "{screen}"
+    );
+    let (x, y) = find(&buf, "✗ Docker has no NVIDIA runtime");
+    let theme = Theme::builtin("dark").expect("theme");
+    assert_eq!(
+        buf[(x, y)].fg,
+        Styles::new(&theme).error().fg.expect("a colour")
+    );
+}

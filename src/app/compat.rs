@@ -50,29 +50,24 @@ impl CompatView {
     }
 }
 
-impl CompatView {
-    /// The verdict of a local image as a run or shell names it: a tag equal once both are read
-    /// as references (`busybox` is `busybox:latest`), or the short id an untagged one is listed by.
-    pub fn local_assessment(&self, name: &str) -> Option<&Assessment> {
-        if name.is_empty() {
-            return None;
-        }
-        let wanted = crate::pull::reference::ImageRef::parse(name).ok();
-        self.board.as_ref()?.images.iter().find(|a| {
-            a.image.source == ImageSource::Local
-                && (a.image.reference == name
-                    || wanted.as_ref().is_some_and(|w| {
-                        crate::pull::reference::ImageRef::parse(&a.image.reference).is_ok_and(|r| {
-                            r.effective_tag() == w.effective_tag()
-                                && r.registry_host() == w.registry_host()
-                                && r.repository() == w.repository()
-                        })
-                    }))
-        })
-    }
-}
-
 impl AppState {
+    /// The verdict of a local image as a run or shell names it, found the way pre-flight finds
+    /// it (`busybox` is `busybox:latest`; an id prefix), under the name the board lists it by.
+    pub fn local_assessment(&self, name: &str) -> Option<&Assessment> {
+        let image = crate::shell::find_local(name.trim(), &self.docker.images)?;
+        let listed = image
+            .tags
+            .first()
+            .cloned()
+            .unwrap_or_else(|| crate::compat::profile::short_id(&image.id));
+        self.compat
+            .board
+            .as_ref()?
+            .images
+            .iter()
+            .find(|a| a.image.source == ImageSource::Local && a.image.reference == listed)
+    }
+
     /// Judges every local and catalog image again; cheap (microseconds per image), so it runs on
     /// every change of what the verdicts depend on rather than on a timer.
     pub fn refresh_compat(&mut self) {

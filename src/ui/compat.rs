@@ -211,11 +211,14 @@ fn render_detail(
     let mut lines = Vec::new();
     // A host-wide problem (no way to hand over GPUs) is shown here too when it is what makes
     // this row's verdict: the row must not say "will not run" without saying why.
-    let shown = a
+    let mut shown: Vec<&Reason> = a
         .verdict
         .reasons
         .iter()
-        .filter(|r| r.scope == Scope::Image || r.level > Level::Runs);
+        .filter(|r| r.scope == Scope::Image || r.level > Level::Runs)
+        .collect();
+    // Worst first: on a small terminal the pane shows what stops the image and its fix.
+    shown.sort_by_key(|r| std::cmp::Reverse(r.level));
     for r in shown {
         let (mark, style) = level_mark(r.level, s);
         lines.push(Line::from(vec![

@@ -8,13 +8,14 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::compat::{level_mark, problem_lines};
 use super::style::Styles;
-use crate::app::compat::CompatView;
 use crate::app::run_form::{Field, RunForm};
+use crate::compat::Assessment;
 use crate::runs::slurm::Backend;
 
-pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, compat: &CompatView, s: &Styles) {
+/// `verdict` is the typed image's compatibility verdict, when it is a local image.
+pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, verdict: Option<&Assessment>, s: &Styles) {
     let w = area.width.min(90);
-    let verdict = verdict_lines(f, compat, w, s);
+    let verdict = verdict_lines(f, verdict, w, s);
     let body = match f.backend {
         Backend::Local => f.gpus.len() as u16 + 1,
         Backend::Slurm => 4,
@@ -138,15 +139,12 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, compat: &CompatView, s:
 /// in a popup `width` wide.
 fn verdict_lines(
     f: &RunForm,
-    compat: &CompatView,
+    verdict: Option<&Assessment>,
     width: u16,
     s: &Styles,
 ) -> (Vec<Line<'static>>, u16) {
     let with_gpus = f.backend.is_local() && f.gpus.iter().any(|g| g.chosen);
-    let Some(a) = compat
-        .local_assessment(f.image.trim())
-        .filter(|_| with_gpus)
-    else {
+    let Some(a) = verdict.filter(|_| with_gpus) else {
         return (Vec::new(), 0);
     };
     let (mark, style) = level_mark(a.verdict.level, s);
