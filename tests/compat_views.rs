@@ -371,6 +371,13 @@ fn at_80x24_the_why_pane_starts_with_what_stops_the_image_and_its_fix() {
         why[1].contains("✗ Docker has no NVIDIA runtime and no NVIDIA CDI spec"),
         "{screen}"
     );
+    // No fix is cut off at the edge: the summary leaves it to the pane when it does not fit.
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.contains("fix:") && l.contains("nvidia-conta") && !l.contains("toolkit")),
+        "{screen}"
+    );
     let pane = why.join("\n");
     assert!(
         pane.contains("fix: install nvidia-container-toolkit"),

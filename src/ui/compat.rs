@@ -92,17 +92,18 @@ fn render_summary(area: Rect, buf: &mut Buffer, board: &Board, s: &Styles) {
         GpuRuntime::Unknown => s.warn(),
         _ => s.error(),
     };
-    let mut runtime_line = vec![
+    let runtime_spans = vec![
         Span::styled(" Containers ", s.title()),
         Span::styled(runtime_words(host.runtime), runtime_style),
     ];
-    if matches!(host.runtime, GpuRuntime::Missing | GpuRuntime::CdiTooOld) {
-        runtime_line.push(Span::styled(
-            " · fix: install nvidia-container-toolkit, `sudo nvidia-ctk runtime configure --runtime=docker`",
-            s.muted(),
-        ));
+    let mut runtime_line = Line::from(runtime_spans);
+    // The fix only where it fits whole; otherwise the reasons pane below carries it in full.
+    let fix = " · fix: install nvidia-container-toolkit, `sudo nvidia-ctk runtime configure --runtime=docker`";
+    let blocked = matches!(host.runtime, GpuRuntime::Missing | GpuRuntime::CdiTooOld);
+    if blocked && runtime_line.width() + fix.chars().count() <= area.width as usize {
+        runtime_line.push_span(Span::styled(fix, s.muted()));
     }
-    lines.push(Line::from(runtime_line));
+    lines.push(runtime_line);
     for best in &board.best {
         let (mark, style) = level_mark(best.level, s);
         lines.push(Line::from(vec![
