@@ -90,6 +90,11 @@ fn the_local_image_comes_first_and_the_host_is_summarised() {
     let (x, y) = find(&buf, "✗ will not run    tensorflow/tensorflow:2.17.0-gpu");
     assert_eq!(buf[(x, y)].fg, red);
     assert!(!text(&buf).contains("✓ runs "), "{}", text(&buf));
+    assert!(
+        text(&buf).contains("Best TensorFlow ✗ tensorflow/tensorflow:2.15.0-gpu"),
+        "{}",
+        text(&buf)
+    );
     // With the NVIDIA runtime the rows are the image's own verdicts.
     let s = state(A100_122, &["nvidia", "runc"], false);
     let buf = render(&s, 120, 40);

@@ -105,7 +105,14 @@ fn render_summary(area: Rect, buf: &mut Buffer, board: &Board, s: &Styles) {
     }
     lines.push(runtime_line);
     for best in &board.best {
-        let (mark, style) = level_mark(best.level, s);
+        // Best for this driver and these GPUs; where no container gets a GPU it does not run
+        // either, and its mark must not say otherwise.
+        let level = if board.host_blocks() {
+            Level::WontRun
+        } else {
+            best.level
+        };
+        let (mark, style) = level_mark(level, s);
         lines.push(Line::from(vec![
             Span::styled(format!(" Best {} ", best.framework.label()), s.title()),
             Span::styled(mark, style),
