@@ -158,6 +158,16 @@ pub enum Commands {
     },
     /// Will these images run here? Verdicts with reasons and fixes for the named images, or for
     /// every local and catalog image (exit 0 all run, 1 some unknown, 2 some will not run).
+    ///
+    /// A verdict covers this driver, its CUDA and each GPU's architecture, and whether Docker can
+    /// give containers GPUs at all (NVIDIA runtime, its hook, or CDI): an image that suits the
+    /// GPUs on an engine that cannot hand them over will not run.
+    ///
+    /// Exit codes: 0 every image runs (directly or through compatibility); 1 some verdict is
+    /// unknown and none will not run (e.g. the driver cannot be read); 2 some image will not run;
+    /// 3 a named image cannot be found or is not an image reference; 4 gpudeck could not judge at
+    /// all (its runtime did not start or the report could not be written). A mistake on the
+    /// command line exits 2 too, with a usage message on stderr and nothing on stdout.
     Compat {
         /// Images to judge: local tags or ids, or catalog references (none: all of them).
         images: Vec<String>,

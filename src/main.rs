@@ -522,7 +522,7 @@ fn compat(
     }
     match runtime() {
         Ok(rt) => compat_cli::run(&gpu, images, json, docker_host, &catalog, &data, &rt),
-        Err(code) => code,
+        Err(_) => ExitCode::from(gpudeck::compat::report::EXIT_FAILED),
     }
 }
 

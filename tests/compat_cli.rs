@@ -5,6 +5,7 @@ mod support;
 use serde_json::Value;
 use support::docker::engine_or_skip;
 use support::docker_cleanup::Cleanup;
+use support::fake_engine::FakeEngine;
 use support::registry::{Registry, TestImage};
 use support::{stderr, stdout, Dirs};
 
@@ -207,4 +208,124 @@ fn an_image_not_pulled_is_judged_from_its_config_in_the_registry() {
         "the existing tags are suggested: {}",
         stderr(&out)
     );
+}
+
+/// The line that starts an image's entry in the text report.
+fn verdict_line<'a>(text: &'a str, image: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.contains(&format!(" {image}  [")))
+        .unwrap_or_else(|| panic!("no line for {image}: {text}"))
+}
+
+#[test]
+fn an_image_that_runs_exits_0_when_the_engine_can_give_gpus() {
+    let engine = FakeEngine::start(&["nvidia", "runc"]);
+    let out = compat("", &engine.host(), &["tensorflow/tensorflow:2.15.0-gpu"]);
+    let text = stdout(&out);
+    assert!(
+        verdict_line(&text, "tensorflow/tensorflow:2.15.0-gpu").starts_with("RUNS "),
+        "{text}"
+    );
+    assert!(
+        text.contains("container GPUs: Docker has the NVIDIA runtime"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    let out = compat(
+        "",
+        &engine.host(),
+        &["--json", "tensorflow/tensorflow:2.15.0-gpu"],
+    );
+    let doc = json(&out);
+    assert_eq!(doc["host"]["runtime"], "nvidia");
+    assert_eq!(doc["images"][0]["verdict"]["level"], "runs", "{doc}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn without_the_nvidia_runtime_every_view_says_the_image_gets_no_gpu_and_exits_2() {
+    let engine = FakeEngine::start(&["io.containerd.runc.v2", "runc"]);
+    let out = compat("", &engine.host(), &["tensorflow/tensorflow:2.15.0-gpu"]);
+    let text = stdout(&out);
+    let line = verdict_line(&text, "tensorflow/tensorflow:2.15.0-gpu");
+    assert!(line.starts_with("WILL NOT RUN "), "{text}");
+    assert!(
+        text.contains("runs on this driver and these GPUs, but it will not get a GPU here"),
+        "{text}"
+    );
+    assert!(
+        text.contains("For every image: Docker has no NVIDIA runtime and no NVIDIA CDI spec: no container can be given a GPU"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fix: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`"),
+        "{text}"
+    );
+    assert!(text.contains("1 images: 1 will not run"), "{text}");
+    // The best image is best for this driver; it is not said to run here.
+    assert!(
+        text.contains(
+            "(runs on this driver and these GPUs; no container gets a GPU here, see below)"
+        ),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(2), "{text}{}", stderr(&out));
+    let out = compat(
+        "",
+        &engine.host(),
+        &["--json", "tensorflow/tensorflow:2.15.0-gpu"],
+    );
+    let doc = json(&out);
+    assert_eq!(doc["host"]["runtime"], "missing");
+    assert_eq!(doc["images"][0]["verdict"]["level"], "wont_run");
+    assert_eq!(doc["images"][0]["verdict"]["image_level"], "runs");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn without_a_driver_every_verdict_is_unknown_and_exits_1() {
+    let engine = FakeEngine::start(&["runc"]);
+    let out = compat(
+        "init=driver-not-loaded",
+        &engine.host(),
+        &[
+            "tensorflow/tensorflow:2.15.0-gpu",
+            "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-runtime",
+        ],
+    );
+    let text = stdout(&out);
+    for image in [
+        "tensorflow/tensorflow:2.15.0-gpu",
+        "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-runtime",
+    ] {
+        assert!(verdict_line(&text, image).starts_with("UNKNOWN "), "{text}");
+    }
+    assert!(text.contains("NVIDIA kernel driver not loaded"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    let out = compat(
+        "init=driver-not-loaded",
+        &engine.host(),
+        &["--json", "tensorflow/tensorflow:2.15.0-gpu"],
+    );
+    assert_eq!(json(&out)["images"][0]["verdict"]["level"], "unknown");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn compat_help_lists_every_exit_code() {
+    let out = Dirs::new()
+        .gpudeck("")
+        .args(["compat", "--help"])
+        .output()
+        .expect("gpudeck runs");
+    let help = stdout(&out);
+    for code in [
+        "0 every image runs",
+        "1 some verdict is unknown",
+        "2 some image will not run",
+        "3 a named image cannot be found",
+        "4 gpudeck could not judge",
+    ] {
+        assert!(help.contains(code), "{code}: {help}");
+    }
 }

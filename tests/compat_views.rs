@@ -26,6 +26,7 @@ fn engine_info(runtimes: &[&str]) -> EngineInfo {
         default_runtime: "runc".into(),
         cdi_spec_dirs: vec![],
         nvidia_cdi: false,
+        nvidia_hook: false,
         cgroup_version: "1".into(),
     }
 }
@@ -84,6 +85,19 @@ fn the_local_image_comes_first_and_the_host_is_summarised() {
         red,
         "a missing runtime is shown as a failure"
     );
+    // Without a runtime no image gets a GPU: every row says so, as `gpudeck compat` does.
+    assert_eq!(board.images[0].verdict.level, Level::WontRun);
+    let (x, y) = find(&buf, "✗ will not run    tensorflow/tensorflow:2.17.0-gpu");
+    assert_eq!(buf[(x, y)].fg, red);
+    assert!(!text(&buf).contains("✓ runs "), "{}", text(&buf));
+    assert!(
+        text(&buf).contains("Best TensorFlow ✗ tensorflow/tensorflow:2.15.0-gpu"),
+        "{}",
+        text(&buf)
+    );
+    // With the NVIDIA runtime the rows are the image's own verdicts.
+    let s = state(A100_122, &["nvidia", "runc"], false);
+    let buf = render(&s, 120, 40);
     let (x, y) = find(&buf, "✓ runs ");
     assert_eq!(buf[(x, y)].fg, styles.ok().fg.expect("a colour"));
     let (x, y) = find(&buf, "~ runs via compat");
@@ -232,5 +246,152 @@ fn the_pull_picker_shows_each_catalog_image_verdict() {
     assert_eq!(
         buf[(x, y)].fg,
         Styles::new(&theme).warn().fg.expect("a colour")
+    );
+}
+
+#[test]
+fn without_the_nvidia_runtime_the_pull_picker_marks_every_image_and_says_why() {
+    let mut s = state(A100_122, &["runc"], false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenPullPicker);
+    for c in "tensorflow 2.15".chars() {
+        s.update(Action::FilterInput(c));
+    }
+    let buf = render(&s, 120, 40);
+    let screen = text(&buf);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("tensorflow/tensorflow:2.15.0-gpu "))
+        .unwrap_or_else(|| panic!("not in the picker:\n{screen}"));
+    assert!(line.contains("✗ will not run"), "{screen}");
+    assert!(
+        screen.contains("Docker has no NVIDIA runtime and no NVIDIA CDI spec"),
+        "{screen}"
+    );
+    assert!(screen.contains("nvidia-ctk runtime configure"), "{screen}");
+    assert!(screen.contains("systemctl restart docker`"), "{screen}");
+}
+
+#[test]
+fn n_and_shift_n_jump_between_images_that_will_not_run() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use gpudeck::app::keymap::{action_for, bindings};
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    let keymap = bindings();
+    let press = |s: &AppState, c: char, m: KeyModifiers| {
+        action_for(s, &keymap, KeyEvent::new(KeyCode::Char(c), m))
+    };
+    assert_eq!(
+        press(&s, 'n', KeyModifiers::NONE),
+        Some(Action::NextWontRun)
+    );
+    assert_eq!(
+        press(&s, 'N', KeyModifiers::SHIFT),
+        Some(Action::PrevWontRun)
+    );
+    let levels: Vec<Level> = s
+        .compat
+        .board
+        .as_ref()
+        .unwrap()
+        .images
+        .iter()
+        .map(|a| a.verdict.level)
+        .collect();
+    let wont: Vec<usize> = (0..levels.len())
+        .filter(|&i| levels[i] == Level::WontRun)
+        .collect();
+    assert!(wont.len() >= 2 && wont[0] > 0, "{levels:?}");
+    s.update(Action::Top);
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, wont[0]);
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, wont[1]);
+    s.update(Action::PrevWontRun);
+    assert_eq!(s.compat.selected, wont[0]);
+    // Before the first one, N wraps round to the last and says so.
+    s.update(Action::PrevWontRun);
+    assert_eq!(s.compat.selected, *wont.last().unwrap());
+    assert!(
+        s.status.as_ref().unwrap().text.contains("back to the last"),
+        "{:?}",
+        s.status
+    );
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, wont[0]);
+    // The selected row on screen is the image that will not run, shown red when not selected.
+    let buf = render(&s, 120, 40);
+    let reference = s
+        .compat
+        .selected_assessment()
+        .unwrap()
+        .image
+        .reference
+        .clone();
+    let (x, y) = find(&buf, &format!("✗ will not run    {reference} "));
+    let theme = Theme::builtin("dark").expect("theme");
+    let styles = Styles::new(&theme);
+    assert_eq!(buf[(x, y)].bg, styles.selected().bg.expect("a colour"));
+    assert!(
+        text(&buf).contains(&format!("✗ will not run    {reference} ")),
+        "{}",
+        text(&buf)
+    );
+    // Help lists the key on this tab.
+    s.update(Action::ToggleHelp);
+    let help = text(&render(&s, 120, 40));
+    assert!(
+        help.contains("next/previous image that will not run here"),
+        "{help}"
+    );
+}
+
+#[test]
+fn n_says_so_when_no_image_will_not_run() {
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    // Only the local image and no catalog: it runs via compat.
+    s.docker.catalog.clear();
+    s.refresh_compat();
+    s.update(Action::NextWontRun);
+    assert_eq!(s.compat.selected, 0);
+    let status = s.status.as_ref().expect("a status line");
+    assert!(
+        status.text.contains("no image here is \"will not run\""),
+        "{}",
+        status.text
+    );
+}
+
+#[test]
+fn at_80x24_the_why_pane_starts_with_what_stops_the_image_and_its_fix() {
+    let s = state(A100_122, &["runc"], false);
+    let buf = render(&s, 80, 24);
+    let screen = text(&buf);
+    let why: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("┌ Why "))
+        .collect();
+    assert!(why.len() > 3, "{screen}");
+    assert!(
+        why[1].contains("✗ Docker has no NVIDIA runtime and no NVIDIA CDI spec"),
+        "{screen}"
+    );
+    // No fix is cut off at the edge: the summary leaves it to the pane when it does not fit.
+    assert!(
+        !screen
+            .lines()
+            .any(|l| l.contains("fix:") && l.contains("nvidia-conta") && !l.contains("toolkit")),
+        "{screen}"
+    );
+    let pane = why.join("\n");
+    assert!(
+        pane.contains("fix: install nvidia-container-toolkit"),
+        "{screen}"
+    );
+    let (x, y) = find(&buf, "✗ Docker has no NVIDIA runtime");
+    let theme = Theme::builtin("dark").expect("theme");
+    assert_eq!(
+        buf[(x, y)].fg,
+        Styles::new(&theme).error().fg.expect("a colour")
     );
 }

@@ -46,6 +46,7 @@ fn engine_info() -> EngineInfo {
         default_runtime: "runc".into(),
         cdi_spec_dirs: vec![],
         nvidia_cdi: false,
+        nvidia_hook: false,
         cgroup_version: "1".into(),
     }
 }

@@ -22,6 +22,7 @@ fn engine_info() -> EngineInfo {
         default_runtime: "runc".into(),
         cdi_spec_dirs: vec![],
         nvidia_cdi: false,
+        nvidia_hook: false,
         cgroup_version: "1".into(),
     }
 }
@@ -241,4 +242,113 @@ fn a_claimed_gpu_is_busy_in_the_dialog_and_the_run_form() {
         .map(|g| g.index)
         .collect();
     assert_eq!(chosen, [7]);
+}
+
+/// The demo with verdicts on, an engine with `runtimes`, and a local TF 2.17 image that suits
+/// the demo's driver and GPUs.
+fn judged_state(runtimes: &[&str]) -> AppState {
+    use gpudeck::app::compat::CompatView;
+    use gpudeck::compat::CompatData;
+    let mut s = state(false);
+    s.compat = CompatView::new(CompatData::builtin());
+    let mut info = engine_info();
+    info.runtimes = runtimes.iter().map(|r| r.to_string()).collect();
+    s.apply_docker(DockerUpdate::Connected {
+        host: "unix:///var/run/docker.sock".into(),
+        info: Box::new(info),
+    });
+    // An image that suits this driver and these GPUs: only the engine stands in the way.
+    s.apply_docker(DockerUpdate::Images(vec![ImageInfo {
+        id: "sha256:abc".into(),
+        tags: vec!["tensorflow/tensorflow:2.17.0-gpu".into()],
+        digests: vec![],
+        size_bytes: 1,
+        created: 1_700_000_000,
+        facts: ImageFacts {
+            cuda: Some("12.3.2".into()),
+            tensorflow: Some("2.17.0".into()),
+            ..ImageFacts::default()
+        },
+    }]));
+    s
+}
+
+fn red() -> ratatui::style::Color {
+    let theme = gpudeck::config::Theme::builtin("dark").expect("theme");
+    gpudeck::ui::style::Styles::new(&theme)
+        .error()
+        .fg
+        .expect("a colour")
+}
+
+#[test]
+fn without_the_nvidia_runtime_the_dialog_says_the_image_gets_no_gpu_and_the_fix() {
+    let mut s = judged_state(&["io.containerd.runc.v2", "runc"]);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenShell);
+    assert!(matches!(s.overlay, Overlay::Shell(_)), "{:?}", s.overlay);
+    let buf = render(&s, 120, 40);
+    let screen = text(&buf);
+    let (x, y) = support::screen::find(&buf, "✗ will not run");
+    assert_eq!(buf[(x, y)].fg, red(), "{screen}");
+    assert!(!screen.contains("✓ runs"), "{screen}");
+    assert!(
+        screen.contains(
+            "Docker has no NVIDIA runtime and no NVIDIA CDI spec: no container can be given a GPU"
+        ),
+        "{screen}"
+    );
+    // The whole fix is on screen (wrapped at the dialog's edge), down to its last words.
+    assert!(
+        screen.contains(
+            "fix: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("--runtime=docker`, then `sudo systemctl restart docker`"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn the_run_form_shows_the_same_verdict_for_a_container_with_gpus() {
+    let open_form = |s: &mut AppState| {
+        s.update(Action::SelectTab(Tab::Runs));
+        s.update(Action::NewRun);
+        for _ in 0..3 {
+            s.update(Action::NextTab);
+        }
+        for c in "tensorflow/tensorflow:2.17.0-gpu".chars() {
+            s.update(Action::FilterInput(c));
+        }
+        let Overlay::RunForm(form) = &s.overlay else {
+            panic!("{:?}", s.overlay)
+        };
+        assert_eq!(form.image, "tensorflow/tensorflow:2.17.0-gpu");
+        assert!(form.gpus.iter().any(|g| g.chosen), "a GPU is suggested");
+    };
+    let mut s = judged_state(&["io.containerd.runc.v2", "runc"]);
+    open_form(&mut s);
+    let buf = render(&s, 120, 40);
+    let screen = text(&buf);
+    let (x, y) = support::screen::find(&buf, "Here      ✗ will not run");
+    assert_eq!(buf[(x + 10, y)].fg, red(), "{screen}");
+    assert!(
+        screen.contains("no container can be given a GPU"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("fix: install nvidia-container-toolkit"),
+        "{screen}"
+    );
+    // With the runtime the same image runs, and the form says so.
+    let mut s = judged_state(&["nvidia", "runc"]);
+    open_form(&mut s);
+    let screen = text(&render(&s, 120, 40));
+    assert!(screen.contains("Here      ✓ runs"), "{screen}");
+    assert!(
+        !screen.contains("fix: install nvidia-container-toolkit"),
+        "{screen}"
+    );
 }

@@ -97,6 +97,10 @@ pub enum Action {
     NextMatch,
     SaveLogs,
     OpenPullPicker,
+    /// Select the next image in the Compatibility tab that will not run here (wrapping).
+    NextWontRun,
+    /// Select the previous image in the Compatibility tab that will not run here (wrapping).
+    PrevWontRun,
     /// Pull the image selected in the Compatibility tab.
     PullSelected,
     /// Run the doctor's checks again.

@@ -302,6 +302,22 @@ pub fn bindings() -> Vec<Binding> {
             Some("pull"),
         ),
         bind(
+            Char('n'),
+            Action::NextWontRun,
+            cp,
+            "n/N",
+            "next/previous image that will not run here",
+            Some("next ✗"),
+        ),
+        bind(
+            Char('N'),
+            Action::PrevWontRun,
+            cp,
+            "n/N",
+            "next/previous image that will not run here",
+            None,
+        ),
+        bind(
             Char('s'),
             Action::OpenShell,
             im,

@@ -148,17 +148,36 @@ fn alternative(image: &ImageProfile, judged: &[(ImageProfile, Verdict)]) -> Opti
 }
 
 impl Board {
-    /// How many images of each level, for a summary line.
+    /// How many images of each level (host problems included, as each row shows it), for a
+    /// summary line.
     pub fn counts(&self) -> [(Level, usize); 4] {
         [Level::Runs, Level::Compat, Level::Unknown, Level::WontRun].map(|l| {
             (
                 l,
-                self.images
-                    .iter()
-                    .filter(|a| a.verdict.image_level == l)
-                    .count(),
+                self.images.iter().filter(|a| a.verdict.level == l).count(),
             )
         })
+    }
+
+    /// Whether a host-wide problem (Docker cannot hand over GPUs) keeps every image from
+    /// running, so "runs here" may only be said of this driver and these GPUs.
+    pub fn host_blocks(&self) -> bool {
+        self.images.first().is_some_and(|a| {
+            a.verdict
+                .reasons
+                .iter()
+                .any(|r| r.scope == super::engine::Scope::Host && r.level == Level::WontRun)
+        })
+    }
+
+    /// How to say that an alternative runs: "here", or only on this driver and these GPUs when
+    /// the host keeps every image from getting a GPU.
+    pub fn runs_where(&self) -> &'static str {
+        if self.host_blocks() {
+            "suits this driver and these GPUs"
+        } else {
+            "runs here"
+        }
     }
 
     /// Local images only.

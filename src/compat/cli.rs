@@ -9,16 +9,13 @@ use super::data::CompatData;
 use super::profile::{
     local_profiles, short_id, GpuRuntime, HostProfile, ImageProfile, ImageSource,
 };
-use super::report::CompatReport;
+use super::report::{CompatReport, EXIT_FAILED, EXIT_UNKNOWN_IMAGE};
 use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
 use crate::gpu::report::GpuReport;
 use crate::pull::credentials_for;
 use crate::pull::reference::ImageRef;
 use crate::pull::{Catalog, CatalogEntry};
 use crate::registry::{fetch_config, FetchOptions, RemoteError};
-
-/// Exit code when a named image cannot be found anywhere.
-const EXIT_UNKNOWN_IMAGE: u8 = 3;
 
 /// Judges `wanted` (every local and catalog image when empty) and prints the report.
 pub fn run(
@@ -72,8 +69,8 @@ pub fn run(
         match serde_json::to_string_pretty(&report) {
             Ok(s) => outln!("{s}"),
             Err(e) => {
-                errln!("gpudeck: could not encode the report: {e}");
-                return ExitCode::from(1);
+                errln!("gpudeck: could not encode the report: {e}. This is a bug in gpudeck: please report it with the text report (`gpudeck compat` without --json).");
+                return ExitCode::from(EXIT_FAILED);
             }
         }
     } else {

@@ -293,13 +293,29 @@ fn build_targets(data: &CompatData, image: &ImageProfile) -> Option<(String, Vec
     }
 }
 
+/// The fix for a Docker that can give containers no GPU, as `doctor` and the shell say it.
+pub const RUNTIME_FIX: &str = "install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`, then `sudo systemctl restart docker`";
+
+/// Whether Docker can hand GPUs to containers at all: part of every image's verdict. Without a
+/// readable driver or any GPU, a missing runtime is not yet known to matter (as `doctor` warns
+/// rather than fails), so it makes the verdict unknown rather than "will not run".
 fn host_reasons(host: &HostProfile, out: &mut Vec<Reason>) {
+    let blocking = if host.gpus.is_empty() {
+        Level::Unknown
+    } else {
+        Level::WontRun
+    };
     let (level, text, fix) = match host.runtime {
-        GpuRuntime::Nvidia | GpuRuntime::Cdi => return,
+        GpuRuntime::Nvidia | GpuRuntime::Hook | GpuRuntime::Cdi => return,
         GpuRuntime::Missing => (
-            Level::WontRun,
+            blocking,
             "Docker has no NVIDIA runtime and no NVIDIA CDI spec: no container can be given a GPU",
-            "install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`, then `sudo systemctl restart docker`",
+            RUNTIME_FIX,
+        ),
+        GpuRuntime::CdiTooOld => (
+            blocking,
+            "Docker has an NVIDIA CDI spec but takes CDI devices only from Docker 25 (API 1.44), and has no NVIDIA runtime: no container can be given a GPU",
+            RUNTIME_FIX,
         ),
         GpuRuntime::Unknown => (
             Level::Unknown,

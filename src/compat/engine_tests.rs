@@ -258,3 +258,58 @@ fn unknowns_are_said_and_host_problems_kept_apart() {
     );
     assert!(texts(&verdict).contains("nvidia-ctk runtime configure"));
 }
+
+#[test]
+fn without_a_readable_driver_a_missing_runtime_leaves_the_verdict_unknown() {
+    let data = CompatData::builtin();
+    let mut host = h100("580.159.04", "13.0");
+    host.driver = None;
+    host.cuda = None;
+    host.gpus.clear();
+    host.problem = Some("NVIDIA kernel driver not loaded".into());
+    host.runtime = GpuRuntime::Missing;
+    let verdict = judge(&data, &host, &tf("2.17.0", "12.3"));
+    assert_eq!(verdict.level, Level::Unknown, "{}", texts(&verdict));
+    assert!(texts(&verdict).contains("nvidia-ctk runtime configure"));
+
+    let mut old_cdi = h100("580.159.04", "13.0");
+    old_cdi.runtime = GpuRuntime::CdiTooOld;
+    let verdict = judge(&data, &old_cdi, &tf("2.17.0", "12.3"));
+    assert_eq!(verdict.level, Level::WontRun);
+    assert!(texts(&verdict).contains("Docker 25"), "{}", texts(&verdict));
+}
+
+#[test]
+fn one_function_decides_how_containers_get_gpus() {
+    use crate::compat::profile::GpuPathFacts;
+    let runc = vec!["runc".to_string()];
+    let facts = |api, cdi, hook| GpuPathFacts {
+        runtimes: &runc,
+        api_version: api,
+        nvidia_cdi: cdi,
+        runtime_hook: hook,
+    };
+    assert_eq!(
+        GpuRuntime::decide(&facts("1.41", false, false)),
+        GpuRuntime::Missing
+    );
+    assert_eq!(
+        GpuRuntime::decide(&facts("1.41", false, true)),
+        GpuRuntime::Hook
+    );
+    assert_eq!(
+        GpuRuntime::decide(&facts("1.43", true, false)),
+        GpuRuntime::CdiTooOld
+    );
+    assert_eq!(
+        GpuRuntime::decide(&facts("1.44", true, false)),
+        GpuRuntime::Cdi
+    );
+    let nvidia = vec!["nvidia".to_string(), "runc".to_string()];
+    let with_runtime = GpuPathFacts {
+        runtimes: &nvidia,
+        ..facts("1.41", false, false)
+    };
+    assert_eq!(GpuRuntime::decide(&with_runtime), GpuRuntime::Nvidia);
+    assert!(GpuRuntime::Hook.gives_gpus() && !GpuRuntime::CdiTooOld.gives_gpus());
+}

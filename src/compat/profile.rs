@@ -15,23 +15,79 @@ use crate::registry::{Platform, RemoteImage};
 pub enum GpuRuntime {
     /// The `nvidia` runtime is registered (NVIDIA Container Toolkit).
     Nvidia,
+    /// No `nvidia` runtime, but `nvidia-container-runtime-hook` is on PATH, so dockerd registers
+    /// its `nvidia` device driver and `--gpus` works.
+    Hook,
     /// CDI specs name NVIDIA devices (`--device nvidia.com/gpu=all`).
     Cdi,
+    /// An NVIDIA CDI spec exists, but this Docker takes CDI devices only from API 1.44 (Docker 25).
+    CdiTooOld,
     /// Docker answers but can give containers no GPU.
     Missing,
     /// Docker could not be asked.
     Unknown,
 }
 
+/// The first engine API that takes CDI device names in a device request (Docker 25).
+pub const CDI_API: (u32, u32) = (1, 44);
+
+/// What decides whether Docker can hand GPUs to a container, as the engine (and, for doctor,
+/// the host's files) tell it.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuPathFacts<'a> {
+    pub runtimes: &'a [String],
+    pub api_version: &'a str,
+    /// A CDI spec for `nvidia.com/gpu` in a directory the engine reads.
+    pub nvidia_cdi: bool,
+    /// `nvidia-container-runtime-hook` is on PATH.
+    pub runtime_hook: bool,
+}
+
 impl GpuRuntime {
+    /// The one place that decides how (and whether) containers get GPUs: `compat`, the shell
+    /// and run pre-flight and `doctor` all ask it.
+    pub fn decide(facts: &GpuPathFacts) -> GpuRuntime {
+        if facts.runtimes.iter().any(|r| r == "nvidia") {
+            GpuRuntime::Nvidia
+        } else if facts.nvidia_cdi && api_at_least(facts.api_version, CDI_API) {
+            GpuRuntime::Cdi
+        } else if facts.runtime_hook {
+            GpuRuntime::Hook
+        } else if facts.nvidia_cdi {
+            GpuRuntime::CdiTooOld
+        } else {
+            GpuRuntime::Missing
+        }
+    }
+
     /// From the engine's info; `None` when the engine could not be asked.
     pub fn from_engine(info: Option<&EngineInfo>) -> GpuRuntime {
         match info {
             None => GpuRuntime::Unknown,
-            Some(info) if info.runtimes.iter().any(|r| r == "nvidia") => GpuRuntime::Nvidia,
-            Some(info) if info.nvidia_cdi => GpuRuntime::Cdi,
-            Some(_) => GpuRuntime::Missing,
+            Some(info) => Self::decide(&GpuPathFacts {
+                runtimes: &info.runtimes,
+                api_version: &info.api_version,
+                nvidia_cdi: info.nvidia_cdi,
+                runtime_hook: info.nvidia_hook,
+            }),
         }
+    }
+
+    /// Whether a container asked for GPUs gets them.
+    pub fn gives_gpus(self) -> bool {
+        matches!(
+            self,
+            GpuRuntime::Nvidia | GpuRuntime::Hook | GpuRuntime::Cdi
+        )
+    }
+}
+
+/// Whether an engine API version (`1.43`) is at least `min`.
+pub fn api_at_least(api: &str, min: (u32, u32)) -> bool {
+    let mut parts = api.split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= min,
+        _ => false,
     }
 }
 

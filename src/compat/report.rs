@@ -12,6 +12,15 @@ use super::profile::GpuRuntime;
 /// The JSON schema id; bump it when a field changes meaning or disappears.
 pub const SCHEMA: &str = "gpudeck.compat/v1";
 
+/// `gpudeck compat` exit codes, as `compat --help` and the README list them.
+pub const EXIT_RUNS: u8 = 0;
+pub const EXIT_UNKNOWN: u8 = 1;
+pub const EXIT_WONT_RUN: u8 = 2;
+/// A named image cannot be found (or is not an image reference).
+pub const EXIT_UNKNOWN_IMAGE: u8 = 3;
+/// gpudeck could not judge at all: its runtime did not start or the report could not be encoded.
+pub const EXIT_FAILED: u8 = 4;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct CompatReport {
     pub schema: &'static str,
@@ -31,13 +40,14 @@ impl CompatReport {
         }
     }
 
+    /// The exit code of `gpudeck compat`, from the same verdicts the text and JSON show:
     /// 0 when every listed image runs (directly or through compatibility), 1 when some verdict
-    /// is unknown, 2 when one will not run.
+    /// is unknown (and none will not run), 2 when one will not run.
     pub fn exit_code(&self) -> u8 {
         match self.board.images.iter().map(|a| a.verdict.level).max() {
-            Some(Level::WontRun) => 2,
-            Some(Level::Unknown) => 1,
-            _ => 0,
+            Some(Level::WontRun) => EXIT_WONT_RUN,
+            Some(Level::Unknown) => EXIT_UNKNOWN,
+            _ => EXIT_RUNS,
         }
     }
 
@@ -63,10 +73,15 @@ impl CompatReport {
             let _ = writeln!(out, "  driver: {problem}");
         }
         let _ = writeln!(out, "  container GPUs: {}", runtime_words(host.runtime));
+        let blocked = if self.board.host_blocks() {
+            " on this driver and these GPUs; no container gets a GPU here, see below"
+        } else {
+            ""
+        };
         for best in &self.board.best {
             let _ = writeln!(
                 out,
-                "Best {} image here: {} ({})",
+                "Best {} image here: {} ({}{blocked})",
                 best.framework.label(),
                 best.reference,
                 best.level.word()
@@ -78,7 +93,7 @@ impl CompatReport {
             let _ = writeln!(
                 out,
                 "{:<15} {}  [{}{}{}]",
-                v.image_level.word().to_uppercase(),
+                v.level.word().to_uppercase(),
                 a.image.reference,
                 a.image.source.label(),
                 a.image
@@ -100,8 +115,11 @@ impl CompatReport {
                     let _ = writeln!(out, "      fix: {fix}");
                 }
             }
+            if every_reason && v.level > v.image_level {
+                let _ = writeln!(out, "    {}", host_caveat(v.image_level, v.level));
+            }
             if let Some(alt) = &a.alternative {
-                let _ = writeln!(out, "      or use {alt}, which runs here");
+                let _ = writeln!(out, "      or use {alt}, which {}", self.board.runs_where());
             }
         }
         let host_reasons: Vec<_> = self
@@ -164,10 +182,25 @@ fn gpu_groups(host: &super::profile::HostProfile) -> Vec<String> {
         .collect()
 }
 
+/// Why an image that suits this driver and these GPUs still gets a worse verdict.
+pub fn host_caveat(image_level: Level, level: Level) -> String {
+    let gpus = if level == Level::WontRun {
+        "it will not get a GPU here"
+    } else {
+        "whether it gets a GPU here is unknown"
+    };
+    format!(
+        "{} on this driver and these GPUs, but {gpus}: see \"For every image\" below",
+        image_level.word()
+    )
+}
+
 pub fn runtime_words(runtime: GpuRuntime) -> &'static str {
     match runtime {
         GpuRuntime::Nvidia => "Docker has the NVIDIA runtime",
+        GpuRuntime::Hook => "Docker gives GPUs through the NVIDIA hook (--gpus)",
         GpuRuntime::Cdi => "Docker has NVIDIA CDI devices",
+        GpuRuntime::CdiTooOld => "Docker is too old for the NVIDIA CDI spec (needs 25+)",
         GpuRuntime::Missing => "Docker has no NVIDIA runtime or CDI spec",
         GpuRuntime::Unknown => "Docker not reachable",
     }

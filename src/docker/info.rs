@@ -35,6 +35,11 @@ impl Engine {
                 info.cdi_spec_dirs.as_deref().unwrap_or_default(),
             ),
             cdi_spec_dirs: info.cdi_spec_dirs.unwrap_or_default(),
+            nvidia_hook: crate::doctor::host_env::find_on_path(
+                &crate::doctor::host_env::SystemEnv,
+                "nvidia-container-runtime-hook",
+            )
+            .is_some(),
             cgroup_version: info
                 .cgroup_version
                 .map(|v| v.to_string())

@@ -181,5 +181,9 @@ pub struct EngineInfo {
     /// Whether a CDI spec in those dirs declares NVIDIA GPUs (read on this machine, so only
     /// meaningful for a local engine).
     pub nvidia_cdi: bool,
+    /// Whether `nvidia-container-runtime-hook` is on PATH: dockerd then registers its `nvidia`
+    /// device driver and `--gpus` works without the `nvidia` runtime (read on this machine, so
+    /// only meaningful for a local engine).
+    pub nvidia_hook: bool,
     pub cgroup_version: String,
 }

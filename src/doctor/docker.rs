@@ -5,6 +5,7 @@ use super::facts::{
     DockerFacts, DockerProblemKind, FreeSpace, HostFacts, DEFAULT_SOCKET, DOCKER_PROGRAMS,
 };
 use super::report::{Check, Family, Status};
+use crate::compat::profile::{GpuPathFacts, GpuRuntime};
 use crate::docker::EngineInfo;
 use crate::units;
 
@@ -158,28 +159,34 @@ fn gpu_runtime(f: &HostFacts, info: &EngineInfo) -> Check {
 }
 
 /// How containers can get GPUs here, if they can: the runtime, CDI, or `--gpus` through the hook
-/// (dockerd registers its `nvidia` device driver when that hook is on its PATH).
+/// (dockerd registers its `nvidia` device driver when that hook is on its PATH). Decided by the
+/// same function as the compatibility verdicts and the shell pre-flight.
 fn gpu_path(f: &HostFacts, info: &EngineInfo, cdi: &[&str]) -> Option<String> {
-    if info.runtimes.iter().any(|r| r == "nvidia") {
-        return Some(
-            "the nvidia runtime is registered: `docker run --gpus all` and `--runtime=nvidia` work"
-                .into(),
-        );
-    }
-    if !cdi.is_empty() && !info.cdi_spec_dirs.is_empty() {
-        return Some(format!(
-            "CDI devices nvidia.com/gpu in {}: `docker run --device nvidia.com/gpu=all`",
-            cdi.join(", ")
-        ));
-    }
     let hook = f
         .toolkit
         .iter()
-        .find(|p| p.name == "nvidia-container-runtime-hook")?;
-    Some(format!(
-        "no nvidia runtime registered, but `--gpus` works through {} (`--runtime=nvidia` does not)",
-        hook.path
-    ))
+        .find(|p| p.name == "nvidia-container-runtime-hook");
+    let facts = GpuPathFacts {
+        runtimes: &info.runtimes,
+        api_version: &info.api_version,
+        nvidia_cdi: !cdi.is_empty() && !info.cdi_spec_dirs.is_empty(),
+        runtime_hook: hook.is_some(),
+    };
+    match GpuRuntime::decide(&facts) {
+        GpuRuntime::Nvidia => Some(
+            "the nvidia runtime is registered: `docker run --gpus all` and `--runtime=nvidia` work"
+                .into(),
+        ),
+        GpuRuntime::Cdi => Some(format!(
+            "CDI devices nvidia.com/gpu in {}: `docker run --device nvidia.com/gpu=all`",
+            cdi.join(", ")
+        )),
+        GpuRuntime::Hook => Some(format!(
+            "no nvidia runtime registered, but `--gpus` works through {} (`--runtime=nvidia` does not)",
+            hook.map_or("", |h| h.path.as_str())
+        )),
+        GpuRuntime::CdiTooOld | GpuRuntime::Missing | GpuRuntime::Unknown => None,
+    }
 }
 
 /// The full recipe when the toolkit is missing; just the configuration step when it is there.

@@ -61,6 +61,7 @@ pub fn engine_info() -> EngineInfo {
         default_runtime: "runc".into(),
         cdi_spec_dirs: vec!["/etc/cdi".into(), "/var/run/cdi".into()],
         nvidia_cdi: false,
+        nvidia_hook: false,
         cgroup_version: "2".into(),
     }
 }

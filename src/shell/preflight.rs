@@ -15,9 +15,6 @@ use super::spec::{GpuPlumbing, ResolvedGpu, ResolvedGpus, ShellGpus, ShellReques
 /// Above this share of its memory in use a GPU counts as taken by someone else.
 const BUSY_MEMORY_SHARE: f64 = 0.5;
 
-/// The first engine API that takes CDI device names in a device request (Docker 25).
-const CDI_API: (u32, u32) = (1, 44);
-
 /// What pre-flight needs to know about the machine, gathered by the caller.
 #[derive(Debug, Clone)]
 pub struct PreflightContext {
@@ -183,13 +180,14 @@ fn present_gpus(report: &GpuReport) -> String {
     crate::gpu::report::brief_list(report)
 }
 
-/// How to ask this engine for GPUs: the nvidia runtime means the toolkit's `--gpus` path; a CDI
-/// spec serves on Docker 25+; neither is refused with the toolkit message.
+/// How to ask this engine for GPUs: the nvidia runtime (or its hook) means the toolkit's `--gpus`
+/// path; a CDI spec serves on Docker 25+; neither is refused with the toolkit message. The
+/// decision is `GpuRuntime::from_engine`'s, as for the compatibility verdicts.
 pub fn gpu_plumbing(engine: &EngineInfo) -> Result<GpuPlumbing, ShellError> {
     match GpuRuntime::from_engine(Some(engine)) {
-        GpuRuntime::Nvidia => Ok(GpuPlumbing::DeviceRequest),
-        GpuRuntime::Cdi if api_at_least(&engine.api_version, CDI_API) => Ok(GpuPlumbing::Cdi),
-        GpuRuntime::Cdi => Err(ShellError::NoToolkit {
+        GpuRuntime::Nvidia | GpuRuntime::Hook => Ok(GpuPlumbing::DeviceRequest),
+        GpuRuntime::Cdi => Ok(GpuPlumbing::Cdi),
+        GpuRuntime::CdiTooOld => Err(ShellError::NoToolkit {
             detail: format!(
                 "an NVIDIA CDI spec exists, but Docker {} (API {}) takes CDI devices only from API 1.44 (Docker 25)",
                 engine.server_version, engine.api_version
@@ -201,14 +199,6 @@ pub fn gpu_plumbing(engine: &EngineInfo) -> Result<GpuPlumbing, ShellError> {
                 engine.runtimes.join(", ")
             ),
         }),
-    }
-}
-
-fn api_at_least(api: &str, min: (u32, u32)) -> bool {
-    let mut parts = api.split('.').map(|p| p.parse::<u32>().ok());
-    match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(major), Some(minor)) => (major, minor) >= min,
-        _ => false,
     }
 }
 

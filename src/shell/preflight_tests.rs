@@ -230,3 +230,14 @@ fn gpus_requested_without_a_driver_say_why() {
     assert!(matches!(err, ShellError::GpusUnreadable { .. }), "{err:?}");
     assert!(err.to_string().contains("driver is not loaded"), "{err}");
 }
+
+#[test]
+fn the_runtime_hook_alone_hands_gpus_over_as_doctor_says() {
+    let mut c = ctx();
+    c.engine.runtimes = vec!["runc".into()];
+    c.engine.nvidia_hook = true;
+    assert_eq!(
+        preflight(&request("0"), &c).unwrap().plumbing,
+        GpuPlumbing::DeviceRequest
+    );
+}

@@ -10,7 +10,7 @@ use super::style::Styles;
 use super::table_offset;
 use crate::app::state::AppState;
 use crate::compat::report::runtime_words;
-use crate::compat::{Assessment, Board, GpuRuntime, Level, Scope};
+use crate::compat::{Assessment, Board, GpuRuntime, Level, Reason, Scope};
 
 /// Lines of the host summary above the table.
 const SUMMARY_HEIGHT: u16 = 4;
@@ -25,6 +25,33 @@ pub fn level_mark(level: Level, s: &Styles) -> (&'static str, Style) {
     }
 }
 
+/// The host-wide problem that keeps every image from getting a GPU, if there is one.
+pub fn host_problem(board: &Board) -> Option<&Reason> {
+    board.images.first().and_then(|a| {
+        a.verdict
+            .reasons
+            .iter()
+            .find(|r| r.scope == Scope::Host && r.level > Level::Runs)
+    })
+}
+
+/// The reasons behind a verdict that is not a plain "runs", each with its fix, as lines of at
+/// most `width` columns' worth of text (for the dialogs that show a verdict).
+pub fn problem_lines(a: &Assessment, s: &Styles) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for r in a.verdict.reasons.iter().filter(|r| r.level > Level::Runs) {
+        let (mark, style) = level_mark(r.level, s);
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {mark} "), style),
+            Span::styled(r.text.clone(), s.text()),
+        ]));
+        if let Some(fix) = &r.fix {
+            lines.push(Line::styled(format!("    fix: {fix}"), s.muted()));
+        }
+    }
+    lines
+}
+
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let Some(board) = &state.compat.board else {
         Paragraph::new(Line::styled("reading the driver…", s.muted()))
@@ -36,7 +63,13 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     render_summary(summary, buf, board, s);
     render_table(table, buf, board, state.compat.selected, s);
     if let Some(detail) = detail {
-        render_detail(detail, buf, state.compat.selected_assessment(), s);
+        render_detail(
+            detail,
+            buf,
+            state.compat.selected_assessment(),
+            board.runs_where(),
+            s,
+        );
     }
 }
 
@@ -55,23 +88,31 @@ fn render_summary(area: Rect, buf: &mut Buffer, board: &Board, s: &Styles) {
         Span::styled(format!(" · {gpus}"), s.text()),
     ]));
     let runtime_style = match host.runtime {
-        GpuRuntime::Nvidia | GpuRuntime::Cdi => s.ok(),
-        GpuRuntime::Missing => s.error(),
+        r if r.gives_gpus() => s.ok(),
         GpuRuntime::Unknown => s.warn(),
+        _ => s.error(),
     };
-    let mut runtime_line = vec![
+    let runtime_spans = vec![
         Span::styled(" Containers ", s.title()),
         Span::styled(runtime_words(host.runtime), runtime_style),
     ];
-    if host.runtime == GpuRuntime::Missing {
-        runtime_line.push(Span::styled(
-            " · fix: install nvidia-container-toolkit, `sudo nvidia-ctk runtime configure --runtime=docker`",
-            s.muted(),
-        ));
+    let mut runtime_line = Line::from(runtime_spans);
+    // The fix only where it fits whole; otherwise the reasons pane below carries it in full.
+    let fix = " · fix: install nvidia-container-toolkit, `sudo nvidia-ctk runtime configure --runtime=docker`";
+    let blocked = matches!(host.runtime, GpuRuntime::Missing | GpuRuntime::CdiTooOld);
+    if blocked && runtime_line.width() + fix.chars().count() <= area.width as usize {
+        runtime_line.push_span(Span::styled(fix, s.muted()));
     }
-    lines.push(Line::from(runtime_line));
+    lines.push(runtime_line);
     for best in &board.best {
-        let (mark, style) = level_mark(best.level, s);
+        // Best for this driver and these GPUs; where no container gets a GPU it does not run
+        // either, and its mark must not say otherwise.
+        let level = if board.host_blocks() {
+            Level::WontRun
+        } else {
+            best.level
+        };
+        let (mark, style) = level_mark(level, s);
         lines.push(Line::from(vec![
             Span::styled(format!(" Best {} ", best.framework.label()), s.title()),
             Span::styled(mark, style),
@@ -121,11 +162,11 @@ fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s:
         .skip(first)
         .take(visible)
         .map(|(i, a)| {
-            let (mark, style) = level_mark(a.verdict.image_level, s);
+            let (mark, style) = level_mark(a.verdict.level, s);
             let verdict = if narrow {
                 mark.to_string()
             } else {
-                format!("{mark} {}", a.verdict.image_level.word())
+                format!("{mark} {}", a.verdict.level.word())
             };
             let row = Row::new(vec![
                 Cell::from(Span::styled(verdict, style)),
@@ -161,7 +202,13 @@ fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s:
         .render(area, buf);
 }
 
-fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Styles) {
+fn render_detail(
+    area: Rect,
+    buf: &mut Buffer,
+    a: Option<&Assessment>,
+    runs_where: &str,
+    s: &Styles,
+) {
     let block = Block::bordered()
         .title(Span::styled(" Why ", s.title()))
         .border_style(s.border());
@@ -170,8 +217,17 @@ fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Style
         return;
     };
     let mut lines = Vec::new();
-    // Host-wide reasons are in the summary above; this pane is about the image.
-    for r in a.verdict.reasons.iter().filter(|r| r.scope == Scope::Image) {
+    // A host-wide problem (no way to hand over GPUs) is shown here too when it is what makes
+    // this row's verdict: the row must not say "will not run" without saying why.
+    let mut shown: Vec<&Reason> = a
+        .verdict
+        .reasons
+        .iter()
+        .filter(|r| r.scope == Scope::Image || r.level > Level::Runs)
+        .collect();
+    // Worst first: on a small terminal the pane shows what stops the image and its fix.
+    shown.sort_by_key(|r| std::cmp::Reverse(r.level));
+    for r in shown {
         let (mark, style) = level_mark(r.level, s);
         lines.push(Line::from(vec![
             Span::styled(format!("{mark} "), style),
@@ -184,7 +240,7 @@ fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Style
     if let Some(alt) = &a.alternative {
         lines.push(Line::from(vec![
             Span::styled("→ ", s.ok()),
-            Span::styled(format!("{alt} runs here"), s.accent()),
+            Span::styled(format!("{alt} {runs_where}"), s.accent()),
         ]));
     }
     Paragraph::new(lines)

@@ -81,7 +81,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
         Overlay::None => {}
         Overlay::Help => overlays::help(area, buf, state, keymap, &styles),
         Overlay::Confirm(c) => overlays::confirm(area, buf, c, &styles),
-        Overlay::RunForm(f) => run_form::render(area, buf, f, &styles),
+        Overlay::RunForm(f) => {
+            let verdict = state.local_assessment(&f.image);
+            run_form::render(area, buf, f, verdict, &styles)
+        }
         Overlay::Shell(d) => shell_dialog::render(area, buf, d, &state.compat, &styles),
         Overlay::Pull(p) => {
             pulls::picker(area, buf, p, &state.docker.catalog, &state.compat, &styles)

@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-use super::compat::level_mark;
+use super::compat::{host_problem, level_mark};
 use super::style::{bar, Styles};
 use crate::app::compat::CompatView;
 use crate::app::pulls::{PullOutcome, PullPicker, PullView};
@@ -163,15 +163,28 @@ pub fn picker(
             ),
         },
     ];
+    // A host that can give no container a GPU marks every row; say why once, with the fix.
+    if let Some(r) = compat.board.as_ref().and_then(host_problem) {
+        let fix = r
+            .fix
+            .as_deref()
+            .map(|f| format!("; fix: {f}"))
+            .unwrap_or_default();
+        let width = w.saturating_sub(2).max(20) as usize;
+        let options = textwrap::Options::new(width).break_words(false);
+        for part in textwrap::wrap(&format!("{}{fix}", r.text), options) {
+            lines.push(Line::styled(part.into_owned(), s.error()));
+        }
+    }
     let matches = picker.matches(catalog);
-    let rows = h.saturating_sub(4) as usize;
+    let rows = h.saturating_sub(2 + lines.len() as u16) as usize;
     let first = picker.selected.saturating_sub(rows.saturating_sub(1));
     for (i, e) in matches.iter().enumerate().skip(first).take(rows) {
         // The verdict here, before a multi-gigabyte download rather than after.
         let (mark, mark_style, word) = match compat.assessment_of(&e.reference) {
             Some(a) => {
-                let (mark, style) = level_mark(a.verdict.image_level, s);
-                (mark, style, a.verdict.image_level.word())
+                let (mark, style) = level_mark(a.verdict.level, s);
+                (mark, style, a.verdict.level.word())
             }
             None => (" ", s.muted(), ""),
         };

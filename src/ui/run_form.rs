@@ -6,17 +6,21 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
+use super::compat::{level_mark, problem_lines};
 use super::style::Styles;
 use crate::app::run_form::{Field, GpuMode, RunForm};
+use crate::compat::Assessment;
 use crate::runs::slurm::Backend;
 
-pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
+/// `verdict` is the typed image's compatibility verdict, when it is a local image.
+pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, verdict: Option<&Assessment>, s: &Styles) {
     let w = area.width.min(90);
+    let verdict = verdict_lines(f, verdict, w, s);
     let body = match f.backend {
         Backend::Local => f.gpus.len() as u16 + 1,
         Backend::Slurm => 4,
     };
-    let h = (body + 11).min(area.height.saturating_sub(2));
+    let h = (body + 11 + verdict.1).min(area.height.saturating_sub(2));
     let popup = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
     Clear.render(popup, buf);
     let text_field = |field: Field, label: &'static str, value: &str, hint: &'static str| {
@@ -44,6 +48,7 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, s: &Styles) {
             "(none: on the host; a local image runs it in containers)",
         ),
     ];
+    lines.extend(verdict.0);
     let launcher_style = if f.field == Field::Launcher {
         s.selected()
     } else {
@@ -158,4 +163,33 @@ fn gpu_mode_line<'a>(f: &'a RunForm, s: &Styles) -> Line<'a> {
         Span::styled(value, style),
         Span::styled(hint, s.muted()),
     ])
+}
+
+/// The image's verdict when the run gets GPUs in a container here (the same verdict as the
+/// Compat tab, which the start then enforces), with its reasons and fixes; and the rows they take
+/// in a popup `width` wide.
+fn verdict_lines(
+    f: &RunForm,
+    verdict: Option<&Assessment>,
+    width: u16,
+    s: &Styles,
+) -> (Vec<Line<'static>>, u16) {
+    let with_gpus = f.backend.is_local()
+        && match f.gpu_mode {
+            GpuMode::Chosen => f.gpus.iter().any(|g| g.chosen),
+            GpuMode::Count => f.gpu_count.trim().parse::<usize>().is_ok_and(|n| n > 0),
+            GpuMode::None => false,
+        };
+    let Some(a) = verdict.filter(|_| with_gpus) else {
+        return (Vec::new(), 0);
+    };
+    let (mark, style) = level_mark(a.verdict.level, s);
+    let mut lines = vec![Line::from(vec![
+        Span::styled("Here      ", s.accent()),
+        Span::styled(format!("{mark} {}", a.verdict.level.word()), style),
+    ])];
+    lines.extend(problem_lines(a, s));
+    let inner = width.saturating_sub(2).max(1) as usize;
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    (lines, rows as u16)
 }

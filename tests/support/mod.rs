@@ -5,6 +5,7 @@ pub mod demo;
 pub mod docker;
 pub mod docker_cleanup;
 pub mod engine_proxy;
+pub mod fake_engine;
 pub mod fake_registry;
 pub mod metrics;
 pub mod pipes;
