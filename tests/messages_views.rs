@@ -294,3 +294,71 @@ async fn a_failed_pull_shows_the_engines_reason_in_the_dashboard() {
     let inside = popup_text(&render(&s, 80, 24));
     assert!(inside.contains(&words(&status.text)), "{inside}");
 }
+
+/// The state letter of a process (`T` when stopped), from /proc.
+fn process_state(pid: &str) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit(')').next().unwrap_or_default();
+    after_name
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn ctrl_z_gives_the_terminal_back_and_fg_resumes_the_dashboard() {
+    if which("tmux").is_none() || which("bash").is_none() {
+        eprintln!(
+            "SKIPPED ctrl_z_gives_the_terminal_back_and_fg_resumes_the_dashboard: no tmux or bash"
+        );
+        return;
+    }
+    let s = support::tmux::Session::start_in_shell(
+        "m3-suspend",
+        (80, 24),
+        "--demo",
+        support::Dirs::new(),
+    );
+    s.wait_for("the dashboard", |t| t.contains("DEMO (simulated)"));
+    let pid = s.gpudeck_pid();
+    assert_eq!(s.display("#{alternate_on}"), "1");
+
+    s.keys(&["C-z"]);
+    let shell = s.wait_for("the shell to report the stopped job", |t| {
+        t.contains("Stopped")
+    });
+    assert!(!shell.contains("DEMO (simulated)"), "{shell}");
+    assert_eq!(
+        s.display("#{alternate_on}"),
+        "0",
+        "the normal screen is back"
+    );
+    assert_eq!(s.display("#{cursor_flag}"), "1", "the cursor shows");
+    assert_eq!(process_state(&pid), "T", "gpudeck is stopped");
+
+    s.keys(&["fg", "Enter"]);
+    s.wait_for("the dashboard again", |t| {
+        t.contains("DEMO (simulated)") && t.contains("q quit")
+    });
+    assert_eq!(s.display("#{alternate_on}"), "1");
+    assert_ne!(process_state(&pid), "T");
+    // Keys reach it again: help opens.
+    s.keys(&["?"]);
+    s.wait_for("help after fg", |t| t.contains("Keys: GPUs first"));
+    s.keys(&["x"]);
+    s.wait_for("help closed", |t| !t.contains("Keys: GPUs first"));
+    s.keys(&["q"]);
+    s.wait_for("the shell after quitting", |t| {
+        !t.contains("DEMO (simulated)")
+    });
+    assert_eq!(s.display("#{alternate_on}"), "0");
+}
+
+fn which(tool: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| std::path::Path::new(dir).join(tool))
+        .find(|p| p.is_file())
+}
