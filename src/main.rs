@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use clap::Parser as _;
 
 use gpudeck::app::compat::CompatView;
+use gpudeck::app::themes::ThemeChoice;
 use gpudeck::app::{self, App, Sources};
 use gpudeck::cli::{Cli, Commands};
 use gpudeck::compat::{cli as compat_cli, CompatData};
-use gpudeck::config::{self, Config, Dirs, Theme};
+use gpudeck::config::{self, usable_themes, Config, Dirs, Theme};
 use gpudeck::docker::cli::{self as docker_cli, DockerTask};
 use gpudeck::gpu::report;
 use gpudeck::gpu::sim::SimSource;
@@ -160,7 +161,7 @@ fn main() -> ExitCode {
         None => tui(
             &cli,
             &dirs,
-            loaded.theme,
+            (&loaded.theme_name, loaded.theme),
             &loaded.warnings,
             &config,
             sources,
@@ -266,7 +267,7 @@ fn say_wrapped(message: &str) {
 fn tui(
     cli: &Cli,
     dirs: &Dirs,
-    theme: Theme,
+    (theme_name, theme): (&str, Theme),
     warnings: &[String],
     config: &Config,
     sources: Sources,
@@ -276,12 +277,18 @@ fn tui(
         errln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
         return ExitCode::from(EXIT_USAGE);
     }
-    let theme = if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-        Theme::monochrome()
-    } else {
-        theme
-    };
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let theme = if no_color { Theme::monochrome() } else { theme };
     let mut app = App::new(config, theme, host::hostname(), cli.read_only);
+    app.state.themes = if no_color {
+        ThemeChoice::fixed(
+            "monochrome",
+            theme,
+            "NO_COLOR is set, so the dashboard draws without colours: start gpudeck without NO_COLOR to switch themes",
+        )
+    } else {
+        ThemeChoice::new(usable_themes(&dirs.themes_dir()), theme_name, theme)
+    };
     if cli.show_secrets {
         app.state.secrets = Secrets::shown();
     }
@@ -296,11 +303,12 @@ fn tui(
     }
     app.state.compat = CompatView::new(compat_data);
     app.state.refresh_compat();
-    let first_warning = warnings
-        .first()
-        .or(catalog_warnings.first())
-        .or(compat_warnings.first());
-    if let Some(w) = first_warning {
+    // Every warning goes to the messages view (M); the first one stays in the footer.
+    let all_warnings = warnings
+        .iter()
+        .chain(&catalog_warnings)
+        .chain(&compat_warnings);
+    for w in all_warnings.rev() {
         app.state.set_status(w.clone(), true);
     }
     tracing::info!(demo = cli.demo, "starting the TUI");

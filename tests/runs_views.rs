@@ -484,6 +484,24 @@ fn memory_still_held_after_the_end_offers_to_kill_only_the_runs_own_processes() 
     }
     let held = state.runs.held.clone().expect("memory held after the end");
     assert_eq!(held.gpus, vec![2]);
+    // The alert reads whole at 80 columns, what to do included, in the error colour.
+    let buf = support::screen::render(&state, 80, 40);
+    let screen = support::screen::text(&buf);
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let detail_rows: Vec<&str> = screen
+        .lines()
+        .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+        .collect();
+    let whole = format!("⚠ {} K kills them (asks first).", held.message);
+    assert!(
+        flat(&detail_rows.join(" ")).contains(&flat(&whole)),
+        "{whole}\n{screen}"
+    );
+    let (x, y) = support::screen::find(&buf, "⚠ ");
+    assert_eq!(
+        buf[(x, y)].fg,
+        gpudeck::config::Theme::builtin("dark").unwrap().error
+    );
     state.update(Action::KillLeftovers);
     let Overlay::Confirm(c) = &state.overlay else {
         panic!("killing asks first");

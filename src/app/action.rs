@@ -72,6 +72,12 @@ pub enum Action {
     /// Select a row of the current list (from a mouse click).
     SelectRow(usize),
     ToggleHelp,
+    /// The recent messages, each whole.
+    ShowMessages,
+    /// The next colour theme.
+    CycleTheme,
+    /// Hand the terminal back and stop, as Ctrl-Z does in other programs (`fg` resumes).
+    Suspend,
     CycleGraph,
     TogglePower,
     ShowGpuProcesses,

@@ -39,9 +39,35 @@ pub fn bindings() -> Vec<Binding> {
     let lg = Context::Logs;
     let mut ctrl_c = bind(Char('c'), Action::Quit, G, "Ctrl-C", "quit", None);
     ctrl_c.modifiers = KeyModifiers::CONTROL;
+    let mut ctrl_z = bind(
+        Char('z'),
+        Action::Suspend,
+        G,
+        "Ctrl-Z",
+        "suspend to the shell (fg resumes)",
+        None,
+    );
+    ctrl_z.modifiers = KeyModifiers::CONTROL;
     vec![
         bind(Char('q'), Action::Quit, G, "q", "quit", Some("quit")),
         ctrl_c,
+        ctrl_z,
+        bind(
+            Char('M'),
+            Action::ShowMessages,
+            G,
+            "M",
+            "messages: the recent ones, each whole",
+            None,
+        ),
+        bind(
+            Char('T'),
+            Action::CycleTheme,
+            G,
+            "T",
+            "switch to the next colour theme",
+            None,
+        ),
         bind(
             Char('?'),
             Action::ToggleHelp,

@@ -34,8 +34,13 @@ pub struct Binding {
 
 /// Maps a key press to an action in the current mode.
 pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option<Action> {
-    if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-        return Some(Action::Quit);
+    if key.modifiers.contains(KeyModifiers::CONTROL) {
+        match key.code {
+            KeyCode::Char('c') => return Some(Action::Quit),
+            // Raw mode turns off the terminal's own Ctrl-Z, so the app does it, from anywhere.
+            KeyCode::Char('z') => return Some(Action::Suspend),
+            _ => {}
+        }
     }
     match &state.overlay {
         Overlay::Confirm(_) => {
@@ -44,7 +49,7 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
                 _ => Action::Cancel,
             });
         }
-        Overlay::Help => return Some(Action::Cancel),
+        Overlay::Help | Overlay::Messages => return Some(scroll_or_close(key.code)),
         Overlay::Shell(_) => {
             return match key.code {
                 KeyCode::Enter => Some(Action::Confirm),
@@ -100,6 +105,19 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         .map(|b| b.action.clone())
 }
 
+/// In help and the messages view the moving keys scroll; any other key closes.
+fn scroll_or_close(code: KeyCode) -> Action {
+    match code {
+        KeyCode::Up | KeyCode::Char('k') => Action::Up,
+        KeyCode::Down | KeyCode::Char('j') => Action::Down,
+        KeyCode::PageUp => Action::PageUp,
+        KeyCode::PageDown | KeyCode::Char(' ') => Action::PageDown,
+        KeyCode::Home | KeyCode::Char('g') => Action::Top,
+        KeyCode::End | KeyCode::Char('G') => Action::Bottom,
+        _ => Action::Cancel,
+    }
+}
+
 /// Actions `--read-only` turns off, so the footer does not offer them.
 fn changes_things(action: &Action) -> bool {
     matches!(
@@ -139,15 +157,17 @@ fn active(state: &AppState, context: Context) -> bool {
             && state.tab == Tab::Runs)
 }
 
-/// The key sections the help shows on the current tab (the logs view's keys belong to Containers).
+/// The key sections the help shows on the current tab, the tab's own first (the logs view's keys
+/// belong to Containers and Runs), the keys that work everywhere last.
 pub fn help_contexts(state: &AppState) -> Vec<Context> {
-    let mut out = vec![Context::Global, Context::Tab(state.tab)];
+    let mut out = vec![Context::Tab(state.tab)];
     if state.tab == Tab::Containers {
         out.push(Context::Logs);
     }
     if state.tab == Tab::Runs {
         out.extend([Context::Logs, Context::RunLogs]);
     }
+    out.push(Context::Global);
     out
 }
 
@@ -160,13 +180,17 @@ fn context(state: &AppState) -> Context {
     }
 }
 
-/// Help lines: (section, key label, description), one per distinct label.
+/// Help lines: (section, key label, description), one per distinct label, sections in the order
+/// of `contexts`.
 pub fn help_lines(
     keymap: &[Binding],
     contexts: &[Context],
 ) -> Vec<(&'static str, &'static str, &'static str)> {
     let mut out: Vec<(&'static str, &'static str, &'static str)> = Vec::new();
-    for b in keymap.iter().filter(|b| contexts.contains(&b.context)) {
+    let in_order = contexts
+        .iter()
+        .flat_map(|c| keymap.iter().filter(move |b| b.context == *c));
+    for b in in_order {
         let section = match b.context {
             Context::Global => "Everywhere",
             Context::Tab(t) => t.title(),

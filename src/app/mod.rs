@@ -11,6 +11,7 @@ pub mod doctor;
 mod effects;
 pub mod keymap;
 pub mod logs_view;
+pub mod messages;
 pub mod processes;
 mod pull_actions;
 pub mod pulls;
@@ -22,6 +23,7 @@ pub mod shell_dialog;
 mod shell_run;
 pub mod state;
 pub mod terminal;
+pub mod themes;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,8 +61,10 @@ pub struct App {
 
 impl App {
     pub fn new(config: &Config, theme: Theme, host: String, read_only: bool) -> Self {
+        let mut state = AppState::new(config, host, read_only);
+        state.themes = themes::ThemeChoice::new(Vec::new(), &config.general.theme, theme);
         Self {
-            state: AppState::new(config, host, read_only),
+            state,
             theme,
             keymap: keymap::bindings(),
             shell: config.shell.clone(),
@@ -93,9 +97,16 @@ impl App {
 
     pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), B::Error> {
         let state = &mut self.state;
-        let (theme, keymap) = (&self.theme, &self.keymap);
+        let keymap = &self.keymap;
+        let theme = *state.themes.current().unwrap_or(&self.theme);
         terminal.draw(|f| {
-            crate::ui::render(f.area(), f.buffer_mut(), state, theme, keymap);
+            let area = f.area();
+            // End (in help or the messages view) asks for the last page; keep the real one, so
+            // that the next ↑ moves at once.
+            state.overlay_scroll = state
+                .overlay_scroll
+                .min(crate::ui::overlay_scroll_limit(area, state, keymap));
+            crate::ui::render(area, f.buffer_mut(), state, &theme, keymap);
         })?;
         Ok(())
     }
@@ -195,7 +206,7 @@ where
 {
     let size = terminal.size()?;
     app.state.page_size = usize::from(size.height.saturating_sub(8)).max(1);
-    app.state.now = unix_now();
+    app.state.stamp_messages(unix_now());
     app.draw(terminal)?;
     pacer.input = false;
     pacer.data = false;
@@ -314,6 +325,14 @@ pub async fn run(
                 _ = sigterm.recv() => { tracing::info!("SIGTERM: exiting"); break }
                 _ = sighup.recv() => { tracing::info!("SIGHUP (terminal gone): exiting"); break }
                 _ = sigint.recv() => break,
+            }
+            if std::mem::take(&mut app.state.suspend) {
+                // As for a shell: the event stream's reader thread must not hold the terminal.
+                drop(events);
+                terminal::stop_until_continued();
+                terminal::resume(&mut terminal, mouse)?;
+                events = EventStream::new();
+                pacer.input = true;
             }
             if let Some(launch) = app.state.pending_shell.take() {
                 // The event stream reads the terminal on a thread of its own: it must be gone

@@ -114,9 +114,16 @@ impl AppState {
                             p.reference,
                             digest.as_deref().unwrap_or_default()
                         ),
-                        PullOutcome::Failed { title, .. } => {
-                            format!("pull of {} failed: {title}", p.reference)
-                        }
+                        // The Engine's own words and what to do, whole in the messages view.
+                        PullOutcome::Failed {
+                            title,
+                            message,
+                            fix,
+                            ..
+                        } => format!(
+                            "pull of {} failed: {title}: {message}. What to do: {fix}",
+                            p.reference
+                        ),
                     };
                     let failed = matches!(outcome, PullOutcome::Failed { .. });
                     self.set_status(text, failed);

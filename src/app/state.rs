@@ -38,6 +38,8 @@ pub struct GpuData {
 pub enum Overlay {
     None,
     Help,
+    /// The recent messages, each whole, newest first.
+    Messages,
     /// A yes/no question; `y` sends the command.
     Confirm(Confirmation),
     /// The image picker of the Images tab.
@@ -57,12 +59,7 @@ pub struct Confirmation {
     pub command: Command,
 }
 
-/// A short message in the footer: the result of an action, or a warning.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StatusMessage {
-    pub text: String,
-    pub is_error: bool,
-}
+pub use super::messages::StatusMessage;
 
 /// Everything the renderers read.
 #[derive(Clone, Debug)]
@@ -78,7 +75,16 @@ pub struct AppState {
     pub refresh_ms: u64,
     pub processes: ProcessListState,
     pub overlay: Overlay,
+    /// The latest message, shown in the footer until it times out or an action clears it.
     pub status: Option<StatusMessage>,
+    /// The recent messages, for the messages view.
+    pub messages: super::messages::MessageLog,
+    /// How far help or the messages view is scrolled, in lines.
+    pub overlay_scroll: usize,
+    /// The colour themes `T` cycles through, and the one in use.
+    pub themes: super::themes::ThemeChoice,
+    /// Set by Ctrl-Z: the run loop hands the terminal back and stops the process.
+    pub suspend: bool,
     pub read_only: bool,
     pub quit: bool,
     /// Processes already sent SIGTERM: the next kill on them offers SIGKILL.
@@ -117,6 +123,10 @@ impl AppState {
             ),
             overlay: Overlay::None,
             status: None,
+            messages: Default::default(),
+            overlay_scroll: 0,
+            themes: Default::default(),
+            suspend: false,
             read_only: read_only || config.general.read_only,
             quit: false,
             terminated: TermSent::default(),
@@ -165,13 +175,6 @@ impl AppState {
     pub fn selected_process_row(&self) -> Option<usize> {
         let pid = self.processes.selected_pid?;
         self.visible_processes().iter().position(|p| p.pid == pid)
-    }
-
-    pub fn set_status(&mut self, text: impl Into<String>, is_error: bool) {
-        self.status = Some(StatusMessage {
-            text: text.into(),
-            is_error,
-        });
     }
 
     /// Folds a collector update into the state.
@@ -243,6 +246,11 @@ impl AppState {
     }
 
     fn apply_action(&mut self, action: Action) -> Vec<Command> {
+        if action == Action::Suspend {
+            // From any view or dialog: it comes back as it was.
+            self.suspend = true;
+            return Vec::new();
+        }
         if self.overlay != Overlay::None {
             return self.update_overlay(action);
         }
@@ -253,6 +261,8 @@ impl AppState {
                 | Action::PrevTab
                 | Action::SelectTab(_)
                 | Action::ToggleHelp
+                | Action::ShowMessages
+                | Action::CycleTheme
         );
         let in_docker = matches!(self.tab, Tab::Containers | Tab::Images);
         if in_docker && !global {
@@ -277,7 +287,12 @@ impl AppState {
                 return self.show_tab(Tab::ALL[(self.tab.position() + n - 1) % n]);
             }
             Action::SelectTab(tab) => return self.show_tab(tab),
-            Action::ToggleHelp => self.overlay = Overlay::Help,
+            Action::ToggleHelp => {
+                self.overlay_scroll = 0;
+                self.overlay = Overlay::Help;
+            }
+            Action::ShowMessages => self.open_messages(),
+            Action::CycleTheme => self.cycle_theme(),
             Action::CycleGraph => self.graph = next_graph(self.graph),
             Action::TogglePower => self.show_power = !self.show_power,
             Action::ShowGpuProcesses => {
@@ -335,6 +350,10 @@ impl AppState {
         if matches!(self.overlay, Overlay::RunForm(_)) {
             return self.update_run_form(action);
         }
+        if matches!(self.overlay, Overlay::Help | Overlay::Messages) && self.scroll_overlay(&action)
+        {
+            return Vec::new();
+        }
         match (&self.overlay, action) {
             (_, Action::Quit) => self.quit = true,
             (Overlay::Confirm(c), Action::Confirm) => {
@@ -342,7 +361,6 @@ impl AppState {
                 self.overlay = Overlay::None;
                 return vec![command];
             }
-            (Overlay::Help, Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {}
             _ => self.overlay = Overlay::None,
         }
         Vec::new()

@@ -85,6 +85,19 @@ pub fn suspend() {
     restore();
 }
 
+/// Ctrl-Z: gives the terminal back as it was, then stops gpudeck's process group as the terminal's
+/// own Ctrl-Z would (raw mode turns that off); returns once the shell's `fg` (SIGCONT) resumes
+/// it, for [`resume`] to take the terminal again.
+pub fn stop_until_continued() {
+    restore();
+    // SAFETY: kill(2) with pid 0 only sends a signal to this process group; SIGTSTP's default
+    // action stops it, and the call returns once SIGCONT continues it.
+    let sent = unsafe { libc::kill(0, libc::SIGTSTP) };
+    if sent != 0 {
+        tracing::warn!(error = %io::Error::last_os_error(), "Ctrl-Z: could not stop");
+    }
+}
+
 /// Takes the terminal back after [`suspend`]: a cleared alternate screen and a fresh
 /// `Terminal`, whose empty previous frame makes the next draw complete. (`Terminal::clear`
 /// would ask the terminal where its cursor is, an answer a terminal that was just handed back

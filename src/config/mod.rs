@@ -21,7 +21,7 @@ pub use settings::{
     Config, GeneralConfig, GpuConfig, GraphMetric, MetricsConfig, ProcessConfig, ProcessSort,
     ShellConfig, UserMode, DEFAULT_CONFIG_TOML, MIN_REFRESH_MS,
 };
-pub use theme::{Theme, BUILTIN_THEMES, DEFAULT_THEME};
+pub use theme::{usable_themes, Theme, BUILTIN_THEMES, DEFAULT_THEME};
 
 use error::display_path;
 use layer::{layered, LayerError};

@@ -183,6 +183,15 @@ pub(crate) fn available_themes(themes_dir: &Path) -> Vec<String> {
     names
 }
 
+/// Every theme that can be used: the embedded ones and the user's files that load, by name (a
+/// broken file is left out; the startup warning already names it when it is the chosen one).
+pub fn usable_themes(themes_dir: &Path) -> Vec<(String, Theme)> {
+    available_themes(themes_dir)
+        .into_iter()
+        .filter_map(|name| find_theme(&name, themes_dir).ok().map(|t| (name, t)))
+        .collect()
+}
+
 /// Reads a colour from a name ("red", "light-blue", "reset"), "#rrggbb", or a palette index
 /// given as a number or a string; ratatui's own impl takes no bare numbers and reports only
 /// "Failed to parse Colors".

@@ -1,4 +1,4 @@
-//! The frame around every tab: header (host, driver, CUDA, GPU count), tab bar and footer (keys, status).
+//! The frame around every tab: header (host, driver, CUDA, GPU count), tab bar and footer (key hints).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -89,12 +89,8 @@ pub fn tab_at(area: Rect, column: u16) -> Option<Tab> {
 }
 
 pub fn footer(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding], s: &Styles) {
+    // The latest message has a line of its own (`messages::line`): the hints always show.
     let mut spans = Vec::new();
-    if let Some(status) = &state.status {
-        let style = if status.is_error { s.error() } else { s.ok() };
-        spans.push(Span::styled(format!(" {} ", status.text), style));
-        spans.push(Span::styled("│", s.muted()));
-    }
     if state.processes.editing_filter && state.tab == Tab::Processes {
         spans.push(Span::styled(" filter: ", s.accent()));
         spans.push(Span::styled(

@@ -11,6 +11,7 @@ mod gpu_list;
 mod images;
 mod inspect;
 mod logs;
+mod messages;
 mod overlays;
 mod processes;
 mod pulls;
@@ -36,26 +37,53 @@ pub struct Screen {
     pub header: Rect,
     pub tabs: Rect,
     pub body: Rect,
+    /// The latest message's own line above the footer; no rows when there is none to show.
+    pub message: Rect,
     pub footer: Rect,
 }
 
 impl Screen {
     pub fn new(area: Rect) -> Self {
+        Self::with_message_line(area, false)
+    }
+
+    /// The regions for this state: a message line only while a message is shown, so the key
+    /// hints never give way to it.
+    pub fn for_state(area: Rect, state: &AppState) -> Self {
+        Self::with_message_line(area, state.footer_message().is_some() && area.height > 6)
+    }
+
+    fn with_message_line(area: Rect, message: bool) -> Self {
         let line = |y: u16| Rect::new(area.x, y, area.width, 1.min(area.height));
-        let body_height = area.height.saturating_sub(3);
+        let extra = u16::from(message);
+        let body_height = area.height.saturating_sub(3 + extra);
+        let footer = line(area.y + area.height.saturating_sub(1));
+        let message_y = area.y + area.height.saturating_sub(2);
         Self {
             header: line(area.y),
             tabs: line(area.y + 1.min(area.height)),
             body: Rect::new(area.x, area.y + 2.min(area.height), area.width, body_height),
-            footer: line(area.y + area.height.saturating_sub(1)),
+            message: Rect::new(area.x, message_y, area.width, extra),
+            footer,
         }
+    }
+}
+
+/// The most the open help or messages view can be scrolled on a screen of this size.
+pub fn overlay_scroll_limit(area: Rect, state: &AppState, keymap: &[Binding]) -> usize {
+    let theme = crate::config::Theme::monochrome();
+    let styles = Styles::new(&theme);
+    match state.overlay {
+        Overlay::Help => overlays::help_scroll_limit(area, state, keymap, &styles),
+        Overlay::Messages => messages::scroll_limit(area, state, &styles),
+        _ => 0,
     }
 }
 
 /// Draws one frame.
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, keymap: &[Binding]) {
     let styles = Styles::new(theme);
-    let screen = Screen::new(area);
+    let screen = Screen::for_state(area, state);
     chrome::header(screen.header, buf, state, &styles);
     chrome::tabs(screen.tabs, buf, state, &styles);
     match (&state.gpu, state.tab) {
@@ -76,10 +104,12 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
             topology::render(screen.body, buf, state, data, &styles)
         }
     }
+    messages::line(screen.message, buf, state, &styles);
     chrome::footer(screen.footer, buf, state, keymap, &styles);
     match &state.overlay {
         Overlay::None => {}
         Overlay::Help => overlays::help(area, buf, state, keymap, &styles),
+        Overlay::Messages => messages::view(area, buf, state, &styles),
         Overlay::Confirm(c) => overlays::confirm(area, buf, c, &styles),
         Overlay::RunForm(f) => {
             let verdict = state.local_assessment(&f.image);
@@ -94,7 +124,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
 
 /// What a left click at (`column`, `row`) means on the current screen.
 pub fn click(area: Rect, state: &AppState, column: u16, row: u16) -> Option<Action> {
-    let screen = Screen::new(area);
+    let screen = Screen::for_state(area, state);
     if row == screen.tabs.y {
         return chrome::tab_at(screen.tabs, column).map(Action::SelectTab);
     }

@@ -37,7 +37,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         lines.push(progress_line(&d.progress, s));
     }
     lines.extend(engine_away_lines(run, state.now, s));
-    lines.extend(alert_lines(view, detail, s));
+    lines.extend(alert_lines(view, detail, s, inner.width));
     let text_h = (lines.len() as u16).min(inner.height);
     Paragraph::new(lines).render(
         Rect {
@@ -232,22 +232,35 @@ fn engine_away_lines<'a>(run: &RunRow, now: i64, s: &Styles) -> Vec<Line<'a>> {
     ]
 }
 
-fn alert_lines<'a>(view: &RunsView, detail: Option<&RunDetail>, s: &Styles) -> Vec<Line<'a>> {
-    let mut lines: Vec<Line> = detail
+/// The alerts, each wrapped to the detail's width so that it reads whole, what to do included.
+fn alert_lines<'a>(
+    view: &RunsView,
+    detail: Option<&RunDetail>,
+    s: &Styles,
+    width: u16,
+) -> Vec<Line<'a>> {
+    let mut alerts: Vec<(String, ratatui::style::Style)> = detail
         .into_iter()
         .flat_map(|d| d.alerts.iter())
-        .map(|a| Line::styled(format!("⚠ {} {}", a.message, a.fix), s.warn()))
+        .map(|a| (format!("⚠ {} {}", a.message, a.fix), s.warn()))
         .collect();
     if let Some(held) = &view.held {
-        lines.push(Line::styled(
-            format!("⚠ {} K kills them (asks first).", held.message),
-            s.error(),
-        ));
+        let text = format!("⚠ {} K kills them (asks first).", held.message);
+        alerts.push((text, s.error()));
     }
     if let Some(e) = detail.and_then(|d| d.metrics_error.as_ref()) {
-        lines.push(Line::styled(format!("metrics: {e}"), s.warn()));
+        alerts.push((format!("metrics: {e}"), s.warn()));
     }
-    lines
+    let options = textwrap::Options::new(usize::from(width).max(10)).subsequent_indent("  ");
+    alerts
+        .into_iter()
+        .flat_map(|(text, style)| {
+            textwrap::wrap(&text, &options)
+                .into_iter()
+                .map(|piece| Line::styled(piece.into_owned(), style))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 fn number(v: f64) -> String {

@@ -31,6 +31,13 @@ impl<'t> Styles<'t> {
         }
     }
 
+    /// A message about the past: dimmed in every theme, so it reads as old without colour too.
+    pub fn stale(&self) -> Style {
+        Style::default()
+            .fg(self.theme.muted)
+            .add_modifier(Modifier::DIM)
+    }
+
     pub fn accent(&self) -> Style {
         Style::default().fg(self.theme.accent)
     }

@@ -69,6 +69,36 @@ impl Session {
         Session { name, _dirs: dirs }
     }
 
+    /// An interactive bash with job control (so Ctrl-Z and `fg` work as for a user) in which
+    /// the test profile's gpudeck is typed and started; the session's name starts with `prefix`.
+    pub fn start_in_shell(prefix: &str, (w, h): (u16, u16), args: &str, dirs: Dirs) -> Session {
+        let name = format!("{prefix}-gpudeck-{}", std::process::id());
+        let out = Command::new("tmux")
+            .args(["-L", &name, "-f", "/dev/null"])
+            .args(["new-session", "-d", "-s", &name, "-x", &w.to_string()])
+            .args(["-y", &h.to_string()])
+            .args(["env", "PS1=$ ", "TERM=xterm-256color"])
+            .args(["bash", "--norc", "--noprofile", "-i"])
+            .output()
+            .expect("tmux starts");
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let session = Session { name, _dirs: dirs };
+        let line = format!(
+            "env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 {} {args}",
+            session._dirs.config().display(),
+            session._dirs.state().display(),
+            session._dirs.root.path().join("data").display(),
+            Path::new(env!("CARGO_BIN_EXE_gpudeck")).display()
+        );
+        session.wait_for("the shell's prompt", |t| t.contains('$'));
+        session.keys(&[&line, "Enter"]);
+        session
+    }
+
     /// Runs a tmux command against this session's own server; returns its stdout.
     pub fn tmux(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
