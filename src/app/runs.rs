@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use super::filter::ListFilter;
 use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
 use crate::gpu::{GpuSample, GpuStatic};
@@ -62,12 +63,24 @@ pub struct RunsView {
     pub select_when_listed: Option<String>,
     /// GPUs live runs and shells claim: busy in the new-run form and the shell dialog.
     pub claimed: Vec<crate::claims::Claim>,
+    pub filter: ListFilter,
 }
 
 impl RunsView {
     pub fn selected_row(&self) -> Option<usize> {
         let id = self.selected.as_deref()?;
         self.runs.iter().position(|r| r.id == id)
+    }
+
+    /// The runs the filter keeps, as indices into `runs`.
+    pub fn shown(&self) -> Vec<usize> {
+        self.filter.keep(&self.runs, run_text)
+    }
+
+    /// The selected run's place among the shown rows.
+    pub fn selected_shown(&self) -> Option<usize> {
+        let row = self.selected_row()?;
+        self.shown().iter().position(|&i| i == row)
     }
 
     pub fn selected_run(&self) -> Option<&RunRow> {
@@ -97,9 +110,10 @@ impl RunsView {
                     }
                     self.select_when_listed = Some(id);
                 }
-                let kept = self.selected_row().is_some();
+                let kept = self.selected_shown().is_some();
                 if !kept {
-                    self.selected = self.runs.first().map(|r| r.id.clone());
+                    let first = self.shown().first().copied();
+                    self.selected = first.map(|i| self.runs[i].id.clone());
                 }
                 !kept && self.selected.is_some()
             }
@@ -199,4 +213,19 @@ impl RunsView {
         let rows: Vec<MetricsRow> = self.after_end.iter().cloned().collect();
         self.held = memory_held_after_end(&rows, &gpus);
     }
+}
+
+/// A run's text as its row shows it (the whole id rather than the short one), for the filter.
+pub fn run_text(r: &RunRow) -> String {
+    let gpus: Vec<String> = r.gpus.iter().map(u32::to_string).collect();
+    format!(
+        "{} {} {} {} {} {} {}",
+        r.id,
+        r.state,
+        gpus.join(","),
+        r.launcher.as_str(),
+        r.exit_code.map(|c| c.to_string()).unwrap_or_default(),
+        r.image.as_deref().unwrap_or(""),
+        r.command
+    )
 }

@@ -95,12 +95,9 @@ pub fn footer(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding]
         spans.push(Span::styled(format!(" {} ", status.text), style));
         spans.push(Span::styled("│", s.muted()));
     }
-    if state.processes.editing_filter && state.tab == Tab::Processes {
+    if let Some(filter) = state.list_filter().filter(|f| f.editing) {
         spans.push(Span::styled(" filter: ", s.accent()));
-        spans.push(Span::styled(
-            format!("{}▏", state.processes.filter),
-            s.text(),
-        ));
+        spans.push(Span::styled(format!("{}▏", filter.text), s.text()));
         spans.push(Span::styled("  Enter done  Esc clear", s.muted()));
     } else {
         for (label, desc) in footer_hints(state, keymap) {
