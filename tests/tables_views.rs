@@ -219,6 +219,10 @@ fn a_filter_that_hides_every_run_selects_none_and_says_so() {
     assert_eq!(s.runs.selected, None);
     let screen = text(&render(&s, 100, 30));
     assert!(screen.contains("filter: nomatch▏ · 0 of 3"), "{screen}");
+    assert!(
+        screen.contains("No row contains \"nomatch\". Esc clears the filter, / edits it."),
+        "{screen}"
+    );
     s.update(Action::Down);
     assert_eq!(s.runs.selected, None);
     s.update(Action::FilterClear);

@@ -158,15 +158,10 @@ fn render_table(area: Rect, buf: &mut Buffer, state: &AppState, board: &Board, s
         Column::fixed("CUDA", 7),
     ];
     let selected = selected.and_then(|row| row.checked_sub(first));
-    table::render(
-        area,
-        buf,
-        block,
-        &columns,
-        rows,
-        selected,
-        (s.header(), s.selected()),
-    );
+    table::render(area, buf, block, &columns, rows, selected, s);
+    if shown.is_empty() && !view.filter.is_empty() {
+        table::no_match(area, buf, &view.filter.text, s);
+    }
 }
 
 fn render_detail(area: Rect, buf: &mut Buffer, a: Option<&Assessment>, s: &Styles) {

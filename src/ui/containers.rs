@@ -55,15 +55,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         .map(|&i| container_row(&d.containers[i], state, s))
         .collect();
     let selected = selected.and_then(|row| row.checked_sub(first));
-    table::render(
-        area,
-        buf,
-        block,
-        &COLUMNS,
-        rows,
-        selected,
-        (s.header(), s.selected()),
-    );
+    table::render(area, buf, block, &COLUMNS, rows, selected, s);
+    if shown.is_empty() && !d.container_filter.is_empty() {
+        table::no_match(area, buf, &d.container_filter.text, s);
+    }
 }
 
 /// The name as wide as the names shown, the image reference gets what is left.

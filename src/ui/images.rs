@@ -57,15 +57,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         .map(|&i| image_row(&d.images[i], state.now, s))
         .collect();
     let selected = selected.and_then(|row| row.checked_sub(first));
-    table::render(
-        area,
-        buf,
-        block,
-        &COLUMNS,
-        rows,
-        selected,
-        (s.header(), s.selected()),
-    );
+    table::render(area, buf, block, &COLUMNS, rows, selected, s);
+    if shown.is_empty() && !d.image_filter.is_empty() {
+        table::no_match(area, buf, &d.image_filter.text, s);
+    }
 }
 
 /// The images table's part of the tab: all of it but the pulls panel below.

@@ -179,15 +179,10 @@ fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         .map(|&i| run_row(&view.runs[i], now_ms, s))
         .collect();
     let selected = selected.and_then(|row| row.checked_sub(first));
-    table::render(
-        area,
-        buf,
-        block,
-        &COLUMNS,
-        rows,
-        selected,
-        (s.header(), s.selected()),
-    );
+    table::render(area, buf, block, &COLUMNS, rows, selected, s);
+    if shown.is_empty() && !view.filter.is_empty() {
+        table::no_match(area, buf, &view.filter.text, s);
+    }
 }
 
 fn run_row(r: &RunRow, now_ms: u64, s: &Styles) -> TableRow {

@@ -5,8 +5,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
+use ratatui::text::Line;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Cell, Row, Table, Widget};
+
+use super::style::Styles;
 
 /// Columns are this far apart.
 pub const SPACING: u16 = 1;
@@ -147,9 +150,9 @@ pub fn render(
     columns: &[Column],
     rows: Vec<TableRow>,
     selected: Option<usize>,
-    styles: (Style, Style),
+    s: &Styles,
 ) {
-    let (header_style, selected_style) = styles;
+    let (header_style, selected_style) = (s.header(), s.selected());
     let inner = block.inner(area);
     let widths = widths(columns, &rows, inner.width);
     let header = Row::new(
@@ -176,6 +179,23 @@ pub fn render(
         .column_spacing(SPACING)
         .block(block)
         .render(area, buf);
+}
+
+/// Under the header of a table whose filter `text` hides every row: what happened and what to do.
+pub fn no_match(area: Rect, buf: &mut Buffer, text: &str, s: &Styles) {
+    let inner = Block::bordered().inner(area);
+    if inner.height < 2 {
+        return;
+    }
+    let line = format!("No row contains \"{text}\". Esc clears the filter, / edits it.");
+    Line::styled(cut(&line, inner.width), s.muted()).render(
+        Rect {
+            y: inner.y + 1,
+            height: 1,
+            ..inner
+        },
+        buf,
+    );
 }
 
 #[cfg(test)]
