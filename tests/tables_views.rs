@@ -536,6 +536,18 @@ fn the_compat_table_gives_the_reference_the_spare_width_and_filters() {
         screen.contains(&format!("filter: postgres · 1 of {total}")),
         "{screen}"
     );
+    // At 80 columns the border cuts the verdict counts, not the filter.
+    let screen = text(&render(&s, 80, 40));
+    assert!(
+        screen.contains(&format!(
+            "Will it run here? · filter: postgres · 1 of {total}"
+        )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│V IMAGE"),
+        "the one-column verdict keeps its letter: {screen}"
+    );
     s.update(Action::FilterClear);
     assert_eq!(s.compat.shown().len(), total);
 }

@@ -108,10 +108,11 @@ fn render_table(area: Rect, buf: &mut Buffer, state: &AppState, board: &Board, s
         .map(|(l, n)| format!("{n} {}", l.word()))
         .collect();
     let shown = view.shown();
-    let mut title = format!(" Will it run here? · {} ", counts.join(" · "));
-    if let Some(filter) = view.filter.title(shown.len(), board.images.len()) {
-        title.push_str(&format!("· {filter} "));
-    }
+    // The filter before the counts: at 80 columns it is what the border must not cut.
+    let title = match view.filter.title(shown.len(), board.images.len()) {
+        Some(filter) => format!(" Will it run here? · {filter} · {} ", counts.join(" · ")),
+        None => format!(" Will it run here? · {} ", counts.join(" · ")),
+    };
     let block = Block::bordered()
         .title(Span::styled(title, s.title()))
         .border_style(s.border());

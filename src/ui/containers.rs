@@ -27,10 +27,14 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         return;
     }
     let shown = d.shown_containers();
-    let mut title = format!(" Containers · {} · {} ", d.containers.len(), d.host);
-    if let Some(filter) = d.container_filter.title(shown.len(), d.containers.len()) {
-        title.push_str(&format!("· {filter} "));
-    }
+    let title = match d.container_filter.title(shown.len(), d.containers.len()) {
+        Some(filter) => format!(
+            " Containers · {} · {filter} · {} ",
+            d.containers.len(),
+            d.host
+        ),
+        None => format!(" Containers · {} · {} ", d.containers.len(), d.host),
+    };
     let block = Block::bordered()
         .title(Span::styled(title, s.title()))
         .border_style(s.border());

@@ -159,7 +159,7 @@ pub fn render(
         columns
             .iter()
             .zip(&widths)
-            .map(|(c, w)| Cell::from(cut(c.title, *w))),
+            .map(|(c, w)| Cell::from(header_cell(c.title, *w))),
     )
     .style(header_style);
     let rows = rows.into_iter().enumerate().map(|(i, r)| {
@@ -179,6 +179,16 @@ pub fn render(
         .column_spacing(SPACING)
         .block(block)
         .render(area, buf);
+}
+
+/// A column title in its width: cut with `…` when that leaves a letter of it, else its first
+/// letters (a one-column verdict mark is headed `V`, not `…`).
+fn header_cell(title: &str, width: u16) -> String {
+    if width >= 3 {
+        cut(title, width)
+    } else {
+        title.chars().take(usize::from(width)).collect()
+    }
 }
 
 /// Under the header of a table whose filter `text` hides every row: what happened and what to do.
@@ -248,5 +258,7 @@ mod tests {
         assert_eq!(cut("python", 0), "");
         // Wide characters count as two columns.
         assert_eq!(cut("日本語のモデル", 7), "日本語…");
+        assert_eq!(header_cell("VERDICT", 1), "V");
+        assert_eq!(header_cell("VERDICT", 4), "VER…");
     }
 }
