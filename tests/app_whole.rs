@@ -120,10 +120,10 @@ fn ctrl_c_quits_even_inside_the_filter_prompt() {
     let mut app = app();
     app.handle_event(&key('2'), AREA);
     app.handle_event(&key('/'), AREA);
-    assert!(app.state.processes.editing_filter);
+    assert!(app.state.processes.filter.editing);
     app.handle_event(&key('q'), AREA);
     assert!(!app.state.quit, "q is text while filtering");
-    assert_eq!(app.state.processes.filter, "q");
+    assert_eq!(app.state.processes.filter.text, "q");
     app.handle_event(
         &Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
         AREA,

@@ -107,7 +107,7 @@ fn processes_sort_and_filter() {
         s.update(Action::FilterInput(c));
     }
     s.update(Action::FilterDone);
-    assert!(!s.processes.editing_filter);
+    assert!(!s.processes.filter.editing);
     assert!(s.visible_processes().iter().all(|p| p.gpu_index == gpu));
     s.update(Action::FilterClear);
     assert_eq!(s.visible_processes().len(), all);
@@ -119,7 +119,7 @@ fn enter_on_a_gpu_lists_its_processes() {
     s.update(Action::Down);
     s.update(Action::ShowGpuProcesses);
     assert_eq!(s.tab, Tab::Processes);
-    assert_eq!(s.processes.filter, "gpu:1");
+    assert_eq!(s.processes.filter.text, "gpu:1");
 }
 
 #[test]

@@ -300,7 +300,7 @@ pub fn bindings() -> Vec<Binding> {
             Action::CloseView,
             c,
             "Esc",
-            "close the inspect view",
+            "close the inspect view, or clear the filter",
             None,
         ),
         bind(
@@ -418,5 +418,35 @@ pub fn bindings() -> Vec<Binding> {
     ]
     .into_iter()
     .chain(super::bindings_runs::bindings())
+    .chain(filter_bindings())
     .collect()
+}
+
+/// `/` and Esc on every list tab but Processes (which words its own); on Containers, Esc
+/// first closes the inspect view.
+fn filter_bindings() -> Vec<Binding> {
+    use super::action::Tab;
+    let mut out = Vec::new();
+    for tab in [Tab::Containers, Tab::Images, Tab::Compat, Tab::Runs] {
+        let context = Context::Tab(tab);
+        out.push(bind(
+            KeyCode::Char('/'),
+            Action::StartFilter,
+            context,
+            "/",
+            "filter the list: rows with this text in any column",
+            None,
+        ));
+        if tab != Tab::Containers {
+            out.push(bind(
+                KeyCode::Esc,
+                Action::FilterClear,
+                context,
+                "Esc",
+                "clear the filter",
+                None,
+            ));
+        }
+    }
+    out
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::action::{Action, Command, DockerCommand};
 use super::cursor::moved;
 use super::docker::EngineStatus;
+use super::filter::ListFilter;
 use super::state::{AppState, Confirmation, GpuStatus, Overlay};
 use crate::compat::{
     assess, Assessment, Board, CompatData, GpuRuntime, HostProfile, ImageSource, Level,
@@ -16,7 +17,9 @@ use crate::gpu::GpuStatic;
 pub struct CompatView {
     pub data: Arc<CompatData>,
     pub board: Option<Board>,
+    /// An index into the board's images (one the filter shows, unless it shows none).
     pub selected: usize,
+    pub filter: ListFilter,
 }
 
 impl CompatView {
@@ -25,11 +28,36 @@ impl CompatView {
             data: Arc::new(data),
             board: None,
             selected: 0,
+            filter: ListFilter::default(),
         }
     }
 
+    /// The selected verdict; none while the filter hides every row.
     pub fn selected_assessment(&self) -> Option<&Assessment> {
+        self.selected_shown()?;
         self.board.as_ref()?.images.get(self.selected)
+    }
+
+    /// The verdicts the filter keeps, as indices into the board's images.
+    pub fn shown(&self) -> Vec<usize> {
+        match &self.board {
+            Some(board) => self.filter.keep(&board.images, assessment_text),
+            None => Vec::new(),
+        }
+    }
+
+    /// The selected verdict's place among the shown rows.
+    pub fn selected_shown(&self) -> Option<usize> {
+        self.shown().iter().position(|&i| i == self.selected)
+    }
+
+    /// Moves the selection to the first shown row when the filter hid it.
+    pub fn keep_selection(&mut self) {
+        if self.selected_shown().is_none() {
+            if let Some(&first) = self.shown().first() {
+                self.selected = first;
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -93,12 +121,16 @@ impl AppState {
             .selected
             .min(board.images.len().saturating_sub(1));
         self.compat.board = Some(board);
+        self.compat.keep_selection();
     }
 
     pub(super) fn update_compat(&mut self, action: Action) -> Vec<Command> {
-        let len = self.compat.len();
-        if let Some(row) = moved(self.compat.selected, &action, len, self.page_size) {
-            self.compat.selected = row;
+        let shown = self.compat.shown();
+        let current = self.compat.selected_shown().unwrap_or(0);
+        if let Some(row) = moved(current, &action, shown.len(), self.page_size) {
+            if let Some(&index) = shown.get(row) {
+                self.compat.selected = index;
+            }
         } else if action == Action::PullSelected {
             self.ask_to_pull_selected();
         } else if action == Action::NextWontRun || action == Action::PrevWontRun {
@@ -186,4 +218,16 @@ impl AppState {
             command: Command::Docker(DockerCommand::Pull(reference)),
         });
     }
+}
+
+/// A verdict's text as its row shows it, for the filter.
+pub fn assessment_text(a: &Assessment) -> String {
+    format!(
+        "{} {} {} {} {}",
+        a.verdict.image_level.word(),
+        a.image.reference,
+        a.image.source.label(),
+        a.image.framework_label().unwrap_or_default(),
+        a.image.cuda.map(|c| c.to_string()).unwrap_or_default()
+    )
 }

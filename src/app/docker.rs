@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::filter::ListFilter;
 use super::pulls::PullView;
 use crate::docker::{
     ContainerDetails, ContainerInfo, ContainerState, ContainerStats, EngineInfo, ImageInfo,
@@ -46,6 +47,9 @@ pub struct DockerView {
     pub pulls: Vec<PullView>,
     /// The images the pull picker offers.
     pub catalog: Vec<CatalogEntry>,
+    /// `/` on each tab.
+    pub container_filter: ListFilter,
+    pub image_filter: ListFilter,
 }
 
 impl DockerView {
@@ -66,6 +70,8 @@ impl DockerView {
             images_listed: false,
             pulls: Vec::new(),
             catalog: Vec::new(),
+            container_filter: ListFilter::default(),
+            image_filter: ListFilter::default(),
         }
     }
 
@@ -125,25 +131,52 @@ impl DockerView {
         self.selected_image_row().map(|r| &self.images[r])
     }
 
+    /// The containers the filter keeps, as indices into `containers`.
+    pub fn shown_containers(&self) -> Vec<usize> {
+        self.container_filter.keep(&self.containers, container_text)
+    }
+
+    /// The images the filter keeps, as indices into `images`.
+    pub fn shown_images(&self) -> Vec<usize> {
+        self.image_filter.keep(&self.images, image_text)
+    }
+
+    /// The selected container's place among the shown rows.
+    pub fn selected_container_shown(&self) -> Option<usize> {
+        let row = self.selected_container_row()?;
+        self.shown_containers().iter().position(|&i| i == row)
+    }
+
+    /// The selected image's place among the shown rows.
+    pub fn selected_image_shown(&self) -> Option<usize> {
+        let row = self.selected_image_row()?;
+        self.shown_images().iter().position(|&i| i == row)
+    }
+
+    /// Selects the `row`th shown container.
     pub fn select_container_row(&mut self, row: usize) {
-        if let Some(c) = self.containers.get(row) {
-            self.selected_container = Some(c.id.clone());
+        if let Some(&i) = self.shown_containers().get(row) {
+            self.selected_container = Some(self.containers[i].id.clone());
         }
     }
 
+    /// Selects the `row`th shown image.
     pub fn select_image_row(&mut self, row: usize) {
-        if let Some(i) = self.images.get(row) {
-            self.selected_image = Some(i.id.clone());
+        if let Some(&i) = self.shown_images().get(row) {
+            self.selected_image = Some(self.images[i].id.clone());
         }
     }
 
-    /// Keeps selections on rows that still exist (the first row otherwise).
-    fn keep_selection(&mut self) {
-        if self.selected_container_row().is_none() {
-            self.selected_container = self.containers.first().map(|c| c.id.clone());
+    /// Keeps selections on rows that still exist and are shown (the first shown row otherwise,
+    /// none when the filter hides every row).
+    pub fn keep_selection(&mut self) {
+        if self.selected_container_shown().is_none() {
+            let first = self.shown_containers().first().copied();
+            self.selected_container = first.map(|i| self.containers[i].id.clone());
         }
-        if self.selected_image_row().is_none() {
-            self.selected_image = self.images.first().map(|i| i.id.clone());
+        if self.selected_image_shown().is_none() {
+            let first = self.shown_images().first().copied();
+            self.selected_image = first.map(|i| self.images[i].id.clone());
         }
     }
 
@@ -167,4 +200,36 @@ fn container_order(a: &ContainerInfo, b: &ContainerInfo) -> std::cmp::Ordering {
         .cmp(&running(b))
         .then_with(|| a.name.cmp(&b.name))
         .then_with(|| a.id.cmp(&b.id))
+}
+
+/// A container's text as its row shows it, for the filter.
+pub fn container_text(c: &ContainerInfo) -> String {
+    format!("{} {} {}", c.name, c.image, c.state)
+}
+
+/// An image's text as its row shows it, for the filter.
+pub fn image_text(img: &ImageInfo) -> String {
+    let f = &img.facts;
+    format!(
+        "{} {} {} {} {}",
+        img.tags.join(" "),
+        short_image_id(&img.id),
+        f.cuda.as_deref().unwrap_or(""),
+        f.cudnn.as_deref().unwrap_or(""),
+        image_framework(img).unwrap_or_default()
+    )
+}
+
+/// The image id as the Images tab shows it: 12 hex digits.
+pub fn short_image_id(id: &str) -> String {
+    id.trim_start_matches("sha256:").chars().take(12).collect()
+}
+
+/// The framework an image carries, as the Images tab names it.
+pub fn image_framework(img: &ImageInfo) -> Option<String> {
+    match (&img.facts.tensorflow, &img.facts.pytorch) {
+        (Some(tf), _) => Some(format!("TensorFlow {tf}")),
+        (None, Some(pt)) => Some(format!("PyTorch {pt}")),
+        _ => None,
+    }
 }

@@ -53,6 +53,14 @@ impl AppState {
                 Vec::new()
             }
             Action::OpenInspect => self.open_inspect(),
+            // Esc clears the filter when there is no inspect view to close.
+            Action::CloseView | Action::Cancel
+                if self.docker.inspecting.is_none() && self.tab == Tab::Containers =>
+            {
+                self.docker.container_filter.apply(&Action::FilterClear);
+                self.docker.keep_selection();
+                Vec::new()
+            }
             Action::CloseView | Action::Cancel => {
                 self.docker.details = None;
                 self.docker.inspecting = None;
@@ -79,10 +87,13 @@ impl AppState {
 
     fn move_docker_selection(&mut self, delta: isize) -> Vec<Command> {
         let (row, len) = match self.tab {
-            Tab::Images => (self.docker.selected_image_row(), self.docker.images.len()),
+            Tab::Images => (
+                self.docker.selected_image_shown(),
+                self.docker.shown_images().len(),
+            ),
             _ => (
-                self.docker.selected_container_row(),
-                self.docker.containers.len(),
+                self.docker.selected_container_shown(),
+                self.docker.shown_containers().len(),
             ),
         };
         if len == 0 {

@@ -86,7 +86,7 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         }
         Overlay::None => {}
     }
-    let typing = (state.processes.editing_filter && state.tab == Tab::Processes)
+    let typing = state.list_filter().is_some_and(|f| f.editing)
         || open_logs(state).is_some_and(|l| l.editing_search);
     if typing {
         return match key.code {

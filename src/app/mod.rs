@@ -9,6 +9,7 @@ pub mod docker;
 mod docker_actions;
 pub mod doctor;
 mod effects;
+pub mod filter;
 pub mod keymap;
 pub mod logs_view;
 pub mod messages;

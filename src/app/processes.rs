@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use super::filter::ListFilter;
 use crate::config::ProcessSort;
 use crate::gpu::{GpuProcess, GpuSample};
 use crate::host::ProcessTarget;
@@ -41,8 +42,8 @@ impl TermSent {
 pub struct ProcessListState {
     pub sort: ProcessSort,
     pub descending: bool,
-    pub filter: String,
-    pub editing_filter: bool,
+    /// `/`: the shared list filter, read with this list's own words (`gpu:N`, several words).
+    pub filter: ListFilter,
     /// The selected process, by PID so the selection survives re-sorting and new samples.
     pub selected_pid: Option<u32>,
 }
@@ -52,15 +53,14 @@ impl ProcessListState {
         Self {
             sort,
             descending,
-            filter: String::new(),
-            editing_filter: false,
+            filter: ListFilter::default(),
             selected_pid: None,
         }
     }
 
     /// The processes as listed: filtered, then sorted.
     pub fn visible<'a>(&self, all: impl Iterator<Item = &'a GpuProcess>) -> Vec<&'a GpuProcess> {
-        let needle = self.filter.to_lowercase();
+        let needle = self.filter.needle();
         let mut list: Vec<&GpuProcess> = all.filter(|p| matches_filter(p, &needle)).collect();
         list.sort_by(|a, b| {
             let ord = match self.sort {

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::filter::ListFilter;
 use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
 use crate::gpu::{GpuSample, GpuStatic};
@@ -67,6 +68,11 @@ pub struct RunsView {
     positions: HashMap<String, usize>,
     /// How many of `runs` are running (the list's title), kept as rows change.
     running: usize,
+    /// What `/` typed; the runs it keeps are `shown`.
+    pub filter: ListFilter,
+    /// The runs the filter keeps, as indices into `runs` in order, kept as the list and the
+    /// filter change (not made again on every frame).
+    shown: Vec<usize>,
 }
 
 impl RunsView {
@@ -87,6 +93,23 @@ impl RunsView {
         self.running = (self.runs.iter())
             .filter(|r| r.state == RunState::Running)
             .count();
+        self.refilter();
+    }
+
+    /// The runs the filter keeps, as indices into `runs`.
+    pub fn shown(&self) -> &[usize] {
+        &self.shown
+    }
+
+    /// The filter or the runs changed: which runs it keeps.
+    pub fn refilter(&mut self) {
+        self.shown = self.filter.keep(&self.runs, run_text);
+    }
+
+    /// The selected run's place among the shown rows.
+    pub fn selected_shown(&self) -> Option<usize> {
+        let row = self.selected_row()?;
+        self.shown.binary_search(&row).ok()
     }
 
     pub fn selected_run(&self) -> Option<&RunRow> {
@@ -117,9 +140,10 @@ impl RunsView {
                     }
                     self.select_when_listed = Some(id);
                 }
-                let kept = self.selected_row().is_some();
+                let kept = self.selected_shown().is_some();
                 if !kept {
-                    self.selected = self.runs.first().map(|r| r.id.clone());
+                    let first = self.shown().first().copied();
+                    self.selected = first.map(|i| self.runs[i].id.clone());
                 }
                 !kept && self.selected.is_some()
             }
@@ -130,9 +154,13 @@ impl RunsView {
                     };
                     let was_running = self.runs[i].state == RunState::Running;
                     let is_running = row.state == RunState::Running;
-                    self.running =
-                        self.running + usize::from(is_running) - usize::from(was_running);
+                    self.running = (self.running + usize::from(is_running))
+                        .saturating_sub(usize::from(was_running));
                     self.runs[i] = row;
+                }
+                if !self.filter.is_empty() {
+                    // A row's state is part of what the filter reads.
+                    self.refilter();
                 }
                 self.warnings = warnings;
                 false
@@ -225,6 +253,21 @@ impl RunsView {
         let rows: Vec<MetricsRow> = self.after_end.iter().cloned().collect();
         self.held = memory_held_after_end(&rows, &gpus);
     }
+}
+
+/// A run's text as its row shows it (the whole id rather than the short one), for the filter.
+pub fn run_text(r: &RunRow) -> String {
+    let gpus: Vec<String> = r.gpus.iter().map(u32::to_string).collect();
+    format!(
+        "{} {} {} {} {} {} {}",
+        r.id,
+        r.state,
+        gpus.join(","),
+        r.launcher.as_str(),
+        r.exit_code.map(|c| c.to_string()).unwrap_or_default(),
+        r.image.as_deref().unwrap_or(""),
+        r.command
+    )
 }
 
 #[cfg(test)]

@@ -46,15 +46,31 @@ impl AppState {
         ]
     }
 
+    /// After the filter changed: the first shown run when it hid the selected one (none when
+    /// it hides them all), and the commands to follow the new selection.
+    pub(super) fn keep_run_selection(&mut self) -> Vec<Command> {
+        self.runs.refilter();
+        if self.runs.selected_shown().is_some() {
+            return Vec::new();
+        }
+        let first = self.runs.shown().first().copied();
+        let id = first.map(|i| self.runs.runs[i].id.clone());
+        if id == self.runs.selected {
+            return Vec::new();
+        }
+        self.runs.select(id);
+        self.follow_selected()
+    }
+
     pub(super) fn update_runs(&mut self, action: Action) -> Vec<Command> {
         if self.runs.log_open {
             return self.update_run_logs(action);
         }
-        let len = self.runs.runs.len();
-        let current = self.runs.selected_row().unwrap_or(0);
-        if let Some(row) = moved(current, &action, len, self.page_size) {
-            let id = self.runs.runs.get(row).map(|r| r.id.clone());
-            if id == self.runs.selected {
+        let shown = self.runs.shown();
+        let current = self.runs.selected_shown().unwrap_or(0);
+        if let Some(row) = moved(current, &action, shown.len(), self.page_size) {
+            let id = (shown.get(row)).map(|&i| self.runs.runs[i].id.clone());
+            if id.is_none() || id == self.runs.selected {
                 return Vec::new();
             }
             self.runs.select(id);

@@ -6,6 +6,7 @@ use super::action::{Action, Command, Tab};
 use super::compat::CompatView;
 use super::docker::DockerView;
 use super::doctor::DoctorView;
+use super::filter::ListFilter;
 use super::processes::{ProcessListState, TermSent};
 use super::pulls::PullPicker;
 use super::runs::RunsView;
@@ -264,6 +265,11 @@ impl AppState {
                 | Action::ShowMessages
                 | Action::CycleTheme
         );
+        if !global {
+            if let Some(commands) = self.update_list_filter(&action) {
+                return commands;
+            }
+        }
         let in_docker = matches!(self.tab, Tab::Containers | Tab::Images);
         if in_docker && !global {
             return self.update_docker(action);
@@ -296,20 +302,17 @@ impl AppState {
             Action::CycleGraph => self.graph = next_graph(self.graph),
             Action::TogglePower => self.show_power = !self.show_power,
             Action::ShowGpuProcesses => {
-                self.processes.filter = format!("gpu:{}", self.selected_gpu);
+                self.processes.filter = ListFilter::with_text(format!("gpu:{}", self.selected_gpu));
                 self.tab = Tab::Processes;
             }
             Action::CycleSort => self.processes.next_sort(),
             Action::ReverseSort => self.processes.descending = !self.processes.descending,
-            Action::StartFilter => self.processes.editing_filter = true,
-            Action::FilterInput(c) => self.processes.filter.push(c),
-            Action::FilterBackspace => {
-                self.processes.filter.pop();
-            }
-            Action::FilterDone => self.processes.editing_filter = false,
-            Action::FilterClear => {
-                self.processes.filter.clear();
-                self.processes.editing_filter = false;
+            Action::StartFilter
+            | Action::FilterInput(_)
+            | Action::FilterBackspace
+            | Action::FilterDone
+            | Action::FilterClear => {
+                self.processes.filter.apply(&action);
             }
             Action::KillSelected => self.ask_to_kill(),
             Action::Up => self.move_selection(-1),

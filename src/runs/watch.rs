@@ -41,6 +41,8 @@ pub struct RunRow {
     pub image: Option<String>,
     pub gpus: Vec<u32>,
     pub ranks: usize,
+    /// Rank 0's command line, as the Runs tab lists it.
+    pub command: String,
     pub created_ms: u64,
     pub started_ms: Option<u64>,
     pub ended_ms: Option<u64>,
@@ -538,6 +540,14 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
         image: r.image.clone(),
         gpus: r.gpus.iter().map(|g| g.index).collect(),
         ranks: r.ranks.len(),
+        command: r
+            .ranks
+            .first()
+            .map(|rank| {
+                shlex::try_join(rank.argv.iter().map(String::as_str))
+                    .unwrap_or_else(|_| rank.argv.join(" "))
+            })
+            .unwrap_or_default(),
         created_ms: r.created_ms,
         started_ms: r.started_ms,
         ended_ms: r.ended_ms.or_else(lost_end),

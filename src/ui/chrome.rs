@@ -91,12 +91,9 @@ pub fn tab_at(area: Rect, column: u16) -> Option<Tab> {
 pub fn footer(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding], s: &Styles) {
     // The latest message has a line of its own (`messages::line`): the hints always show.
     let mut spans = Vec::new();
-    if state.processes.editing_filter && state.tab == Tab::Processes {
+    if let Some(filter) = state.list_filter().filter(|f| f.editing) {
         spans.push(Span::styled(" filter: ", s.accent()));
-        spans.push(Span::styled(
-            format!("{}▏", state.processes.filter),
-            s.text(),
-        ));
+        spans.push(Span::styled(format!("{}▏", filter.text), s.text()));
         spans.push(Span::styled("  Enter done  Esc clear", s.muted()));
     } else {
         for (label, desc) in footer_hints(state, keymap) {

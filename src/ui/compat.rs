@@ -1,12 +1,13 @@
 //! The Compat tab: this host's driver, CUDA and container runtime, the best image per framework, and every image's verdict with its reasons.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 use super::style::Styles;
+use super::table::{self, Column, TableRow};
 use super::table_offset;
 use crate::app::state::AppState;
 use crate::compat::report::runtime_words;
@@ -61,7 +62,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     };
     let (summary, table, detail) = layout(area);
     render_summary(summary, buf, board, s);
-    render_table(table, buf, board, state.compat.selected, s);
+    render_table(table, buf, state, board, s);
     if let Some(detail) = detail {
         render_detail(
             detail,
@@ -139,67 +140,70 @@ fn gpu_summary(board: &Board) -> String {
     }
 }
 
-fn render_table(area: Rect, buf: &mut Buffer, board: &Board, selected: usize, s: &Styles) {
+fn render_table(area: Rect, buf: &mut Buffer, state: &AppState, board: &Board, s: &Styles) {
+    let view = &state.compat;
     let counts: Vec<String> = board
         .counts()
         .iter()
         .filter(|(_, n)| *n > 0)
         .map(|(l, n)| format!("{n} {}", l.word()))
         .collect();
+    let shown = view.shown();
+    // The filter before the counts: at 80 columns it is what the border must not cut.
+    let title = match view.filter.title(shown.len(), board.images.len()) {
+        Some(filter) => format!(" Will it run here? · {filter} · {} ", counts.join(" · ")),
+        None => format!(" Will it run here? · {} ", counts.join(" · ")),
+    };
     let block = Block::bordered()
-        .title(Span::styled(
-            format!(" Will it run here? · {} ", counts.join(" · ")),
-            s.title(),
-        ))
+        .title(Span::styled(title, s.title()))
         .border_style(s.border());
     let narrow = area.width < 100;
+    let selected = view.selected_shown();
     let visible = area.height.saturating_sub(3) as usize;
-    let first = table_offset(Some(selected), visible);
-    let rows = board
-        .images
+    let first = table_offset(selected, visible);
+    let rows = shown
         .iter()
-        .enumerate()
         .skip(first)
         .take(visible)
-        .map(|(i, a)| {
+        .map(|&i| {
+            let a = &board.images[i];
             let (mark, style) = level_mark(a.verdict.level, s);
             let verdict = if narrow {
                 mark.to_string()
             } else {
                 format!("{mark} {}", a.verdict.level.word())
             };
-            let row = Row::new(vec![
-                Cell::from(Span::styled(verdict, style)),
-                Cell::from(a.image.reference.clone()),
-                Cell::from(a.image.source.label()),
-                Cell::from(a.image.framework_label().unwrap_or_default()),
-                Cell::from(
-                    a.image
-                        .cuda
-                        .map(|c| c.to_string())
-                        .unwrap_or_else(|| "–".into()),
-                ),
-            ]);
-            if i == selected {
-                row.style(s.selected())
-            } else {
-                row.style(s.text())
-            }
-        });
-    let header = Row::new(["VERDICT", "IMAGE", "FROM", "FRAMEWORK", "CUDA"]).style(s.header());
+            TableRow::new(
+                vec![
+                    Span::styled(verdict, style),
+                    Span::raw(a.image.reference.clone()),
+                    Span::raw(a.image.source.label()),
+                    Span::raw(a.image.framework_label().unwrap_or_default()),
+                    Span::raw(
+                        a.image
+                            .cuda
+                            .map(|c| c.to_string())
+                            .unwrap_or_else(|| "–".into()),
+                    ),
+                ],
+                s.text(),
+            )
+        })
+        .collect();
     // Below 100 columns the verdict is its mark and the framework column goes: the image
     // name is what must stay readable.
-    let widths = [
-        Constraint::Length(if narrow { 1 } else { 17 }),
-        Constraint::Min(24),
-        Constraint::Length(8),
-        Constraint::Length(if narrow { 0 } else { 18 }),
-        Constraint::Length(7),
+    let columns = [
+        Column::fixed("VERDICT", if narrow { 1 } else { 17 }),
+        Column::flex("IMAGE", 24),
+        Column::fixed("FROM", 8),
+        Column::fixed("FRAMEWORK", if narrow { 0 } else { 18 }),
+        Column::fixed("CUDA", 7),
     ];
-    Table::new(rows, widths)
-        .header(header)
-        .block(block)
-        .render(area, buf);
+    let selected = selected.and_then(|row| row.checked_sub(first));
+    table::render(area, buf, block, &columns, rows, selected, s);
+    if shown.is_empty() && !view.filter.is_empty() {
+        table::no_match(area, buf, &view.filter.text, s);
+    }
 }
 
 fn render_detail(
@@ -277,5 +281,6 @@ fn layout(area: Rect) -> (Rect, Rect, Option<Rect>) {
 /// The verdict row under a click, on the same layout `render` draws.
 pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
     let (_, table, _) = layout(area);
-    super::table_row_at(table, Some(state.compat.selected), state.compat.len(), row)
+    let view = &state.compat;
+    super::table_row_at(table, view.selected_shown(), view.shown().len(), row)
 }

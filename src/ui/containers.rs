@@ -1,12 +1,13 @@
 //! The Containers tab: every container with its state, GPUs, live CPU/memory and the GPU memory its processes hold.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 use super::style::Styles;
+use super::table::{self, Column, TableRow};
 use super::{docker_status, inspect, logs, table_offset};
 use crate::app::state::AppState;
 use crate::docker::{ContainerInfo, ContainerState, GpuGrant, GpuSelection};
@@ -25,11 +26,17 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         inspect::render(area, buf, d.details.as_ref(), s);
         return;
     }
+    let shown = d.shown_containers();
+    let title = match d.container_filter.title(shown.len(), d.containers.len()) {
+        Some(filter) => format!(
+            " Containers · {} · {filter} · {} ",
+            d.containers.len(),
+            d.host
+        ),
+        None => format!(" Containers · {} · {} ", d.containers.len(), d.host),
+    };
     let block = Block::bordered()
-        .title(Span::styled(
-            format!(" Containers · {} · {} ", d.containers.len(), d.host),
-            s.title(),
-        ))
+        .title(Span::styled(title, s.title()))
         .border_style(s.border());
     if d.containers.is_empty() {
         let text = if d.containers_listed {
@@ -42,46 +49,36 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             .render(area, buf);
         return;
     }
-    let selected = d.selected_container_row();
+    let selected = d.selected_container_shown();
     let visible = area.height.saturating_sub(3) as usize;
     let first = table_offset(selected, visible);
-    let rows = d
-        .containers
+    let rows = shown
         .iter()
-        .enumerate()
         .skip(first)
         .take(visible)
-        .map(|(i, c)| {
-            let row = container_row(c, state, s);
-            if Some(i) == selected {
-                row.style(s.selected())
-            } else {
-                row
-            }
-        });
-    let header = Row::new([
-        "NAME", "IMAGE", "STATE", "UP", "GPUS", "GPU MEM", "CPU", "MEM",
-    ])
-    .style(s.header());
-    let widths = [
-        Constraint::Min(12),
-        Constraint::Min(14),
-        Constraint::Length(10),
-        Constraint::Length(8),
-        Constraint::Length(9),
-        Constraint::Length(8),
-        Constraint::Length(5),
-        Constraint::Length(6),
-        Constraint::Length(7),
-    ];
-    Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .block(block)
-        .render(area, buf);
+        .map(|&i| container_row(&d.containers[i], state, s))
+        .collect();
+    let selected = selected.and_then(|row| row.checked_sub(first));
+    table::render(area, buf, block, &COLUMNS, rows, selected, s);
+    if shown.is_empty() && !d.container_filter.is_empty() {
+        table::no_match(area, buf, &d.container_filter.text, s);
+    }
 }
 
-fn container_row<'a>(c: &ContainerInfo, state: &AppState, s: &Styles) -> Row<'a> {
+/// The name as wide as the names shown, the image reference gets what is left.
+const COLUMNS: [Column; 9] = [
+    Column::fit("NAME", 4, 30),
+    Column::flex("IMAGE", 10),
+    Column::fixed("STATE", 10),
+    Column::fixed("UP", 8),
+    Column::fixed("GPUS", 9),
+    Column::fixed("GPU MEM", 8),
+    Column::fixed("GPU", 5),
+    Column::fixed("CPU", 6),
+    Column::fixed("MEM", 7),
+];
+
+fn container_row(c: &ContainerInfo, state: &AppState, s: &Styles) -> TableRow {
     let stats = state.docker.stats.get(&c.id);
     let up = match (c.state, c.started_at) {
         (ContainerState::Running, Some(t)) if state.now > 0 => units::age(state.now - t),
@@ -91,18 +88,22 @@ fn container_row<'a>(c: &ContainerInfo, state: &AppState, s: &Styles) -> Row<'a>
         _ => "-".into(),
     };
     let (gpu_mem, gpu_util, gpus_used) = gpu_use(c, state);
-    Row::new(vec![
-        Cell::from(c.name.clone()),
-        Cell::from(c.image.clone()),
-        Cell::from(Span::styled(c.state.to_string(), state_style(c.state, s))),
-        Cell::from(up),
-        Cell::from(grant_summary(&c.gpus, &gpus_used)),
-        Cell::from(gpu_mem),
-        Cell::from(gpu_util),
-        Cell::from(stats.map_or_else(|| "-".into(), |st| format!("{:.0}%", st.cpu_pct))),
-        Cell::from(stats.map_or_else(|| "-".into(), |st| units::human_bytes(st.memory_used_bytes))),
-    ])
-    .style(s.text())
+    TableRow::new(
+        vec![
+            Span::raw(c.name.clone()),
+            Span::raw(c.image.clone()),
+            Span::styled(c.state.to_string(), state_style(c.state, s)),
+            Span::raw(up),
+            Span::raw(grant_summary(&c.gpus, &gpus_used)),
+            Span::raw(gpu_mem),
+            Span::raw(gpu_util),
+            Span::raw(stats.map_or_else(|| "-".into(), |st| format!("{:.0}%", st.cpu_pct))),
+            Span::raw(
+                stats.map_or_else(|| "-".into(), |st| units::human_bytes(st.memory_used_bytes)),
+            ),
+        ],
+        s.text(),
+    )
 }
 
 fn state_style(state: ContainerState, s: &Styles) -> Style {

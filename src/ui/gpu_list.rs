@@ -74,9 +74,14 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
         return;
     }
     let name_w = name_width(inner.width);
+    let bar_w = bar_width(inner.width);
     let header = format!(
-        "  #  {:<name_w$} UTIL        MEMORY             TEMP   POWER     FLAGS",
-        "NAME"
+        "  #  {:<name_w$} {:<util_w$}{:<mem_w$}TEMP   POWER     FLAGS",
+        "NAME",
+        "UTIL",
+        "MEMORY",
+        util_w = bar_w + 6,
+        mem_w = bar_w + 13,
     );
     Line::styled(units::truncate(&header, inner.width as usize), s.header())
         .render(Rect { height: 1, ..inner }, buf);
@@ -149,7 +154,8 @@ fn gpu_line(
         return;
     }
     let util = sample.util_gpu_pct;
-    let (fill, rest) = bar(util.unwrap_or(0) as f64 / 100.0, 6);
+    let bar_w = bar_width(area.width);
+    let (fill, rest) = bar(util.unwrap_or(0) as f64 / 100.0, bar_w);
     spans.extend([
         Span::styled(fill, s.util()),
         Span::styled(rest, s.gauge_bg()),
@@ -159,7 +165,7 @@ fn gpu_line(
         (Some(u), Some(t)) if t > 0 => u as f64 / t as f64,
         _ => 0.0,
     };
-    let (fill, rest) = bar(mem_frac, 6);
+    let (fill, rest) = bar(mem_frac, bar_w);
     spans.extend([
         Span::styled(fill, s.memory()),
         Span::styled(rest, s.gauge_bg()),
@@ -220,6 +226,15 @@ fn name_width(width: u16) -> usize {
     } else {
         16
     }
+}
+
+/// The utilisation and memory bars: 6 cells at 80 columns, growing with the row (up to 40
+/// cells) while keeping room for every warning flag.
+fn bar_width(width: u16) -> usize {
+    const FLAGS: usize = 24;
+    let fixed = name_width(width) + 41;
+    let spare = usize::from(width).saturating_sub(fixed + FLAGS) / 2;
+    spare.clamp(6, 40)
 }
 
 /// "NVIDIA H100 80GB HBM3" -> "H100 80GB HBM3": the vendor is the same on every row.

@@ -1,12 +1,14 @@
 //! The Images tab: local images with size, age and the CUDA, cuDNN and framework versions they carry.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 use super::style::Styles;
+use super::table::{self, Column, TableRow};
 use super::{docker_status, pulls, table_offset};
+use crate::app::docker::{image_framework, short_image_id};
 use crate::app::state::AppState;
 use crate::docker::ImageInfo;
 use crate::units;
@@ -16,26 +18,23 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     if docker_status::render(area, buf, &d.host, &d.status, s) {
         return;
     }
-    let pulls_h = pulls::panel_height(&d.pulls).min(area.height / 2);
-    let (area, pulls_area) = (
-        Rect {
-            height: area.height - pulls_h,
-            ..area
-        },
-        Rect {
-            y: area.y + area.height - pulls_h,
-            height: pulls_h,
-            ..area
-        },
-    );
-    if pulls_h > 0 {
+    let table_area = table_area(area, state);
+    let pulls_area = Rect {
+        y: table_area.y + table_area.height,
+        height: area.height - table_area.height,
+        ..area
+    };
+    if pulls_area.height > 0 {
         pulls::panel(pulls_area, buf, &d.pulls, s);
     }
+    let area = table_area;
+    let shown = d.shown_images();
+    let mut title = format!(" Images · {} ", d.images.len());
+    if let Some(filter) = d.image_filter.title(shown.len(), d.images.len()) {
+        title.push_str(&format!("· {filter} "));
+    }
     let block = Block::bordered()
-        .title(Span::styled(
-            format!(" Images · {} ", d.images.len()),
-            s.title(),
-        ))
+        .title(Span::styled(title, s.title()))
         .border_style(s.border());
     if d.images.is_empty() {
         let text = if d.images_listed {
@@ -48,66 +47,59 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             .render(area, buf);
         return;
     }
-    let selected = d.selected_image_row();
+    let selected = d.selected_image_shown();
     let visible = area.height.saturating_sub(3) as usize;
     let first = table_offset(selected, visible);
-    let rows = d
-        .images
+    let rows = shown
         .iter()
-        .enumerate()
         .skip(first)
         .take(visible)
-        .map(|(i, img)| {
-            let row = image_row(img, state.now);
-            if Some(i) == selected {
-                row.style(s.selected())
-            } else {
-                row.style(s.text())
-            }
-        });
-    let header =
-        Row::new(["IMAGE", "ID", "SIZE", "AGE", "CUDA", "CUDNN", "FRAMEWORK"]).style(s.header());
-    let widths = [
-        Constraint::Min(20),
-        Constraint::Length(12),
-        Constraint::Length(8),
-        Constraint::Length(7),
-        Constraint::Length(7),
-        Constraint::Length(9),
-        Constraint::Length(18),
-    ];
-    Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .block(block)
-        .render(area, buf);
+        .map(|&i| image_row(&d.images[i], state.now, s))
+        .collect();
+    let selected = selected.and_then(|row| row.checked_sub(first));
+    table::render(area, buf, block, &COLUMNS, rows, selected, s);
+    if shown.is_empty() && !d.image_filter.is_empty() {
+        table::no_match(area, buf, &d.image_filter.text, s);
+    }
 }
 
-fn image_row<'a>(img: &ImageInfo, now: i64) -> Row<'a> {
+/// The images table's part of the tab: all of it but the pulls panel below.
+pub fn table_area(area: Rect, state: &AppState) -> Rect {
+    let pulls_h = pulls::panel_height(&state.docker.pulls).min(area.height / 2);
+    Rect {
+        height: area.height - pulls_h,
+        ..area
+    }
+}
+
+/// The image reference gets what the facts leave.
+const COLUMNS: [Column; 7] = [
+    Column::flex("IMAGE", 16),
+    Column::fixed("ID", 12),
+    Column::fixed("SIZE", 8),
+    Column::fixed("AGE", 7),
+    Column::fixed("CUDA", 7),
+    Column::fixed("CUDNN", 9),
+    Column::fit("FRAMEWORK", 9, 18),
+];
+
+fn image_row(img: &ImageInfo, now: i64, s: &Styles) -> TableRow {
     let name = img.tags.first().cloned().unwrap_or_else(|| "<none>".into());
-    let id = img
-        .id
-        .trim_start_matches("sha256:")
-        .chars()
-        .take(12)
-        .collect::<String>();
     let f = &img.facts;
-    let framework = match (&f.tensorflow, &f.pytorch) {
-        (Some(tf), _) => format!("TensorFlow {tf}"),
-        (None, Some(pt)) => format!("PyTorch {pt}"),
-        _ => "-".into(),
-    };
-    Row::new(vec![
-        Cell::from(name),
-        Cell::from(id),
-        Cell::from(units::human_bytes(img.size_bytes)),
-        Cell::from(if now > 0 {
-            units::age(now - img.created)
-        } else {
-            "-".into()
-        }),
-        Cell::from(f.cuda.clone().unwrap_or_else(|| "-".into())),
-        Cell::from(f.cudnn.clone().unwrap_or_else(|| "-".into())),
-        Cell::from(framework),
-    ])
+    TableRow::new(
+        vec![
+            Span::raw(name),
+            Span::raw(short_image_id(&img.id)),
+            Span::raw(units::human_bytes(img.size_bytes)),
+            Span::raw(if now > 0 {
+                units::age(now - img.created)
+            } else {
+                "-".into()
+            }),
+            Span::raw(f.cuda.clone().unwrap_or_else(|| "-".into())),
+            Span::raw(f.cudnn.clone().unwrap_or_else(|| "-".into())),
+            Span::raw(image_framework(img).unwrap_or_else(|| "-".into())),
+        ],
+        s.text(),
+    )
 }

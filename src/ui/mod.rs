@@ -20,6 +20,7 @@ mod run_form;
 mod runs;
 mod shell_dialog;
 pub mod style;
+pub mod table;
 mod topology;
 
 use ratatui::buffer::Buffer;
@@ -156,13 +157,19 @@ fn docker_click(body: Rect, state: &AppState, row: u16) -> Option<Action> {
     if state.docker.logs.is_some() || state.docker.inspecting.is_some() {
         return None;
     }
-    let selected = match state.tab {
-        Tab::Images => state.docker.selected_image_row(),
-        _ => state.docker.selected_container_row(),
+    let (selected, len) = match state.tab {
+        Tab::Images => (
+            state.docker.selected_image_shown(),
+            state.docker.shown_images().len(),
+        ),
+        _ => (
+            state.docker.selected_container_shown(),
+            state.docker.shown_containers().len(),
+        ),
     };
-    let len = match state.tab {
-        Tab::Images => state.docker.images.len(),
-        _ => state.docker.containers.len(),
+    let body = match state.tab {
+        Tab::Images => images::table_area(body, state),
+        _ => body,
     };
     table_row_at(body, selected, len, row).map(Action::SelectRow)
 }

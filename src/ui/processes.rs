@@ -105,7 +105,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         order
     );
     if !state.processes.filter.is_empty() {
-        title.push_str(&format!("· filter \"{}\" ", state.processes.filter));
+        title.push_str(&format!("· filter \"{}\" ", state.processes.filter.text));
     }
     process_table(area, buf, &procs, selected, &title, s);
 }

@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::compat::{host_problem, level_mark};
 use super::style::{bar, Styles};
+use super::table::{self, Column};
 use crate::app::compat::CompatView;
 use crate::app::pulls::{PullOutcome, PullPicker, PullView};
 use crate::pull::{CatalogEntry, LayerStatus, PullProgress};
@@ -27,11 +28,37 @@ fn newest_running(pulls: &[PullView]) -> Option<&PullView> {
     pulls.iter().rev().find(|p| p.running())
 }
 
+/// What a pull line's progress part takes besides its bar: " 1.2 GiB/4.5 GiB 12.3 MiB/s ETA 3m".
+const PROGRESS_TEXT: u16 = 36;
+/// The progress bar at 80 columns, and the most it grows to.
+const BAR_MIN: u16 = 12;
+const BAR_MAX: u16 = 40;
+
+/// Widths of a pull line's reference and progress bar on a panel `inner` columns wide: the
+/// reference as long as the longest one (cut with `…` when the panel is narrow), the bar
+/// growing into what is left.
+fn pull_widths(pulls: &[PullView], inner: u16) -> (u16, u16) {
+    let longest = pulls
+        .iter()
+        .map(|p| Span::raw(p.reference.as_str()).width() as u16)
+        .max()
+        .unwrap_or(0);
+    let columns = [
+        Column::flex("IMAGE", 16),
+        Column::fixed("PROGRESS", BAR_MIN + PROGRESS_TEXT),
+    ];
+    let room = table::widths(&columns, &[], inner)[0];
+    let name = longest.clamp(16, room.max(16));
+    let bar = (BAR_MIN + room.saturating_sub(name)).min(BAR_MAX);
+    (name, bar)
+}
+
 pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
     let mut lines = Vec::new();
     let detailed = newest_running(pulls).map(|p| p.id);
+    let widths = pull_widths(pulls, area.width.saturating_sub(2));
     for p in pulls.iter().rev() {
-        lines.push(pull_line(p, s));
+        lines.push(pull_line(p, widths, s));
         if Some(p.id) == detailed {
             if let Some(progress) = &p.progress {
                 lines.extend(progress.layers.iter().take(8).map(|l| layer_line(l, s)));
@@ -52,11 +79,9 @@ pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
         .render(area, buf);
 }
 
-fn pull_line<'a>(p: &PullView, s: &Styles) -> Line<'a> {
-    let name = Span::styled(
-        format!("{:<40} ", units::truncate(&p.reference, 40)),
-        s.text(),
-    );
+fn pull_line<'a>(p: &PullView, (name_w, bar_w): (u16, u16), s: &Styles) -> Line<'a> {
+    let cut = table::cut(&p.reference, name_w);
+    let name = Span::styled(format!("{cut:<w$} ", w = usize::from(name_w)), s.text());
     match (&p.outcome, &p.progress) {
         (Some(PullOutcome::Done { digest, secs }), _) => Line::from(vec![
             name,
@@ -73,18 +98,20 @@ fn pull_line<'a>(p: &PullView, s: &Styles) -> Line<'a> {
             Span::styled(format!("{title}: "), s.error()),
             Span::styled(fix.clone(), s.text()),
         ]),
-        (None, Some(progress)) => Line::from([vec![name], totals(progress, s)].concat()),
+        (None, Some(progress)) => {
+            Line::from([vec![name], totals(progress, usize::from(bar_w), s)].concat())
+        }
         (None, None) => Line::from(vec![name, Span::styled("starting…", s.muted())]),
     }
 }
 
-fn totals<'a>(p: &PullProgress, s: &Styles) -> Vec<Span<'a>> {
+fn totals<'a>(p: &PullProgress, bar_w: usize, s: &Styles) -> Vec<Span<'a>> {
     let frac = if p.bytes_total > 0 {
         p.bytes_done as f64 / p.bytes_total as f64
     } else {
         0.0
     };
-    let (fill, rest) = bar(frac, 12);
+    let (fill, rest) = bar(frac, bar_w);
     let eta = p.eta.map_or_else(
         || "".into(),
         |e| format!(" ETA {}", units::age(e.as_secs() as i64)),

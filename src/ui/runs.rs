@@ -2,12 +2,13 @@
 //! selected run in detail below it, or its logs filling the tab.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 use super::style::Styles;
+use super::table::{self, Column, TableRow};
 use super::{logs, run_detail, table_offset};
 use crate::app::state::AppState;
 use crate::runs::watch::RunRow;
@@ -126,16 +127,33 @@ pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
         return None;
     }
     let (list, _) = layout(area, view.runs.len());
-    super::table_row_at(list, view.selected_row(), view.runs.len(), row)
+    super::table_row_at(list, view.selected_shown(), view.shown().len(), row)
 }
+
+/// The columns: the short id as wide as the ids shown, the command gets what is left.
+const COLUMNS: [Column; 9] = [
+    Column::fit("RUN", 3, 28),
+    Column::fixed("STATE", 9),
+    Column::fixed("GPUS", 7),
+    Column::fixed("LAUNCHER", 8),
+    Column::fixed("STARTED", 8),
+    Column::fixed("TIME", 7),
+    Column::fixed("EXIT", 4),
+    Column::fixed("GPU UTIL", 8),
+    Column::flex("COMMAND", 8),
+];
 
 fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let view = &state.runs;
+    let shown = view.shown();
     let running = view.running();
     let mut title = vec![Span::styled(
         format!(" Runs · {} · {running} running ", view.runs.len()),
         s.title(),
     )];
+    if let Some(filter) = view.filter.title(shown.len(), view.runs.len()) {
+        title.push(Span::styled(format!("· {filter} "), s.accent()));
+    }
     if !view.warnings.is_empty() {
         title.push(Span::styled(
             format!(
@@ -149,46 +167,24 @@ fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let block = Block::bordered()
         .title(Line::from(title))
         .border_style(s.border());
-    let selected = view.selected_row();
+    let selected = view.selected_shown();
     let visible = area.height.saturating_sub(3) as usize;
     let first = table_offset(selected, visible);
     let now_ms = state.now.max(0) as u64 * 1000;
-    let rows = view
-        .runs
+    let rows = shown
         .iter()
-        .enumerate()
         .skip(first)
         .take(visible)
-        .map(|(i, r)| {
-            let row = run_row(r, now_ms, s);
-            if Some(i) == selected {
-                row.style(s.selected())
-            } else {
-                row
-            }
-        });
-    let header = Row::new([
-        "RUN", "STATE", "GPUS", "LAUNCHER", "STARTED", "TIME", "EXIT", "GPU UTIL",
-    ])
-    .style(s.header());
-    let widths = [
-        Constraint::Min(16),
-        Constraint::Length(9),
-        Constraint::Length(7),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(7),
-        Constraint::Length(4),
-        Constraint::Length(8),
-    ];
-    Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .block(block)
-        .render(area, buf);
+        .map(|&i| run_row(&view.runs[i], now_ms, s))
+        .collect();
+    let selected = selected.and_then(|row| row.checked_sub(first));
+    table::render(area, buf, block, &COLUMNS, rows, selected, s);
+    if shown.is_empty() && !view.filter.is_empty() {
+        table::no_match(area, buf, &view.filter.text, s);
+    }
 }
 
-fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
+fn run_row(r: &RunRow, now_ms: u64, s: &Styles) -> TableRow {
     let started = r.started_ms.unwrap_or(r.created_ms);
     let ago = if now_ms > 0 {
         format!(
@@ -210,20 +206,24 @@ fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
         .as_ref()
         .and_then(|s| s.mean_util_pct())
         .map_or_else(|| "-".into(), |u| format!("{u:.0}%"));
-    Row::new(vec![
-        Cell::from(short_id(&r.id).to_string()),
-        Cell::from(Span::styled(r.state.to_string(), state_style(r.state, s))),
-        Cell::from(match &r.slurm {
-            Some(job) => slurm_gpus(job),
-            None => gpus(&r.gpus),
-        }),
-        Cell::from(launcher(r)),
-        Cell::from(ago),
-        Cell::from(duration),
-        Cell::from(r.exit_code.map_or_else(|| "-".into(), |c| c.to_string())),
-        Cell::from(util),
-    ])
-    .style(s.text())
+    let text = Span::raw;
+    TableRow::new(
+        vec![
+            text(short_id(&r.id).to_string()),
+            Span::styled(r.state.to_string(), state_style(r.state, s)),
+            text(match &r.slurm {
+                Some(job) => slurm_gpus(job),
+                None => gpus(&r.gpus),
+            }),
+            text(launcher(r)),
+            text(ago),
+            text(duration),
+            text(r.exit_code.map_or_else(|| "-".into(), |c| c.to_string())),
+            text(util),
+            text(r.command.clone()),
+        ],
+        s.text(),
+    )
 }
 
 /// The id without its date and time (the STARTED column has them; the detail the whole id):
