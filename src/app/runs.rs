@@ -295,6 +295,7 @@ mod tests {
             slurm: None,
             engine_away: None,
             owner: RunOwner::default(),
+            command: "python train.py".into(),
         }
     }
 
@@ -344,5 +345,27 @@ mod tests {
 
         view.apply(RunsUpdate::StoreUnreadable("gone".into()));
         assert_eq!((view.running(), view.selected_row()), (0, None));
+    }
+
+    #[test]
+    fn the_rows_a_filter_keeps_follow_changed_rows() {
+        let mut view = RunsView::default();
+        view.apply(RunsUpdate::Listed {
+            runs: (0..10).map(|n| row(n, RunState::Succeeded)).collect(),
+            warnings: Vec::new(),
+        });
+        assert_eq!(view.shown().len(), 10);
+        view.filter = ListFilter::with_text("RUNNING");
+        view.refilter();
+        assert!(view.shown().is_empty());
+        assert_eq!(view.selected_shown(), None);
+        view.apply(RunsUpdate::Changed {
+            rows: vec![row(3, RunState::Running)],
+            warnings: Vec::new(),
+        });
+        // Newest first: run 3 is the seventh row.
+        assert_eq!(view.shown(), [6]);
+        view.select(Some(row(3, RunState::Running).id));
+        assert_eq!(view.selected_shown(), Some(0));
     }
 }
