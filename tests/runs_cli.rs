@@ -516,6 +516,26 @@ fn finished_run(dirs: &Dirs) -> String {
     id
 }
 
+/// A run stopped once its `metrics.csv` holds `rows` rows of samples: the sampler's pace
+/// depends on the machine's load, so the rows are waited for rather than a fixed time.
+fn run_with_metrics_rows(dirs: &Dirs, rows: usize) -> String {
+    let (id, _guard) = start(dirs, &["--gpus", "1", "--", "sh", "-c", "echo hi; sleep 120"]);
+    let path = run_dir(dirs, &id).join("metrics.csv");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while std::fs::read_to_string(&path).map_or(0, |t| t.lines().count()) <= rows {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} has not {rows} rows after 90 s",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let stopped = output(dirs, &["stop", &id]);
+    assert!(stopped.status.success(), "{}", one_line(&stopped));
+    wait_state(dirs, &id, "stopped");
+    id
+}
+
 #[test]
 fn a_damaged_run_record_is_named_by_logs_export_and_runs() {
     let dirs = Dirs::new();
@@ -610,7 +630,7 @@ fn a_deleted_rank_log_is_named_and_following_it_ends() {
 #[test]
 fn a_bad_metrics_line_is_skipped_and_counted() {
     let dirs = Dirs::new();
-    let id = finished_run(&dirs);
+    let id = run_with_metrics_rows(&dirs, 2);
     let path = run_dir(&dirs, &id).join("metrics.csv");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();

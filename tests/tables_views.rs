@@ -337,6 +337,7 @@ fn docker_state() -> AppState {
             default_runtime: "runc".into(),
             cdi_spec_dirs: vec![],
             nvidia_cdi: false,
+            nvidia_hook: false,
             cgroup_version: "1".into(),
         }),
     });
