@@ -11,8 +11,9 @@ use super::pulls::PullPicker;
 use super::runs::RunsView;
 use super::shell_dialog::{ShellDialog, ShellLaunch};
 use crate::config::{Config, GraphMetric};
-use crate::gpu::collector::GpuUpdate;
+use crate::gpu::collector::{CollectorCommand, GpuUpdate};
 use crate::gpu::history::{capacity_for, GpuHistory};
+use crate::gpu::process_watch::PROCESS_UTIL_EVERY;
 use crate::gpu::{GpuError, GpuProcess, GpuSample, Inventory, SourceKind};
 use crate::host::{KillSignal, ProcessTarget};
 use crate::runs::slurm::SlurmDefaults;
@@ -282,8 +283,13 @@ impl AppState {
             Action::TogglePower => self.show_power = !self.show_power,
             Action::ShowGpuProcesses => {
                 self.processes.filter = format!("gpu:{}", self.selected_gpu);
-                self.tab = Tab::Processes;
+                self.keep_process_selection();
+                return self.show_tab(Tab::Processes);
             }
+            Action::OpenProcess if self.tab == Tab::Processes => {
+                self.processes.view_pid = self.processes.selected_pid;
+            }
+            Action::CloseView if self.tab == Tab::Processes => self.processes.view_pid = None,
             Action::CycleSort => self.processes.next_sort(),
             Action::ReverseSort => self.processes.descending = !self.processes.descending,
             Action::StartFilter => self.processes.editing_filter = true,
@@ -316,13 +322,27 @@ impl AppState {
     fn show_tab(&mut self, tab: Tab) -> Vec<Command> {
         let left_runs = self.tab == Tab::Runs && tab != Tab::Runs;
         let entered_runs = self.tab != Tab::Runs && tab == Tab::Runs;
+        let watch = self.watch_processes(tab);
         self.tab = tab;
-        match tab {
+        let mut commands: Vec<Command> = watch.into_iter().collect();
+        commands.extend(match tab {
             Tab::Doctor => self.doctor_on_show(),
             Tab::Runs if entered_runs => self.runs_on_show(),
             _ if left_runs => self.runs_on_hide(),
             _ => Vec::new(),
-        }
+        });
+        commands
+    }
+
+    /// Per-process GPU shares cost milliseconds per GPU: the collector reads them only while
+    /// the Processes tab is on screen.
+    fn watch_processes(&self, next: Tab) -> Option<Command> {
+        let every = match (self.tab == Tab::Processes, next == Tab::Processes) {
+            (false, true) => Some(PROCESS_UTIL_EVERY),
+            (true, false) => None,
+            _ => return None,
+        };
+        Some(Command::Gpu(CollectorCommand::WatchProcesses(every)))
     }
 
     fn update_overlay(&mut self, action: Action) -> Vec<Command> {

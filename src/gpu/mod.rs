@@ -4,6 +4,7 @@ pub mod choice;
 pub mod collector;
 pub mod history;
 pub mod nvml;
+pub mod process_watch;
 pub mod report;
 
 pub mod sim;

@@ -13,8 +13,8 @@ use nvml_wrapper::{Device, Nvml};
 use super::source::{GpuError, GpuSource};
 use super::types::{
     throttle_reason_names, CudaVersion, GpuLink, GpuProcess, GpuSample, GpuStatic, Inventory,
-    MetricError, ProcessKind, RemappedRows, RetiredPages, SourceKind, SystemInfo, TopoPath,
-    Topology,
+    MetricError, ProcessGpuUtil, ProcessKind, ProcessUtilSample, RemappedRows, RetiredPages,
+    SourceKind, SystemInfo, TopoPath, Topology,
 };
 
 /// NVML's most NVLink links per GPU across generations (NVML_NVLINK_MAX_LINKS).
@@ -189,6 +189,37 @@ impl GpuSource for NvmlSource {
     fn process_name(&mut self, pid: u32) -> Option<String> {
         self.nvml.sys_process_name(pid, 256).ok()
     }
+
+    fn process_utilization(
+        &mut self,
+        gpu: &GpuStatic,
+        since_us: u64,
+    ) -> Option<Vec<ProcessUtilSample>> {
+        let dev = self.device(gpu.index).ok()?;
+        match dev.process_utilization_stats(since_us) {
+            Ok(samples) => Some(
+                samples
+                    .into_iter()
+                    .map(|s| ProcessUtilSample {
+                        pid: s.pid,
+                        timestamp_us: s.timestamp,
+                        util: ProcessGpuUtil {
+                            sm_pct: s.sm_util,
+                            mem_pct: s.mem_util,
+                            enc_pct: s.enc_util,
+                            dec_pct: s.dec_util,
+                        },
+                    })
+                    .collect(),
+            ),
+            // The driver keeps no sample newer than `since_us`: nothing ran since.
+            Err(NvmlError::NotFound) => Some(Vec::new()),
+            Err(e) => {
+                tracing::debug!(index = gpu.index, error = %e, "no per-process utilisation");
+                None
+            }
+        }
+    }
 }
 
 /// Collects one metric, keeping "not supported" silent and any other failure visible.
@@ -359,6 +390,9 @@ fn processes(
             command: None,
             container: None,
             identity: None,
+            gpu_util: None,
+            cpu_pct: None,
+            host_memory_bytes: None,
         });
     }
     out

@@ -12,6 +12,7 @@ mod images;
 mod inspect;
 mod logs;
 mod overlays;
+mod process_view;
 mod processes;
 mod pulls;
 mod run_detail;
