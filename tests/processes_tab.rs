@@ -303,6 +303,18 @@ fn killing_a_demo_process_frees_its_gpu() {
         screen.contains(&format!("Process {} has exited", victim.pid)),
         "{screen}"
     );
+    assert!(s.update(Action::Down).is_empty());
+    assert!(s.update(Action::KillSelected).is_empty());
+    assert_eq!(
+        s.overlay,
+        Overlay::None,
+        "no other process is offered in its place"
+    );
+    let status = s.status.clone().expect("a status line");
+    assert!(
+        status.is_error && status.text.contains("has exited"),
+        "{status:?}"
+    );
     assert_eq!(
         demo.table
             .signal_exact(target, KillSignal::Kill)

@@ -289,6 +289,11 @@ impl AppState {
             Action::OpenProcess if self.tab == Tab::Processes => {
                 self.processes.view_pid = self.processes.selected_pid;
             }
+            // The view stays on its process: moving would select another behind it.
+            Action::Up | Action::Down | Action::PageUp | Action::PageDown | Action::Top
+                if self.processes.view_pid.is_some() && self.tab == Tab::Processes => {}
+            Action::Bottom | Action::SelectRow(_)
+                if self.processes.view_pid.is_some() && self.tab == Tab::Processes => {}
             Action::CloseView if self.tab == Tab::Processes => self.processes.view_pid = None,
             Action::CycleSort => self.processes.next_sort(),
             Action::ReverseSort => self.processes.descending = !self.processes.descending,
@@ -372,6 +377,18 @@ impl AppState {
         if self.read_only {
             self.set_status("read-only mode: killing processes is disabled", true);
             return;
+        }
+        if let Some(pid) = self
+            .processes
+            .view_pid
+            .filter(|_| self.tab == Tab::Processes)
+        {
+            // The view's process, never whichever row the list selected after it exited.
+            if !self.visible_processes().iter().any(|p| p.pid == pid) {
+                let why = format!("process {pid} has exited; nothing to kill (Esc: the list)");
+                self.set_status(why, true);
+                return;
+            }
         }
         let target = match self.tab {
             Tab::Processes => self
