@@ -367,3 +367,26 @@ fn a_real_process_on_a_demo_gpu_is_signalled_through_the_host() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGTERM));
 }
+
+#[test]
+fn a_long_command_line_wraps_under_its_label_in_the_process_view() {
+    let (_demo, mut s) = WatchedDemo::start(SPEC);
+    let vllm = s
+        .visible_processes()
+        .into_iter()
+        .find(|p| p.container.is_some())
+        .expect("the vLLM server")
+        .pid;
+    select(&mut s, vllm);
+    s.update(Action::OpenProcess);
+    let buf = render(&s, 60, 24);
+    let (x, _) = find(&buf, "python3 -m vllm");
+    let (wx, wy) = find(&buf, "--gpu-memory-utilization");
+    assert_eq!(
+        wx,
+        x,
+        "continued under the value, not under the label:\n{}",
+        text(&buf)
+    );
+    assert!(row(&buf, wy)[..].chars().skip(1).take(10).all(|c| c == ' '));
+}

@@ -33,18 +33,19 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, pid: u32, s: &Styl
     let block = Block::bordered()
         .title(Span::styled(title, s.title()))
         .border_style(s.border());
-    let mut lines = vec![
-        field(
-            "Command",
-            first.command.clone().unwrap_or_else(|| NA.into()),
-            s.text(),
-            s,
-        ),
+    let command = first.command.as_deref().unwrap_or(NA);
+    let width = usize::from(area.width.saturating_sub(2)).saturating_sub(LABEL_WIDTH);
+    let mut lines: Vec<Line<'static>> = wrap(command, width)
+        .into_iter()
+        .enumerate()
+        .map(|(i, part)| field(if i == 0 { "Command" } else { "" }, part, s.text(), s))
+        .collect();
+    lines.extend([
         field("Started", started(first, state.now), s.text(), s),
         field("CPU", cpu(first), s.text(), s),
         field("Memory", host_memory(first), s.text(), s),
         field("Container", container(first), s.text(), s),
-    ];
+    ]);
     for p in &entries {
         lines.push(field(
             &format!("GPU {}", p.gpu_index),
@@ -82,6 +83,37 @@ fn gone(area: Rect, buf: &mut Buffer, pid: u32, s: &Styles) {
     .wrap(Wrap { trim: false })
     .block(block)
     .render(area, buf);
+}
+
+/// `text` in lines of at most `width` characters, broken between words where it can be.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let Some(line) = lines.last_mut() else {
+                break;
+            };
+            let used = line.chars().count();
+            let gap = usize::from(used > 0);
+            if used + gap + word.len() <= width {
+                if gap == 1 {
+                    line.push(' ');
+                }
+                line.extend(word.iter());
+                break;
+            }
+            if used == 0 {
+                // A word longer than a line: cut it.
+                let rest = word.split_off(width);
+                line.extend(word.iter());
+                word = rest;
+            }
+            lines.push(String::new());
+        }
+    }
+    lines
 }
 
 fn field(label: &str, value: String, style: Style, s: &Styles) -> Line<'static> {
@@ -143,4 +175,22 @@ fn gpu_use(p: &GpuProcess) -> String {
         None => "utilisation not reported yet".to_string(),
     };
     format!("{memory} ({kind}) · {share}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wraps_between_words_and_cuts_a_word_longer_than_a_line() {
+        assert_eq!(
+            wrap("python train.py --epochs 90", 16),
+            ["python train.py", "--epochs 90"]
+        );
+        assert_eq!(
+            wrap("run /a/very/long/path/to/a/file.json now", 10),
+            ["run", "/a/very/lo", "ng/path/to", "/a/file.js", "on now"]
+        );
+        assert_eq!(wrap("", 10), [""]);
+    }
 }
