@@ -91,10 +91,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = vec![String::new()];
     for word in text.split_whitespace() {
         let mut word: Vec<char> = word.chars().collect();
-        loop {
-            let Some(line) = lines.last_mut() else {
-                break;
-            };
+        while let Some(line) = lines.last_mut() {
             let used = line.chars().count();
             let gap = usize::from(used > 0);
             if used + gap + word.len() <= width {
