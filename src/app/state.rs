@@ -290,9 +290,13 @@ impl AppState {
                 self.processes.view_pid = self.processes.selected_pid;
             }
             // The view stays on its process: moving would select another behind it.
-            Action::Up | Action::Down | Action::PageUp | Action::PageDown | Action::Top
-                if self.processes.view_pid.is_some() && self.tab == Tab::Processes => {}
-            Action::Bottom | Action::SelectRow(_)
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::SelectRow(_)
                 if self.processes.view_pid.is_some() && self.tab == Tab::Processes => {}
             Action::CloseView if self.tab == Tab::Processes => self.processes.view_pid = None,
             Action::CycleSort => self.processes.next_sort(),
