@@ -16,8 +16,8 @@ pub trait GpuSource: Send {
     fn process_name(&mut self, pid: u32) -> Option<String>;
     /// The per-process utilisation samples of one GPU newer than `since_us` (NVML's
     /// microsecond timestamps; 0 for all it keeps). An empty list: no process ran anything
-    /// since then. `None`: the GPU cannot tell. It costs about 2 ms per GPU on real hardware
-    /// (README: NVML cost), so the collector asks only while the processes are on screen.
+    /// since then. `None`: the GPU cannot tell. It costs about 2 ms of CPU per GPU on real
+    /// hardware, so the collector asks only while the processes are on screen.
     fn process_utilization(
         &mut self,
         _gpu: &GpuStatic,

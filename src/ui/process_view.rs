@@ -169,7 +169,7 @@ fn gpu_use(p: &GpuProcess) -> String {
             "SM {}% · memory {}% · encoder {}% · decoder {}%",
             u.sm_pct, u.mem_pct, u.enc_pct, u.dec_pct
         ),
-        None => "utilisation not reported yet".to_string(),
+        None => "utilisation not reported (yet: it is read every few seconds)".to_string(),
     };
     format!("{memory} ({kind}) · {share}")
 }
