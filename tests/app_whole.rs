@@ -8,6 +8,8 @@ use crossterm::event::{
 use gpudeck::app::action::{Command, Tab};
 use gpudeck::app::App;
 use gpudeck::config::{Config, Theme};
+use gpudeck::gpu::collector::CollectorCommand;
+use gpudeck::gpu::process_watch::PROCESS_UTIL_EVERY;
 use gpudeck::host::KillSignal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
@@ -58,11 +60,17 @@ fn keys_drive_the_app_from_gpus_to_a_kill_command() {
         assert!(redraw && commands.is_empty());
     }
     assert_eq!(app.state.selected_gpu, 2);
-    let (_, none) = app.handle_event(
+    let (_, watch) = app.handle_event(
         &Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
         AREA,
     );
-    assert!(none.is_empty());
+    assert_eq!(
+        watch,
+        [Command::Gpu(CollectorCommand::WatchProcesses(Some(
+            PROCESS_UTIL_EVERY
+        )))],
+        "the processes on screen are watched"
+    );
     assert_eq!(app.state.tab, Tab::Processes);
     app.draw(&mut term).expect("draw");
     assert!(

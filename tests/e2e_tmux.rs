@@ -32,7 +32,13 @@ fn a_user_browses_the_tabs_and_quits() {
     s.keys(&["2"]);
     s.wait_for("the processes tab", |t| t.contains("sorted by GPU MEM"));
     s.keys(&["s"]);
-    s.wait_for("sorted by PID", |t| t.contains("sorted by PID"));
+    s.wait_for("sorted by GPU%, largest first", |t| {
+        t.contains("sorted by GPU% ↓")
+    });
+    s.keys(&["s", "s"]);
+    s.wait_for("sorted by PID, smallest first", |t| {
+        t.contains("sorted by PID ↑")
+    });
     s.keys(&["3"]);
     s.wait_for("the topology matrix", |t| {
         t.contains("GPU topology") && t.contains("NV")

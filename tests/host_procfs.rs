@@ -383,3 +383,34 @@ fn fake_table_records_signals_and_refusals() {
     ));
     assert_eq!(table.signals(), [(1, KillSignal::Term)]);
 }
+
+#[test]
+fn usage_reads_cpu_time_and_resident_memory_from_stat_and_statm() {
+    let root = tempfile::tempdir().unwrap();
+    write_process(root.path(), 77, 0, b"python3\0train.py\0", "0::/\n");
+    let dir = root.path().join("77");
+    // utime 250 and stime 50 ticks; 1000 resident pages.
+    let stat = "77 (python3) S 1 77 77 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 987654 1000 100";
+    fs::write(dir.join("stat"), stat).unwrap();
+    fs::write(dir.join("statm"), "5000 1000 300 1 0 800 0\n").unwrap();
+    let usage = ProcFs::with_root(root.path()).usage(77).expect("usage");
+    // SAFETY: sysconf has no preconditions.
+    let (hz, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_CLK_TCK) as f64,
+            libc::sysconf(libc::_SC_PAGESIZE) as u64,
+        )
+    };
+    assert_eq!(usage.cpu_seconds, 300.0 / hz);
+    assert_eq!(usage.rss_bytes, Some(1000 * page));
+    assert_eq!(
+        ProcFs::with_root(root.path()).usage(78),
+        None,
+        "no such process"
+    );
+
+    let own = ProcFs::new()
+        .usage(std::process::id())
+        .expect("our own usage");
+    assert!(own.rss_bytes.is_some_and(|b| b > 1024 * 1024), "{own:?}");
+}

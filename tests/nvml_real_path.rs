@@ -172,3 +172,51 @@ fn a_real_process_on_the_gpu_is_described_from_proc() {
         "{p}"
     );
 }
+
+/// Per-process utilisation through nvml-wrapper and the simulator library: the shares the
+/// simulation gives, newer-than-timestamp semantics, and nothing for a GPU without processes.
+#[test]
+fn per_process_utilisation_through_nvml_is_the_simulations() {
+    use gpudeck::gpu::nvml::NvmlSource;
+    use gpudeck::gpu::GpuSource;
+    use gpudeck_sim_model::{SimSpec, Simulation};
+
+    let spec = "gpus=8,seed=42,frozen=200";
+    // The library reads the simulation from its process's environment when NVML starts; no
+    // other test of this file loads it in-process.
+    std::env::set_var("GPUDECK_SIM", spec);
+    let mut source = NvmlSource::open(Some(sim_library().as_os_str())).expect("NVML opens");
+    let inventory = source.inventory().expect("inventory");
+    let model = Simulation::new(SimSpec::parse(spec).expect("spec"));
+    let mut busy = 0;
+    for gpu in &inventory.gpus {
+        let read = source.process_utilization(gpu, 0).expect("supported");
+        let want = model.process_utilization(gpu.index, 200.0);
+        let got: Vec<_> = read
+            .iter()
+            .map(|s| {
+                (
+                    s.pid,
+                    s.util.sm_pct,
+                    s.util.mem_pct,
+                    s.util.enc_pct,
+                    s.util.dec_pct,
+                )
+            })
+            .collect();
+        let want: Vec<_> = want
+            .iter()
+            .map(|u| (u.pid, u.sm, u.mem, u.enc, u.dec))
+            .collect();
+        assert_eq!(got, want, "GPU {}", gpu.index);
+        busy += got.iter().filter(|g| g.1 > 0).count();
+        if let Some(newest) = read.iter().map(|s| s.timestamp_us).max() {
+            assert_eq!(
+                source.process_utilization(gpu, newest),
+                Some(Vec::new()),
+                "no sample is newer than the newest one read"
+            );
+        }
+    }
+    assert!(busy >= 3, "the busy GPUs' processes have shares");
+}

@@ -519,7 +519,10 @@ fn finished_run(dirs: &Dirs) -> String {
 /// A run stopped once its `metrics.csv` holds `rows` rows of samples: the sampler's pace
 /// depends on the machine's load, so the rows are waited for rather than a fixed time.
 fn run_with_metrics_rows(dirs: &Dirs, rows: usize) -> String {
-    let (id, _guard) = start(dirs, &["--gpus", "1", "--", "sh", "-c", "echo hi; sleep 120"]);
+    let (id, _guard) = start(
+        dirs,
+        &["--gpus", "1", "--", "sh", "-c", "echo hi; sleep 120"],
+    );
     let path = run_dir(dirs, &id).join("metrics.csv");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
     while std::fs::read_to_string(&path).map_or(0, |t| t.lines().count()) <= rows {

@@ -96,11 +96,15 @@ fn processes_sort_and_filter() {
         mem.windows(2).all(|w| w[0] >= w[1]),
         "memory descending by default: {mem:?}"
     );
-    s.update(Action::CycleSort);
+    for _ in 0..3 {
+        s.update(Action::CycleSort);
+    }
     assert_eq!(s.processes.sort, ProcessSort::Pid);
-    s.update(Action::ReverseSort);
     let pids: Vec<_> = s.visible_processes().iter().map(|p| p.pid).collect();
     assert!(pids.windows(2).all(|w| w[0] <= w[1]), "{pids:?}");
+    s.update(Action::ReverseSort);
+    let pids: Vec<_> = s.visible_processes().iter().map(|p| p.pid).collect();
+    assert!(pids.windows(2).all(|w| w[0] >= w[1]), "{pids:?}");
     let gpu = s.visible_processes()[0].gpu_index;
     s.update(Action::StartFilter);
     for c in format!("gpu:{gpu}").chars() {

@@ -89,6 +89,8 @@ pub enum Action {
     FilterDone,
     FilterClear,
     KillSelected,
+    /// The selected process's own view: command line, start, CPU, memory, GPU share.
+    OpenProcess,
     Confirm,
     Cancel,
     StartContainer,
@@ -142,6 +144,8 @@ pub enum Command {
         signal: KillSignal,
     },
     Docker(DockerCommand),
+    /// Work for the GPU collector (what to read besides the GPUs themselves).
+    Gpu(crate::gpu::collector::CollectorCommand),
     /// Write the open logs view's lines to a file.
     SaveLogs {
         name: String,

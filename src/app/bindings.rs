@@ -37,6 +37,7 @@ pub fn bindings() -> Vec<Binding> {
     let cp = Context::Tab(super::action::Tab::Compat);
     let dr = Context::Tab(super::action::Tab::Doctor);
     let lg = Context::Logs;
+    let pv = Context::ProcessView;
     let mut ctrl_c = bind(Char('c'), Action::Quit, G, "Ctrl-C", "quit", None);
     ctrl_c.modifiers = KeyModifiers::CONTROL;
     let mut ctrl_z = bind(
@@ -216,6 +217,14 @@ pub fn bindings() -> Vec<Binding> {
         ),
         bind(Esc, Action::FilterClear, p, "Esc", "clear the filter", None),
         bind(
+            Enter,
+            Action::OpenProcess,
+            p,
+            "Enter",
+            "open the selected process's view",
+            Some("details"),
+        ),
+        bind(
             Char('x'),
             Action::KillSelected,
             p,
@@ -229,6 +238,30 @@ pub fn bindings() -> Vec<Binding> {
             p,
             "x/F9",
             "kill: SIGTERM, again for SIGKILL",
+            None,
+        ),
+        bind(
+            Esc,
+            Action::CloseView,
+            pv,
+            "Esc",
+            "back to the process list",
+            Some("back"),
+        ),
+        bind(
+            Char('x'),
+            Action::KillSelected,
+            pv,
+            "x/F9",
+            "kill this process: SIGTERM, again for SIGKILL",
+            Some("kill"),
+        ),
+        bind(
+            F(9),
+            Action::KillSelected,
+            pv,
+            "x/F9",
+            "kill this process: SIGTERM, again for SIGKILL",
             None,
         ),
         bind(

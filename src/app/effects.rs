@@ -46,6 +46,8 @@ fn started_line(started: Result<crate::runs::Started, crate::runs::RunError>) ->
 pub(super) type RunDone = (String, bool, Option<String>);
 
 pub(super) struct Effects {
+    /// The GPU collector; dropping the effects stops it.
+    pub gpu: crate::gpu::collector::CollectorHandle,
     pub processes: Arc<dyn ProcessTable>,
     pub signal_done: mpsc::Sender<(ProcessTarget, KillSignal, Result<(), String>)>,
     pub docker: tokio::sync::mpsc::UnboundedSender<DockerCommand>,
@@ -79,6 +81,7 @@ impl Effects {
                     let _ = done.blocking_send((target, signal, result));
                 });
             }
+            Command::Gpu(cmd) => self.gpu.send(cmd),
             Command::Docker(cmd) => {
                 // The collector only goes away with the app, so a failed send has no one to tell.
                 let _ = self.docker.send(cmd);

@@ -16,6 +16,8 @@ pub enum Context {
     Logs,
     /// Only in a run's logs view: its ranks.
     RunLogs,
+    /// The view of one process (Enter on the Processes tab).
+    ProcessView,
 }
 
 /// One key binding.
@@ -167,6 +169,9 @@ pub fn help_contexts(state: &AppState) -> Vec<Context> {
     if state.tab == Tab::Runs {
         out.extend([Context::Logs, Context::RunLogs]);
     }
+    if state.tab == Tab::Processes {
+        out.push(Context::ProcessView);
+    }
     out.push(Context::Global);
     out
 }
@@ -175,6 +180,8 @@ pub fn help_contexts(state: &AppState) -> Vec<Context> {
 fn context(state: &AppState) -> Context {
     if open_logs(state).is_some() {
         Context::Logs
+    } else if state.tab == Tab::Processes && state.processes.view_pid.is_some() {
+        Context::ProcessView
     } else {
         Context::Tab(state.tab)
     }
@@ -196,6 +203,7 @@ pub fn help_lines(
             Context::Tab(t) => t.title(),
             Context::Logs => "Logs",
             Context::RunLogs => "Run logs",
+            Context::ProcessView => "Process",
         };
         if !out.iter().any(|(s, l, _)| *s == section && *l == b.label) {
             out.push((section, b.label, b.description));

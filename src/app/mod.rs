@@ -250,6 +250,7 @@ pub async fn run(
     let store = RunStore::new(&sources.data_dir);
     let mut metrics = start_metrics(sources.metrics_listen, store.clone(), &mut app.state).await;
     let effects = Effects {
+        gpu: collector,
         processes: Arc::clone(&sources.processes),
         signal_done: done_tx,
         docker: crate::docker::collector::spawn(sources.docker_host.clone(), docker_tx),
@@ -359,6 +360,6 @@ pub async fn run(
     }
     .await;
     terminal::restore();
-    drop(collector);
+    drop(effects);
     result
 }

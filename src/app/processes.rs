@@ -46,6 +46,9 @@ pub struct ProcessListState {
     pub filter: ListFilter,
     /// The selected process, by PID so the selection survives re-sorting and new samples.
     pub selected_pid: Option<u32>,
+    /// The process whose view is open (Enter), by PID: it stays on that process even after it
+    /// exits, to say so.
+    pub view_pid: Option<u32>,
 }
 
 impl ProcessListState {
@@ -55,6 +58,7 @@ impl ProcessListState {
             descending,
             filter: ListFilter::default(),
             selected_pid: None,
+            view_pid: None,
         }
     }
 
@@ -65,6 +69,11 @@ impl ProcessListState {
         list.sort_by(|a, b| {
             let ord = match self.sort {
                 ProcessSort::Memory => a.used_memory_bytes.cmp(&b.used_memory_bytes),
+                ProcessSort::GpuUtil => {
+                    let sm = |p: &GpuProcess| p.gpu_util.map(|u| (u.sm_pct, u.mem_pct));
+                    sm(a).cmp(&sm(b))
+                }
+                ProcessSort::Cpu => cmp_f64(a.cpu_pct, b.cpu_pct),
                 ProcessSort::Pid => a.pid.cmp(&b.pid),
                 ProcessSort::User => a.user.cmp(&b.user),
                 ProcessSort::Gpu => a.gpu_index.cmp(&b.gpu_index),
@@ -81,14 +90,35 @@ impl ProcessListState {
         list
     }
 
+    /// The next column, in the direction that column is most often wanted in.
     pub fn next_sort(&mut self) {
         self.sort = match self.sort {
-            ProcessSort::Memory => ProcessSort::Pid,
+            ProcessSort::Memory => ProcessSort::GpuUtil,
+            ProcessSort::GpuUtil => ProcessSort::Cpu,
+            ProcessSort::Cpu => ProcessSort::Pid,
             ProcessSort::Pid => ProcessSort::User,
             ProcessSort::User => ProcessSort::Gpu,
             ProcessSort::Gpu => ProcessSort::Command,
             ProcessSort::Command => ProcessSort::Memory,
         };
+        self.descending = starts_descending(self.sort);
+    }
+}
+
+/// Amounts start with the largest (who is using the GPU?), names and numbers that identify
+/// a process in their natural order.
+pub fn starts_descending(sort: ProcessSort) -> bool {
+    match sort {
+        ProcessSort::Memory | ProcessSort::GpuUtil | ProcessSort::Cpu => true,
+        ProcessSort::Pid | ProcessSort::User | ProcessSort::Gpu | ProcessSort::Command => false,
+    }
+}
+
+/// Orders unknown values below every known one.
+fn cmp_f64(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
+    match (a, b) {
+        (Some(a), Some(b)) => a.total_cmp(&b),
+        (a, b) => a.is_some().cmp(&b.is_some()),
     }
 }
 
@@ -115,6 +145,8 @@ fn matches_filter(p: &GpuProcess, needle: &str) -> bool {
 pub fn sort_label(sort: ProcessSort) -> &'static str {
     match sort {
         ProcessSort::Memory => "GPU MEM",
+        ProcessSort::GpuUtil => "GPU%",
+        ProcessSort::Cpu => "CPU%",
         ProcessSort::Pid => "PID",
         ProcessSort::User => "USER",
         ProcessSort::Gpu => "GPU",

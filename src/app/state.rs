@@ -12,8 +12,9 @@ use super::pulls::PullPicker;
 use super::runs::RunsView;
 use super::shell_dialog::{ShellDialog, ShellLaunch};
 use crate::config::{Config, GraphMetric};
-use crate::gpu::collector::GpuUpdate;
+use crate::gpu::collector::{CollectorCommand, GpuUpdate};
 use crate::gpu::history::{capacity_for, GpuHistory};
+use crate::gpu::process_watch::PROCESS_UTIL_EVERY;
 use crate::gpu::{GpuError, GpuProcess, GpuSample, Inventory, SourceKind};
 use crate::host::{KillSignal, ProcessTarget};
 use crate::runs::slurm::SlurmDefaults;
@@ -303,8 +304,22 @@ impl AppState {
             Action::TogglePower => self.show_power = !self.show_power,
             Action::ShowGpuProcesses => {
                 self.processes.filter = ListFilter::with_text(format!("gpu:{}", self.selected_gpu));
-                self.tab = Tab::Processes;
+                self.keep_process_selection();
+                return self.show_tab(Tab::Processes);
             }
+            Action::OpenProcess if self.tab == Tab::Processes => {
+                self.processes.view_pid = self.processes.selected_pid;
+            }
+            // The view stays on its process: moving would select another behind it.
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::SelectRow(_)
+                if self.processes.view_pid.is_some() && self.tab == Tab::Processes => {}
+            Action::CloseView if self.tab == Tab::Processes => self.processes.view_pid = None,
             Action::CycleSort => self.processes.next_sort(),
             Action::ReverseSort => self.processes.descending = !self.processes.descending,
             Action::StartFilter
@@ -334,13 +349,27 @@ impl AppState {
     fn show_tab(&mut self, tab: Tab) -> Vec<Command> {
         let left_runs = self.tab == Tab::Runs && tab != Tab::Runs;
         let entered_runs = self.tab != Tab::Runs && tab == Tab::Runs;
+        let watch = self.watch_processes(tab);
         self.tab = tab;
-        match tab {
+        let mut commands: Vec<Command> = watch.into_iter().collect();
+        commands.extend(match tab {
             Tab::Doctor => self.doctor_on_show(),
             Tab::Runs if entered_runs => self.runs_on_show(),
             _ if left_runs => self.runs_on_hide(),
             _ => Vec::new(),
-        }
+        });
+        commands
+    }
+
+    /// Per-process GPU shares cost milliseconds per GPU: the collector reads them only while
+    /// the Processes tab is on screen.
+    fn watch_processes(&self, next: Tab) -> Option<Command> {
+        let every = match (self.tab == Tab::Processes, next == Tab::Processes) {
+            (false, true) => Some(PROCESS_UTIL_EVERY),
+            (true, false) => None,
+            _ => return None,
+        };
+        Some(Command::Gpu(CollectorCommand::WatchProcesses(every)))
     }
 
     fn update_overlay(&mut self, action: Action) -> Vec<Command> {
@@ -373,6 +402,18 @@ impl AppState {
         if self.read_only {
             self.set_status("read-only mode: killing processes is disabled", true);
             return;
+        }
+        if let Some(pid) = self
+            .processes
+            .view_pid
+            .filter(|_| self.tab == Tab::Processes)
+        {
+            // The view's process, never whichever row the list selected after it exited.
+            if !self.visible_processes().iter().any(|p| p.pid == pid) {
+                let why = format!("process {pid} has exited; nothing to kill (Esc: the list)");
+                self.set_status(why, true);
+                return;
+            }
         }
         let target = match self.tab {
             Tab::Processes => self

@@ -252,6 +252,10 @@ impl fmt::Display for GraphMetric {
 #[serde(rename_all = "lowercase")]
 pub enum ProcessSort {
     Memory,
+    /// The process's share of its GPU (SM utilisation).
+    #[serde(rename = "gpu_util")]
+    GpuUtil,
+    Cpu,
     Pid,
     User,
     Gpu,
@@ -262,6 +266,8 @@ impl ProcessSort {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Memory => "memory",
+            Self::GpuUtil => "gpu_util",
+            Self::Cpu => "cpu",
             Self::Pid => "pid",
             Self::User => "user",
             Self::Gpu => "gpu",
@@ -370,6 +376,8 @@ mod tests {
         }
         let sorts = [
             ProcessSort::Memory,
+            ProcessSort::GpuUtil,
+            ProcessSort::Cpu,
             ProcessSort::Pid,
             ProcessSort::User,
             ProcessSort::Gpu,

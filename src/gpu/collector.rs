@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::Sender;
 
+use super::process_watch::ProcessWatch;
 use super::source::{GpuError, GpuSource};
 use super::types::{GpuProcess, GpuSample, Inventory};
 use crate::host::{ProcessDetails, ProcessTable};
@@ -24,9 +25,12 @@ pub enum GpuUpdate {
 }
 
 /// What the app can ask of the collector.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CollectorCommand {
     SetInterval(Duration),
+    /// `Some(every)`: the processes are on screen; read each one's GPU share every `every`
+    /// and its CPU and host memory every tick. `None`: they are not; read none of it.
+    WatchProcesses(Option<Duration>),
     Shutdown,
 }
 
@@ -99,11 +103,21 @@ fn run(
     {
         return;
     }
-    let mut enricher = ProcessEnricher::new(processes);
+    let mut enricher = ProcessEnricher::new(Arc::clone(&processes));
+    let mut watch: Option<ProcessWatch> = None;
     loop {
         let started = Instant::now();
         let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
         enricher.enrich(&mut samples, source.as_mut());
+        if let Some(w) = watch.as_mut() {
+            w.apply(
+                &gpus,
+                &mut samples,
+                source.as_mut(),
+                processes.as_ref(),
+                started,
+            );
+        }
         tracing::trace!(
             elapsed_us = started.elapsed().as_micros() as u64,
             "sampled GPUs"
@@ -120,6 +134,9 @@ fn run(
             let wait = deadline.saturating_duration_since(Instant::now());
             match commands.recv_timeout(wait) {
                 Ok(CollectorCommand::SetInterval(d)) => interval = d,
+                Ok(CollectorCommand::WatchProcesses(every)) => {
+                    watch = every.map(ProcessWatch::new);
+                }
                 Ok(CollectorCommand::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => break,
             }
@@ -175,3 +192,7 @@ fn apply(process: &mut GpuProcess, details: Option<&ProcessDetails>) {
         process.identity = d.identity;
     }
 }
+
+#[cfg(test)]
+#[path = "collector_tests.rs"]
+mod tests;

@@ -5,6 +5,7 @@ pub mod collector;
 pub mod history;
 pub mod nvlinks;
 pub mod nvml;
+pub mod process_watch;
 pub mod report;
 pub mod report_text;
 

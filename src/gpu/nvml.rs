@@ -14,7 +14,8 @@ use super::nvlinks::{self, LinkEnd};
 use super::source::{GpuError, GpuSource};
 use super::types::{
     throttle_reason_names, CudaVersion, GpuProcess, GpuSample, GpuStatic, Inventory, MetricError,
-    ProcessKind, RemappedRows, RetiredPages, SourceKind, SystemInfo, TopoPath, Topology,
+    ProcessGpuUtil, ProcessKind, ProcessUtilSample, RemappedRows, RetiredPages, SourceKind,
+    SystemInfo, TopoPath, Topology,
 };
 
 /// NVML's most NVLink links per GPU across generations (NVML_NVLINK_MAX_LINKS).
@@ -183,6 +184,37 @@ impl GpuSource for NvmlSource {
 
     fn process_name(&mut self, pid: u32) -> Option<String> {
         self.nvml.sys_process_name(pid, 256).ok()
+    }
+
+    fn process_utilization(
+        &mut self,
+        gpu: &GpuStatic,
+        since_us: u64,
+    ) -> Option<Vec<ProcessUtilSample>> {
+        let dev = self.device(gpu.index).ok()?;
+        match dev.process_utilization_stats(since_us) {
+            Ok(samples) => Some(
+                samples
+                    .into_iter()
+                    .map(|s| ProcessUtilSample {
+                        pid: s.pid,
+                        timestamp_us: s.timestamp,
+                        util: ProcessGpuUtil {
+                            sm_pct: s.sm_util,
+                            mem_pct: s.mem_util,
+                            enc_pct: s.enc_util,
+                            dec_pct: s.dec_util,
+                        },
+                    })
+                    .collect(),
+            ),
+            // The driver keeps no sample newer than `since_us`: nothing ran since.
+            Err(NvmlError::NotFound) => Some(Vec::new()),
+            Err(e) => {
+                tracing::debug!(index = gpu.index, error = %e, "no per-process utilisation");
+                None
+            }
+        }
     }
 }
 
@@ -373,6 +405,9 @@ fn processes(
             command: None,
             container: None,
             identity: None,
+            gpu_util: None,
+            cpu_pct: None,
+            host_memory_bytes: None,
         });
     }
     out

@@ -1,32 +1,31 @@
 //! The demo GPU source: the simulation that also backs the NVML simulator library, used in-process.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use gpudeck_sim_model::{Metric, NvLinkRemote, SimSpec, Simulation, TopoLevel};
+use gpudeck_sim_model::{Metric, NvLinkRemote, SimProcess, SimSpec, Simulation, TopoLevel};
 
 use super::nvlinks::{self, LinkEnd};
 use super::source::{GpuError, GpuSource};
 use super::types::{
-    throttle_reason_names, CudaVersion, GpuProcess, GpuSample, GpuStatic, Inventory, ProcessKind,
-    RemappedRows, SourceKind, SystemInfo, TopoPath, Topology,
+    throttle_reason_names, CudaVersion, GpuProcess, GpuSample, GpuStatic, Inventory,
+    ProcessGpuUtil, ProcessKind, ProcessUtilSample, RemappedRows, SourceKind, SystemInfo, TopoPath,
+    Topology,
 };
 use crate::host::{
     ContainerRef, ContainerRuntime, HostError, KillSignal, ProcFs, ProcessDetails, ProcessIdentity,
-    ProcessTable, ProcessTarget,
+    ProcessTable, ProcessTarget, ProcessUsage,
 };
 
-/// Simulated GPUs; "killing" a simulated process removes it from later samples.
+/// Simulated GPUs; killing a simulated process ends it in the simulation, which frees its
+/// memory and its share of the GPU from then on.
 pub struct SimSource {
     sim: Arc<Simulation>,
-    killed: Arc<Mutex<HashSet<u32>>>,
 }
 
 impl SimSource {
     pub fn new(spec: SimSpec) -> Self {
         Self {
             sim: Arc::new(Simulation::new(spec)),
-            killed: Arc::default(),
         }
     }
 
@@ -41,7 +40,6 @@ impl SimSource {
     pub fn process_table(&self) -> SimProcessTable {
         SimProcessTable {
             sim: Arc::clone(&self.sim),
-            killed: Arc::clone(&self.killed),
             host: ProcFs::new(),
         }
     }
@@ -150,12 +148,10 @@ impl GpuSource for SimSource {
         }
         let t = self.sim.now();
         let s = self.sim.sample(gpu.index, t);
-        let killed = self.killed.lock().unwrap_or_else(PoisonError::into_inner);
         let processes = if self.sim.is_supported(Metric::Processes) {
             self.sim
                 .processes(gpu.index, t)
                 .into_iter()
-                .filter(|p| !killed.contains(&p.pid))
                 .map(|p| GpuProcess {
                     gpu_index: gpu.index,
                     pid: p.pid,
@@ -169,12 +165,14 @@ impl GpuSource for SimSource {
                     command: None,
                     container: None,
                     identity: None,
+                    gpu_util: None,
+                    cpu_pct: None,
+                    host_memory_bytes: None,
                 })
                 .collect()
         } else {
             Vec::new()
         };
-        drop(killed);
         let util = self.sim.is_supported(Metric::Utilization);
         let power = self.sim.is_supported(Metric::Power);
         let clocks = self.sim.is_supported(Metric::Clocks);
@@ -226,30 +224,84 @@ impl GpuSource for SimSource {
             .find(|p| p.pid == pid && !p.name.is_empty())
             .map(|p| p.name)
     }
+
+    /// The simulation's shares, stamped with its current second as the NVML simulator
+    /// library stamps them, so both faces of the demo agree.
+    fn process_utilization(
+        &mut self,
+        gpu: &GpuStatic,
+        since_us: u64,
+    ) -> Option<Vec<ProcessUtilSample>> {
+        if !self.sim.is_supported(Metric::Utilization) || self.sim.is_lost(gpu.index) {
+            return None;
+        }
+        let t = self.sim.now();
+        let stamp = self.sim.start_unix_micros() + (t.max(0.0).floor() as u64) * 1_000_000;
+        if stamp <= since_us {
+            return Some(Vec::new());
+        }
+        let samples = self
+            .sim
+            .process_utilization(gpu.index, t)
+            .into_iter()
+            .map(|u| ProcessUtilSample {
+                pid: u.pid,
+                timestamp_us: stamp,
+                util: ProcessGpuUtil {
+                    sm_pct: u.sm,
+                    mem_pct: u.mem,
+                    enc_pct: u.enc,
+                    dec_pct: u.dec,
+                },
+            })
+            .collect();
+        Some(samples)
+    }
 }
 
-/// A simulated process leads its own group and session and has been there since boot; its
-/// owner is only known by name.
-fn simulated_identity(pid: u32) -> ProcessIdentity {
+/// A simulated process leads its own group and session; it started when the simulation says
+/// (the jobs with the demo, the desktop days before), and its owner is only known by name.
+fn simulated_identity(sim: &Simulation, p: &SimProcess) -> ProcessIdentity {
+    let started_ms = (sim.start_unix_micros() / 1000) as i64 + p.started_s * 1000;
+    let started_ms = u64::try_from(started_ms).unwrap_or(0);
     ProcessIdentity {
-        start_ticks: 1,
-        started_unix_ms: None,
+        // Hundredths of a second like USER_HZ, counted from the epoch rather than boot: the
+        // value only has to name this process for the demo's life.
+        start_ticks: started_ms / 10,
+        started_unix_ms: Some(started_ms),
         uid: None,
-        pgid: pid,
-        session: pid,
+        pgid: p.pid,
+        session: p.pid,
+    }
+}
+
+/// A steady, plausible load for a simulated process: a training job keeps a few dataloader
+/// cores busy and holds tens of GiB, the desktop next to nothing.
+fn simulated_usage(sim: &Simulation, p: &SimProcess) -> ProcessUsage {
+    let spread = f64::from(p.pid.wrapping_mul(2_654_435_761) % 1000) / 1000.0;
+    let (cores, rss_mib) = if p.graphics {
+        (0.01 + 0.04 * spread, 180.0 + 220.0 * spread)
+    } else {
+        (0.9 + 2.6 * spread, 2048.0 + 22_528.0 * spread)
+    };
+    let alive_s = (sim.now() - p.started_s as f64).max(0.0);
+    ProcessUsage {
+        cpu_seconds: alive_s * cores,
+        rss_bytes: Some((rss_mib * 1024.0 * 1024.0) as u64),
     }
 }
 
 /// Answers process questions for simulated PIDs from the simulation itself, and for real PIDs
-/// placed on a simulated GPU (`pids=`) from /proc.
+/// placed on a simulated GPU (`pids=`) from /proc. A kill of a simulated PID is a request to
+/// the simulation and never a signal: no host process can have such a PID (they start above
+/// Linux's largest pid_max), and a real PID is signalled through the host's own checks.
 pub struct SimProcessTable {
     sim: Arc<Simulation>,
-    killed: Arc<Mutex<HashSet<u32>>>,
     host: ProcFs,
 }
 
 impl SimProcessTable {
-    fn simulated(&self, pid: u32) -> Option<gpudeck_sim_model::SimProcess> {
+    fn simulated(&self, pid: u32) -> Option<SimProcess> {
         let t = self.sim.now();
         (0..self.sim.device_count())
             .flat_map(|i| self.sim.processes(i, t))
@@ -262,6 +314,7 @@ impl ProcessTable for SimProcessTable {
         let Some(p) = self.simulated(pid) else {
             return self.host.describe(pid);
         };
+        let identity = simulated_identity(&self.sim, &p);
         Some(ProcessDetails {
             pid,
             user: Some(p.user),
@@ -270,15 +323,22 @@ impl ProcessTable for SimProcessTable {
                 runtime: ContainerRuntime::Docker,
                 id,
             }),
-            identity: Some(simulated_identity(pid)),
+            identity: Some(identity),
         })
     }
 
-    fn signal_exact(&self, target: ProcessTarget, signal: KillSignal) -> Result<(), HostError> {
-        if self.simulated(target.pid).is_none() {
-            return self.host.signal_exact(target, signal);
+    fn usage(&self, pid: u32) -> Option<ProcessUsage> {
+        match self.simulated(pid) {
+            Some(p) => Some(simulated_usage(&self.sim, &p)),
+            None => self.host.usage(pid),
         }
-        if target.start_ticks != Some(simulated_identity(target.pid).start_ticks) {
+    }
+
+    fn signal_exact(&self, target: ProcessTarget, signal: KillSignal) -> Result<(), HostError> {
+        let Some(p) = self.simulated(target.pid) else {
+            return self.host.signal_exact(target, signal);
+        };
+        if target.start_ticks != Some(simulated_identity(&self.sim, &p).start_ticks) {
             return Err(HostError::Replaced { pid: target.pid });
         }
         self.signal(target.pid, signal)
@@ -286,7 +346,7 @@ impl ProcessTable for SimProcessTable {
 
     fn start_ticks(&self, pid: u32) -> Option<u64> {
         match self.simulated(pid) {
-            Some(_) => Some(simulated_identity(pid).start_ticks),
+            Some(p) => Some(simulated_identity(&self.sim, &p).start_ticks),
             None => self.host.start_ticks(pid),
         }
     }
@@ -295,8 +355,11 @@ impl ProcessTable for SimProcessTable {
         if self.simulated(pid).is_none() {
             return self.host.signal(pid, signal);
         }
-        let mut killed = self.killed.lock().unwrap_or_else(PoisonError::into_inner);
-        killed.insert(pid);
-        Ok(())
+        // SIGTERM and SIGKILL alike: a simulated process never ignores the request.
+        if self.sim.end_process(pid) {
+            Ok(())
+        } else {
+            Err(HostError::Exited { pid })
+        }
     }
 }

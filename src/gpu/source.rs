@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-use super::types::{GpuSample, GpuStatic, Inventory};
+use super::types::{GpuSample, GpuStatic, Inventory, ProcessUtilSample};
 
 /// A backend that can describe the GPUs once and sample them repeatedly.
 ///
@@ -14,6 +14,17 @@ pub trait GpuSource: Send {
     fn sample(&mut self, gpu: &GpuStatic) -> GpuSample;
     /// The process name NVML knows for a PID, used when /proc cannot tell (another PID namespace).
     fn process_name(&mut self, pid: u32) -> Option<String>;
+    /// The per-process utilisation samples of one GPU newer than `since_us` (NVML's
+    /// microsecond timestamps; 0 for all it keeps). An empty list: no process ran anything
+    /// since then. `None`: the GPU cannot tell. It costs about 2 ms of CPU per GPU on real
+    /// hardware, so the collector asks only while the processes are on screen.
+    fn process_utilization(
+        &mut self,
+        _gpu: &GpuStatic,
+        _since_us: u64,
+    ) -> Option<Vec<ProcessUtilSample>> {
+        None
+    }
 }
 
 /// Why there is no GPU data, in the terms a user can act on.

@@ -87,6 +87,34 @@ pub struct GpuProcess {
     /// Start time, owner, group and session from the host (not in the JSON: host-specific).
     #[serde(skip)]
     pub identity: Option<ProcessIdentity>,
+    /// Its share of the GPU, read every few seconds only while the Processes tab is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_util: Option<ProcessGpuUtil>,
+    /// CPU time over the last interval, in percent of one core (200 = two cores busy); read
+    /// only while the Processes tab is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<f64>,
+    /// Resident host memory (RSS); read only while the Processes tab is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_bytes: Option<u64>,
+}
+
+/// One process's share of its GPU, as `nvmlDeviceGetProcessUtilization` gives it: percent of
+/// the sample period a kernel (SM), a memory copy, the encoder or the decoder ran for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProcessGpuUtil {
+    pub sm_pct: u32,
+    pub mem_pct: u32,
+    pub enc_pct: u32,
+    pub dec_pct: u32,
+}
+
+/// One per-process utilisation sample of one GPU, stamped in NVML's microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessUtilSample {
+    pub pid: u32,
+    pub timestamp_us: u64,
+    pub util: ProcessGpuUtil,
 }
 
 impl GpuProcess {

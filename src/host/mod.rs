@@ -44,6 +44,15 @@ pub struct ProcessIdentity {
     pub session: u32,
 }
 
+/// What a process uses of the host at one moment; CPU percent comes from two of these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProcessUsage {
+    /// CPU time in user and kernel mode since it started, in seconds.
+    pub cpu_seconds: f64,
+    /// Resident memory (RSS); `None` when it could not be read.
+    pub rss_bytes: Option<u64>,
+}
+
 /// One process as the user picked it: its PID and, when known, its start time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProcessTarget {
@@ -84,6 +93,11 @@ pub trait ProcessTable: Send + Sync {
     fn describe(&self, pid: u32) -> Option<ProcessDetails>;
 
     fn signal(&self, pid: u32, signal: KillSignal) -> Result<(), HostError>;
+
+    /// Its CPU time and resident memory now; `None` when the PID is gone or cannot tell.
+    fn usage(&self, _pid: u32) -> Option<ProcessUsage> {
+        None
+    }
 
     /// The start time of the process that has this PID now; `None` when there is none.
     fn start_ticks(&self, pid: u32) -> Option<u64>;

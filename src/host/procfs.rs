@@ -11,7 +11,7 @@ use super::stat::ProcStat;
 use super::users::UserNames;
 use super::{
     container_from_cgroup, HostError, KillSignal, ProcessDetails, ProcessIdentity, ProcessTable,
-    ProcessTarget,
+    ProcessTarget, ProcessUsage,
 };
 
 /// Enough of a command line for any table cell or detail view; some launchers pass megabytes of
@@ -99,6 +99,19 @@ impl ProcessTable for ProcFs {
 
     fn start_ticks(&self, pid: u32) -> Option<u64> {
         self.stat(pid).map(|s| s.start_ticks)
+    }
+
+    fn usage(&self, pid: u32) -> Option<ProcessUsage> {
+        let stat = self.stat(pid)?;
+        let hz = clock_ticks_per_second()?;
+        // statm's second field is the resident set in pages.
+        let rss_pages = fs::read_to_string(self.pid_dir(pid).join("statm"))
+            .ok()
+            .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok());
+        Some(ProcessUsage {
+            cpu_seconds: stat.cpu_ticks as f64 / hz as f64,
+            rss_bytes: rss_pages.zip(page_size()).map(|(pages, size)| pages * size),
+        })
     }
 
     /// The pidfd is taken first and the start time checked after: from then on the pidfd names
@@ -208,9 +221,23 @@ fn boot_time(root: &Path) -> Option<u64> {
 
 /// Boot time plus clock ticks, in Unix milliseconds.
 fn unix_ms(boot_secs: u64, ticks: u64) -> Option<u64> {
+    let hz = clock_ticks_per_second()?;
+    Some(boot_secs * 1000 + ticks * 1000 / hz)
+}
+
+/// The kernel's USER_HZ, the unit of the times in `/proc/PID/stat`.
+fn clock_ticks_per_second() -> Option<u64> {
     // SAFETY: sysconf has no preconditions.
-    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
-    (hz > 0).then(|| boot_secs * 1000 + ticks * 1000 / hz)
+    u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
+        .ok()
+        .filter(|&hz| hz > 0)
+}
+
+fn page_size() -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .ok()
+        .filter(|&size| size > 0)
 }
 
 /// `None` when the read shows the process is gone; `Some(None)` when the file exists but could

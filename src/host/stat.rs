@@ -1,4 +1,4 @@
-//! `/proc/PID/stat`: a process's state, group, session and start time.
+//! `/proc/PID/stat`: a process's state, group, session, start time and CPU time.
 
 /// What `/proc/PID/stat` says about a live process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -8,6 +8,8 @@ pub struct ProcStat {
     pub pgid: u32,
     pub session: u32,
     pub start_ticks: u64,
+    /// CPU time in user and kernel mode so far, in clock ticks (fields 14 and 15).
+    pub cpu_ticks: u64,
 }
 
 impl ProcStat {
@@ -28,6 +30,7 @@ impl ProcStat {
             pgid: field(5)?.parse().ok()?,
             session: field(6)?.parse().ok()?,
             start_ticks: field(22)?.parse().ok()?,
+            cpu_ticks: field(14)?.parse::<u64>().ok()? + field(15)?.parse::<u64>().ok()?,
         })
     }
 
@@ -48,6 +51,7 @@ mod tests {
         assert_eq!(stat.state, 'S');
         assert_eq!((stat.pgid, stat.session), (4242, 4242));
         assert_eq!(stat.start_ticks, 987_654);
+        assert_eq!(stat.cpu_ticks, 3, "utime 1 + stime 2");
         assert!(stat.is_alive());
         let zombie = line.replace(") S ", ") Z ");
         assert!(!ProcStat::parse(&zombie).unwrap().is_alive());

@@ -176,6 +176,9 @@ fn process_memory_carries_container_run_and_rank() {
             id: id.into(),
         }),
         identity: None,
+        gpu_util: None,
+        cpu_pct: None,
+        host_memory_bytes: None,
     };
     let sample = GpuSample {
         processes: vec![process(10, None), process(11, Some(&"ab".repeat(32)))],
@@ -231,6 +234,9 @@ fn a_slurm_jobs_run_names_its_job_and_its_gpus_uuid_from_this_host() {
             command: None,
             container: None,
             identity: None,
+            gpu_util: None,
+            cpu_pct: None,
+            host_memory_bytes: None,
         }],
         ..busy()
     };

@@ -65,6 +65,9 @@ fn on_gpu(gpu: u32, pids: &[u32]) -> GpuSample {
                 command: None,
                 container: None,
                 identity: None,
+                gpu_util: None,
+                cpu_pct: None,
+                host_memory_bytes: None,
             })
             .collect(),
         ..GpuSample::default()

@@ -22,6 +22,9 @@ fn report() -> GpuReport {
         command: Some("python train.py".into()),
         container: None,
         identity: None,
+        gpu_util: None,
+        cpu_pct: None,
+        host_memory_bytes: None,
     });
     report.gpus[3].sample.memory_used_bytes = Some(70 * GIB);
     report

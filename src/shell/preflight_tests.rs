@@ -177,6 +177,9 @@ fn busy_gpus_are_named_with_their_processes_and_free_ones_suggested() {
         command: Some("python train.py".into()),
         container: None,
         identity: None,
+        gpu_util: None,
+        cpu_pct: None,
+        host_memory_bytes: None,
     }];
     c.gpu.gpus[3].sample.memory_used_bytes = Some(70 * GIB);
     c.gpu.gpus[0].sample.memory_used_bytes = Some(GIB);
@@ -205,6 +208,9 @@ fn free_gpus_are_unused_least_used_first() {
         command: None,
         container: None,
         identity: None,
+        gpu_util: None,
+        cpu_pct: None,
+        host_memory_bytes: None,
     }];
     assert_eq!(suggest_free_gpus(&report, 4), [2, 0]);
     assert_eq!(suggest_free_gpus(&report, 1), [2]);

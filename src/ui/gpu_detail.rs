@@ -51,7 +51,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     }
     if let Some(b) = bottom {
         let title = format!(" Processes on GPU {} ", gpu.index);
-        process_table(b, buf, &procs, None, &title, s);
+        process_table(b, buf, &procs, None, &title, false, s);
     }
 }
 

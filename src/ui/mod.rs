@@ -13,6 +13,7 @@ mod inspect;
 mod logs;
 mod messages;
 mod overlays;
+mod process_view;
 mod processes;
 mod pulls;
 mod run_detail;

@@ -31,3 +31,54 @@ pub fn feed(state: &mut AppState, spec: &str, ticks: usize) {
         ));
     }
 }
+
+/// The simulation as the dashboard's collector sees it while the Processes tab is shown: every
+/// tick enriched and watched (GPU share, CPU, host memory), and kills go to the same simulation.
+pub struct WatchedDemo {
+    pub source: SimSource,
+    pub table: Arc<dyn ProcessTable>,
+    watch: gpudeck::gpu::process_watch::ProcessWatch,
+    enricher: gpudeck::gpu::collector::ProcessEnricher,
+    gpus: Vec<gpudeck::gpu::GpuStatic>,
+}
+
+impl WatchedDemo {
+    /// A state on the Processes tab that has seen two watched samples of `spec`.
+    pub fn start(spec: &str) -> (WatchedDemo, AppState) {
+        let mut source = SimSource::new(SimSpec::parse(spec).expect("valid spec"));
+        let table: Arc<dyn ProcessTable> = Arc::new(source.process_table());
+        let inventory = source.inventory().expect("inventory");
+        let mut demo = WatchedDemo {
+            gpus: inventory.gpus.clone(),
+            enricher: gpudeck::gpu::collector::ProcessEnricher::new(Arc::clone(&table)),
+            // Time is frozen, so the simulation has one second of samples: read them once.
+            watch: gpudeck::gpu::process_watch::ProcessWatch::new(std::time::Duration::from_secs(
+                3600,
+            )),
+            source,
+            table,
+        };
+        let mut state = AppState::new(&Config::default(), "testhost".into(), false);
+        state.apply_gpu(GpuUpdate::Ready(Box::new(inventory)));
+        state.update(gpudeck::app::action::Action::SelectTab(
+            gpudeck::app::action::Tab::Processes,
+        ));
+        demo.tick(&mut state);
+        demo.tick(&mut state);
+        (demo, state)
+    }
+
+    /// One collector tick folded into `state`.
+    pub fn tick(&mut self, state: &mut AppState) {
+        let mut samples: Vec<_> = self.gpus.iter().map(|g| self.source.sample(g)).collect();
+        self.enricher.enrich(&mut samples, &mut self.source);
+        self.watch.apply(
+            &self.gpus,
+            &mut samples,
+            &mut self.source,
+            self.table.as_ref(),
+            std::time::Instant::now(),
+        );
+        state.apply_gpu(GpuUpdate::Sampled(samples));
+    }
+}

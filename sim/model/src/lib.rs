@@ -20,7 +20,7 @@ mod workload;
 
 pub use device::SimDevice;
 pub use knobs::{reason, InitFailure, Metric, Profile, Remap, Throttle};
-pub use process::{SimProcess, SIM_PID_BASE};
+pub use process::{SimProcess, SimProcessUtil, SIM_PID_BASE};
 pub use sample::{SimRemappedRows, SimSample};
 pub use simulation::Simulation;
 pub use spec::{SimSpec, ENV_VAR, KNOBS, MAX_GPUS};

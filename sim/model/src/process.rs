@@ -24,9 +24,13 @@ pub struct SimProcess {
     pub container: Option<String>,
     /// A graphics context (Xorg, a compositor) rather than a compute one.
     pub graphics: bool,
+    /// When it started, in seconds relative to the simulation's `t = 0` (negative: before it).
+    /// Jobs start with the simulation; the desktop and a notebook kernel were there before.
+    pub started_s: i64,
 }
 
 const CUDA_CONTEXT_MIB: f64 = 532.0;
+const DAY_S: f64 = 86_400.0;
 const MODELS: [&str; 5] = [
     "llama3-8b",
     "resnet152",
@@ -50,13 +54,18 @@ pub(crate) fn processes(
     let mut out = Vec::new();
     if device.display_active {
         let shell = 118.0 + 40.0 * smooth(seed, &[tag::MEM, index, 9], s, 45);
-        out.push(graphics(
+        let boot = -(range(seed, &[tag::PID, 1], 2.0, 9.0) * DAY_S) as i64;
+        let mut xorg = graphics(
             base + 3,
             "/usr/lib/xorg/Xorg vt2 -displayfd 3",
             "root",
             212.0,
-        ));
-        out.push(graphics(base + 5, "/usr/bin/gnome-shell", "alice", shell));
+        );
+        xorg.started_s = boot;
+        out.push(xorg);
+        let mut shell = graphics(base + 5, "/usr/bin/gnome-shell", "alice", shell);
+        shell.started_s = boot + 40;
+        out.push(shell);
     }
     match role {
         Role::Idle => {}
@@ -79,7 +88,7 @@ pub(crate) fn processes(
             ));
             let steps = (smooth(seed, &[tag::MEM, index, 2], s, 90) * 12.0).floor();
             let kernel = hash(seed, &[tag::NAME, 2]) as u32;
-            out.push(compute(
+            let mut notebook = compute(
                 base + 57,
                 format!(
                     "python -m ipykernel_launcher -f \
@@ -87,7 +96,9 @@ pub(crate) fn processes(
                 ),
                 "carol",
                 CUDA_CONTEXT_MIB * MIB as f64 + usable * (0.03 + 0.012 * steps),
-            ));
+            );
+            notebook.started_s = -(range(seed, &[tag::PID, 2], 20.0, 90.0) * 60.0) as i64;
+            out.push(notebook);
         }
         Role::Serve => {
             let mut server = compute(
@@ -111,6 +122,7 @@ pub(crate) fn processes(
             user: String::new(),
             container: None,
             graphics: false,
+            started_s: 0,
         });
     }
     out
@@ -142,6 +154,7 @@ fn compute(pid: u32, name: String, user: &str, bytes: f64) -> SimProcess {
         user: user.to_string(),
         container: None,
         graphics: false,
+        started_s: 0,
     }
 }
 
@@ -153,6 +166,7 @@ fn graphics(pid: u32, name: &str, user: &str, mib: f64) -> SimProcess {
         user: user.to_string(),
         container: None,
         graphics: true,
+        started_s: 0,
     }
 }
 
@@ -170,3 +184,39 @@ fn container_id(seed: u64) -> String {
 
 // Linux caps pid_max at 4194304 (2^22); simulated pids must stay above it.
 const _: () = assert!(SIM_PID_BASE > 4_194_304);
+
+/// One process's share of its GPU over the last second, as `nvmlDeviceGetProcessUtilization`
+/// reports it (percent of the time a kernel, a memory copy, the encoder or the decoder ran).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimProcessUtil {
+    pub pid: u32,
+    pub sm: u32,
+    pub mem: u32,
+    pub enc: u32,
+    pub dec: u32,
+}
+
+/// Per-process shares of a GPU-wide utilisation: the main process of a GPU takes most of it,
+/// the others split the rest; `pids=` processes and graphics get 0.
+pub(crate) fn shares(procs: &[SimProcess], util: u32) -> Vec<u32> {
+    let sim: Vec<bool> = procs
+        .iter()
+        .map(|p| p.pid >= SIM_PID_BASE && !p.graphics)
+        .collect();
+    let n = sim.iter().filter(|s| **s).count() as u32;
+    let mut first = true;
+    sim.iter()
+        .map(|is_sim| match (*is_sim, first) {
+            (false, _) => 0,
+            (true, true) if n == 1 => {
+                first = false;
+                util
+            }
+            (true, true) => {
+                first = false;
+                util * 85 / 100
+            }
+            (true, false) => (util - util * 85 / 100) / (n - 1),
+        })
+        .collect()
+}

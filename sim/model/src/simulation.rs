@@ -1,11 +1,12 @@
 //! The simulation: a spec turned into devices, and the clock-driven queries over them.
 
+use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::device::SimDevice;
 use crate::knobs::Metric;
-use crate::process::{processes, SimProcess};
+use crate::process::{processes, shares, SimProcess, SimProcessUtil, SIM_PID_BASE};
 use crate::profile::{facts, Facts};
 use crate::sample::{power_w, sample, Gpu, SimRemappedRows, SimSample};
 use crate::spec::SimSpec;
@@ -27,7 +28,8 @@ fn nvlink_count(spec: &SimSpec) -> u32 {
 }
 
 /// A running simulation. Every reading is a pure function of the spec, the GPU index and the
-/// whole second of `t`; the only state is a cache that makes the energy counter cheap.
+/// whole second of `t`, and of the processes ended so far; the other state is a cache that
+/// makes the energy counter cheap.
 #[derive(Debug)]
 pub struct Simulation {
     spec: SimSpec,
@@ -37,6 +39,9 @@ pub struct Simulation {
     start_unix_us: u64,
     /// Per GPU: (second reached, energy in mJ up to that second).
     energy: Mutex<Vec<(i64, u64)>>,
+    /// Simulated processes that were killed: gone from every list, their memory and share of
+    /// the utilisation freed.
+    ended: Mutex<HashSet<u32>>,
 }
 
 impl Simulation {
@@ -59,6 +64,7 @@ impl Simulation {
             devices,
             start: Instant::now(),
             start_unix_us,
+            ended: Mutex::default(),
         }
     }
 
@@ -101,8 +107,68 @@ impl Simulation {
             return SimSample::default();
         };
         let s = second(t);
-        let procs = self.processes(index, t);
-        sample(&gpu, s, &procs, self.energy_mj(&gpu, s))
+        let all = self.all_processes(index, t);
+        let live = self.without_ended(all.clone());
+        let mut out = sample(&gpu, s, &live, self.energy_mj(&gpu, s));
+        if live.len() < all.len() {
+            // What the killed processes ran is no longer running.
+            let left = |util| live_share(&all, &live, util);
+            out.util_gpu = left(out.util_gpu);
+            out.util_mem = left(out.util_mem);
+        }
+        out
+    }
+
+    /// Each live process's share of GPU `index` at `t`, as `nvmlDeviceGetProcessUtilization`
+    /// reports it; the encoder and decoder are never used.
+    pub fn process_utilization(&self, index: u32, t: f64) -> Vec<SimProcessUtil> {
+        let all = self.all_processes(index, t);
+        let live = self.without_ended(all.clone());
+        let Some(gpu) = self.gpu(index) else {
+            return Vec::new();
+        };
+        let s = second(t);
+        let full = sample(&gpu, s, &all, 0);
+        let sm = shares(&all, full.util_gpu);
+        let mem = shares(&all, full.util_mem);
+        all.iter()
+            .zip(sm.into_iter().zip(mem))
+            .filter(|(p, _)| live.iter().any(|l| l.pid == p.pid))
+            .map(|(p, (sm, mem))| SimProcessUtil {
+                pid: p.pid,
+                sm,
+                mem,
+                enc: 0,
+                dec: 0,
+            })
+            .collect()
+    }
+
+    /// Ends simulated process `pid` as a kill would: it leaves every list and frees its memory
+    /// and its share of the GPU. False for a pid the simulation does not run (real processes
+    /// placed with `pids=` are the host's to end).
+    pub fn end_process(&self, pid: u32) -> bool {
+        if pid < SIM_PID_BASE {
+            return false;
+        }
+        let t = self.now();
+        let running =
+            (0..self.device_count()).any(|i| self.processes(i, t).iter().any(|p| p.pid == pid));
+        if running {
+            self.ended
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(pid);
+        }
+        running
+    }
+
+    fn without_ended(&self, mut procs: Vec<SimProcess>) -> Vec<SimProcess> {
+        let ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        if !ended.is_empty() {
+            procs.retain(|p| !ended.contains(&p.pid));
+        }
+        procs
     }
 
     /// The row remapper's counters of GPU `index` (from `ecc=` and `remap=`; constant over time).
@@ -111,8 +177,13 @@ impl Simulation {
         SimRemappedRows::of(uncorrected, self.spec.remap_of(index))
     }
 
-    /// Processes on GPU `index` at `t` seconds, `pids=` ones last.
+    /// Processes on GPU `index` at `t` seconds, `pids=` ones last; ended ones are gone.
     pub fn processes(&self, index: u32, t: f64) -> Vec<SimProcess> {
+        self.without_ended(self.all_processes(index, t))
+    }
+
+    /// The processes the workload runs on GPU `index` at `t`, ended or not.
+    fn all_processes(&self, index: u32, t: f64) -> Vec<SimProcess> {
         let (Some(device), Some(role)) = (self.device(index), self.role(index)) else {
             return Vec::new();
         };
@@ -210,6 +281,15 @@ impl Simulation {
             exact
         }
     }
+}
+
+/// What is left of a GPU-wide utilisation when only `live` of `all` still run.
+fn live_share(all: &[SimProcess], live: &[SimProcess], util: u32) -> u32 {
+    all.iter()
+        .zip(shares(all, util))
+        .filter(|(p, _)| live.iter().any(|l| l.pid == p.pid))
+        .map(|(_, share)| share)
+        .sum()
 }
 
 /// The whole second of `t`; NaN and negative times count as second 0.

@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_ulonglong};
 use std::os::raw::c_uint;
 
-use gpudeck_sim_model::{Metric, SimProcess, SIM_PID_BASE};
+use gpudeck_sim_model::{Metric, SimProcess};
 use nvml_wrapper_sys::bindings::{
     nvmlDevice_t, nvmlProcessInfo_t, nvmlProcessInfo_v1_t, nvmlProcessUtilizationSample_t,
     nvmlReturn_t,
@@ -143,31 +143,6 @@ pub unsafe extern "C" fn nvmlDeviceGetMPSComputeRunningProcesses_v3(
     })
 }
 
-/// Per-process SM and memory-bus shares of the GPU's utilisation: the main process of a GPU
-/// takes most of it, the others split the rest; `pids=` processes and graphics get 0.
-fn shares(procs: &[SimProcess], util: u32) -> Vec<u32> {
-    let sim: Vec<bool> = procs
-        .iter()
-        .map(|p| p.pid >= SIM_PID_BASE && !p.graphics)
-        .collect();
-    let n = sim.iter().filter(|s| **s).count() as u32;
-    let mut first = true;
-    sim.iter()
-        .map(|is_sim| match (*is_sim, first) {
-            (false, _) => 0,
-            (true, true) if n == 1 => {
-                first = false;
-                util
-            }
-            (true, true) => {
-                first = false;
-                util * 85 / 100
-            }
-            (true, false) => (util - util * 85 / 100) / (n - 1),
-        })
-        .collect()
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
     device: nvmlDevice_t,
@@ -181,23 +156,21 @@ pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
         gpu.check(Some(Metric::Utilization))?;
         let now = gpu.sim.now();
         let stamp = gpu.sim.start_unix_micros() + (now.max(0.0).floor() as u64) * 1_000_000;
-        let procs = gpu.sim.processes(gpu.index, now);
-        if stamp <= last_seen || procs.is_empty() {
+        let shares = gpu.sim.process_utilization(gpu.index, now);
+        // Samples newer than `last_seen` only, as the driver keeps them: one per process for
+        // the simulation's current second.
+        if stamp <= last_seen || shares.is_empty() {
             return Err(NOT_FOUND);
         }
-        let sample = gpu.sample();
-        let sm = shares(&procs, sample.util_gpu);
-        let mem = shares(&procs, sample.util_mem);
-        let items: Vec<nvmlProcessUtilizationSample_t> = procs
+        let items: Vec<nvmlProcessUtilizationSample_t> = shares
             .iter()
-            .zip(sm.iter().zip(mem.iter()))
-            .map(|(p, (sm, mem))| nvmlProcessUtilizationSample_t {
-                pid: p.pid,
+            .map(|u| nvmlProcessUtilizationSample_t {
+                pid: u.pid,
                 timeStamp: stamp,
-                smUtil: *sm,
-                memUtil: *mem,
-                encUtil: 0,
-                decUtil: 0,
+                smUtil: u.sm,
+                memUtil: u.mem,
+                encUtil: u.enc,
+                decUtil: u.dec,
             })
             .collect();
         unsafe { write_list(&items, count, utilization) }
