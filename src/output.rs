@@ -147,13 +147,61 @@ macro_rules! errln {
     };
 }
 
-/// The width messages are wrapped to, so they read whole in an 80-column terminal.
+/// The width text is wrapped to when the terminal's cannot be known (output to a file from cron):
+/// it reads whole in an 80-column terminal.
 pub const MESSAGE_WIDTH: usize = 80;
 
-/// `text` wrapped to [`MESSAGE_WIDTH`], each of its lines on its own, continuation lines
-/// starting with `indent`; a word (a path, a `file:line:col`, `read-only`) is never split.
+/// Narrower than this, wrapped text would be a column of single words; `COLUMNS=20` still gets
+/// 40-column lines.
+pub const MIN_WIDTH: usize = 40;
+
+/// Wider than this `COLUMNS` is taken for a mistake (`COLUMNS=99999`) and ignored.
+const MAX_WIDTH: usize = 1000;
+
+/// The width the commands wrap their text to: `COLUMNS` when it is set to a sane number, else
+/// the size of the terminal stdout or stderr is on (`gpudeck doctor | less` still fits the
+/// screen), else [`MESSAGE_WIDTH`]; never under [`MIN_WIDTH`].
+pub fn width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    width_from(columns.as_deref(), || {
+        tty_columns(1).or_else(|| tty_columns(2))
+    })
+}
+
+/// [`width`] from the value of `COLUMNS` and a way to ask the terminal, asked only when needed.
+pub fn width_from(columns: Option<&str>, tty: impl FnOnce() -> Option<usize>) -> usize {
+    let from_env = columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| (1..=MAX_WIDTH).contains(c));
+    from_env
+        .or_else(tty)
+        .unwrap_or(MESSAGE_WIDTH)
+        .max(MIN_WIDTH)
+}
+
+/// The columns of the terminal `fd` is on; None when it is not a terminal.
+fn tty_columns(fd: libc::c_int) -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one winsize into `size`, which lives through the call.
+    let asked = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut size) };
+    (asked == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+/// `text` wrapped to the terminal's [`width`], each of its lines on its own, continuation
+/// lines starting with `indent`; a word (a path, a `file:line:col`, `read-only`) is never split.
 pub fn wrap(text: &str, indent: &str) -> String {
-    let options = textwrap::Options::new(MESSAGE_WIDTH)
+    wrap_to(text, indent, width())
+}
+
+/// [`wrap`] to a given width: the pure part, for renderers that are handed their width.
+/// A word longer than the width (a long URL) keeps its own line whole.
+pub fn wrap_to(text: &str, indent: &str, width: usize) -> String {
+    let options = textwrap::Options::new(width)
         .break_words(false)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .subsequent_indent(indent);
@@ -204,5 +252,41 @@ mod tests {
         let mut buf = Vec::new();
         write_to(&mut buf, format_args!("{}-{}", 1, 2)).unwrap();
         assert_eq!(buf, b"1-2");
+    }
+
+    #[test]
+    fn the_width_follows_columns_then_the_terminal_then_80() {
+        let no_tty = || None;
+        assert_eq!(width_from(Some("120"), no_tty), 120);
+        assert_eq!(width_from(Some(" 90 "), || Some(200)), 90);
+        assert_eq!(width_from(None, || Some(132)), 132);
+        assert_eq!(width_from(None, no_tty), 80);
+        // Not a sane number: the terminal decides, or 80.
+        for bad in ["", "wide", "-5", "0", "99999"] {
+            assert_eq!(width_from(Some(bad), || Some(100)), 100, "{bad:?}");
+            assert_eq!(width_from(Some(bad), no_tty), 80, "{bad:?}");
+        }
+        // Too narrow to read: 40.
+        assert_eq!(width_from(Some("20"), no_tty), MIN_WIDTH);
+        assert_eq!(width_from(None, || Some(12)), MIN_WIDTH);
+    }
+
+    #[test]
+    fn wrapping_fills_the_width_it_is_given() {
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        let narrow = wrap_to(text, "  ", 40);
+        assert!(narrow.lines().count() > 1, "{narrow}");
+        assert!(narrow.lines().all(|l| l.chars().count() <= 40), "{narrow}");
+        assert!(
+            narrow.lines().skip(1).all(|l| l.starts_with("  ")),
+            "{narrow}"
+        );
+        assert_eq!(wrap_to(text, "  ", 120), text);
+        let url =
+            "see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install";
+        assert_eq!(
+            wrap_to(url, "", 40),
+            "see\nhttps://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install"
+        );
     }
 }

@@ -18,8 +18,10 @@ pub fn human_bytes(bytes: u64) -> String {
         format!("{:.1}GiB", b / GIB)
     } else if b >= MIB {
         format!("{:.0}MiB", b / MIB)
-    } else {
+    } else if bytes >= 1024 {
         format!("{:.0}KiB", b / 1024.0)
+    } else {
+        format!("{bytes}B")
     }
 }
 
@@ -95,6 +97,33 @@ pub fn age(secs: i64) -> String {
     }
 }
 
+/// A count and its noun, in one form everywhere (CLI and dashboard): "1 image", "2 images",
+/// "0 images"; nouns ending in s, x, ch or sh take "es" ("3 processes").
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {}", plural_noun(noun))
+    }
+}
+
+/// [`plural`], but "no images" for none, where a sentence reads better than a zero.
+pub fn plural_or_no(n: usize, noun: &str) -> String {
+    if n == 0 {
+        format!("no {}", plural_noun(noun))
+    } else {
+        plural(n, noun)
+    }
+}
+
+fn plural_noun(noun: &str) -> String {
+    if ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end)) {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,8 +139,26 @@ mod tests {
         assert_eq!(pcie(Some(5), Some(16)), "Gen5 x16");
         assert_eq!(pct(None), "n/a");
         assert_eq!(truncate("python train.py", 8), "python …");
+        assert_eq!(human_bytes(999), "999B");
+        assert_eq!(human_bytes(5_600_000_000), "5.2GiB");
         assert_eq!(age(45), "45s");
         assert_eq!(age(3 * 3600 + 5 * 60), "3h 5m");
         assert_eq!(age(2 * 86_400 + 3600), "2d 1h");
+    }
+
+    #[test]
+    fn counts_read_as_words() {
+        assert_eq!(plural(1, "warning"), "1 warning");
+        assert_eq!(plural(2, "warning"), "2 warnings");
+        assert_eq!(plural(0, "warning"), "0 warnings");
+        assert_eq!(plural(1, "image"), "1 image");
+        assert_eq!(plural(12, "GPU"), "12 GPUs");
+        assert_eq!(plural(1, "process"), "1 process");
+        assert_eq!(plural(3, "process"), "3 processes");
+        assert_eq!(plural(2, "rank"), "2 ranks");
+        assert_eq!(plural_or_no(0, "process"), "no processes");
+        assert_eq!(plural_or_no(0, "image"), "no images");
+        assert_eq!(plural_or_no(1, "image"), "1 image");
+        assert_eq!(plural_or_no(4, "run"), "4 runs");
     }
 }

@@ -139,7 +139,11 @@ impl AppState {
             title: "Stop run".into(),
             question: format!("Stop {}?", run.id),
             details: vec![
-                format!("{} rank(s) on GPU {}", run.ranks, gpu_list(&run.gpus)),
+                format!(
+                    "{} on GPU {}",
+                    units::plural(run.ranks, "rank"),
+                    gpu_list(&run.gpus)
+                ),
                 "SIGINT first (training loops save a checkpoint), SIGTERM after 10 s, then SIGKILL"
                     .into(),
             ],

@@ -75,7 +75,11 @@ fn facts_line<'a>(run: &RunRow, now: i64, s: &Styles) -> Line<'a> {
         ],
     };
     spans.push(Span::styled(
-        format!(" · {} · {} rank(s)", run.launcher.as_str(), run.ranks),
+        format!(
+            " · {} · {}",
+            run.launcher.as_str(),
+            units::plural(run.ranks, "rank")
+        ),
         s.text(),
     ));
     if let Some(image) = &run.image {

@@ -139,11 +139,7 @@ fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     )];
     if !view.warnings.is_empty() {
         title.push(Span::styled(
-            format!(
-                "· {} warning{} ",
-                view.warnings.len(),
-                if view.warnings.len() == 1 { "" } else { "s" }
-            ),
+            format!("· {} ", units::plural(view.warnings.len(), "warning")),
             s.warn(),
         ));
     }
