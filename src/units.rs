@@ -25,12 +25,21 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
-/// "used/total" in GiB with one decimal, e.g. "60.1/79.6G".
+/// "used/total" in GiB, e.g. "60.1/79.6GiB": the unit the CLI spells out too. One decimal below
+/// 100 GiB and none above ("120/141GiB"), so the pair stays within 12 columns on every card.
 pub fn memory_pair(used: Option<u64>, total: Option<u64>) -> String {
+    let gib = |b: u64| {
+        let g = b as f64 / GIB;
+        if g < 99.95 {
+            format!("{g:.1}")
+        } else {
+            format!("{g:.0}")
+        }
+    };
     match (used, total) {
-        (Some(u), Some(t)) => format!("{:.1}/{:.1}G", u as f64 / GIB, t as f64 / GIB),
-        (None, Some(t)) => format!("{NA}/{:.1}G", t as f64 / GIB),
-        (Some(u), None) => format!("{:.1}G/{NA}", u as f64 / GIB),
+        (Some(u), Some(t)) => format!("{}/{}GiB", gib(u), gib(t)),
+        (None, Some(t)) => format!("{NA}/{}GiB", gib(t)),
+        (Some(u), None) => format!("{}GiB/{NA}", gib(u)),
         (None, None) => NA.to_string(),
     }
 }
@@ -133,7 +142,18 @@ mod tests {
         assert_eq!(mib(81559 * 1024 * 1024), "81559MiB");
         assert_eq!(
             memory_pair(Some(3 * 1024 * 1024 * 1024), Some(80 * 1024 * 1024 * 1024)),
-            "3.0/80.0G"
+            "3.0/80.0GiB"
+        );
+        assert_eq!(
+            memory_pair(
+                Some(120 * 1024 * 1024 * 1024),
+                Some(141 * 1024 * 1024 * 1024)
+            ),
+            "120/141GiB"
+        );
+        assert_eq!(
+            memory_pair(None, Some(80 * 1024 * 1024 * 1024)),
+            "n/a/80.0GiB"
         );
         assert_eq!(power_pair(Some(612.4), Some(700.0)), "612/700W");
         assert_eq!(pcie(Some(5), Some(16)), "Gen5 x16");
