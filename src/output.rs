@@ -199,16 +199,39 @@ pub fn wrap(text: &str, indent: &str) -> String {
 }
 
 /// [`wrap`] to a given width: the pure part, for renderers that are handed their width.
-/// A word longer than the width (a long URL) keeps its own line whole.
+/// A word longer than the width (a long URL) keeps its own line whole, and so does a command in
+/// backticks that fits on a line, so that it can be copied in one go.
 pub fn wrap_to(text: &str, indent: &str, width: usize) -> String {
     let options = textwrap::Options::new(width)
         .break_words(false)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .subsequent_indent(indent);
+    let room = width.saturating_sub(indent.chars().count());
     text.lines()
-        .map(|line| textwrap::fill(line, &options))
+        .map(|line| textwrap::fill(&glue_code(line, room), &options).replace(GLUE, " "))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Stands for a space inside a `code span` while wrapping: textwrap breaks only at ASCII spaces.
+const GLUE: char = '\u{E000}';
+
+/// `line` with the spaces inside each backticked span no longer than `room` glued.
+fn glue_code(line: &str, room: usize) -> String {
+    let mut out = String::with_capacity(line.len());
+    for (i, part) in line.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are inside backticks (when the backtick that opens them is closed too).
+        let closed = i % 2 == 1 && line.matches('`').count() > i;
+        if closed && part.chars().count() + 2 <= room {
+            out.extend(part.chars().map(|c| if c == ' ' { GLUE } else { c }));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -269,6 +292,26 @@ mod tests {
         // Too narrow to read: 40.
         assert_eq!(width_from(Some("20"), no_tty), MIN_WIDTH);
         assert_eq!(width_from(None, || Some(12)), MIN_WIDTH);
+    }
+
+    #[test]
+    fn a_command_in_backticks_stays_on_one_line_where_it_fits() {
+        let text = "pull it (`gpudeck pull example.invalid/nobody/nothing:1.0`) once it is back";
+        let wrapped = wrap_to(text, "  ", 60);
+        assert!(
+            wrapped.contains("`gpudeck pull example.invalid/nobody/nothing:1.0`"),
+            "{wrapped}"
+        );
+        assert!(!wrapped.contains(GLUE));
+        // Too long for any line: it wraps between its words like the rest.
+        let long = format!("run `{}` now", "word ".repeat(12).trim_end());
+        let wrapped = wrap_to(&long, "", 40);
+        assert!(
+            wrapped.lines().all(|l| l.chars().count() <= 40),
+            "{wrapped}"
+        );
+        // An unclosed backtick glues nothing.
+        assert_eq!(wrap_to("a `b c d e", "", 5), "a `b\nc d e");
     }
 
     #[test]

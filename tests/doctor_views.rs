@@ -80,7 +80,10 @@ fn opening_the_tab_diagnoses_once_and_r_diagnoses_again() {
         .contains("1 passed, 1 warning, 1 failed"));
     // The tab's title counts in the same words as `gpudeck doctor`'s summary line.
     let screen = text(&render(&s, 120, 30));
-    assert!(screen.contains("1 passed · 1 warning · 1 failed"), "{screen}");
+    assert!(
+        screen.contains("1 passed · 1 warning · 1 failed"),
+        "{screen}"
+    );
     // A report is there: coming back shows it, `r` asks for a new one.
     s.update(Action::SelectTab(Tab::Gpus));
     assert!(s.update(Action::SelectTab(Tab::Doctor)).is_empty());

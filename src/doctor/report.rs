@@ -286,23 +286,18 @@ fn summary_line(s: &Summary) -> String {
     )
 }
 
-/// Greedy word wrap; a word longer than `width` (a path, a URL) keeps its own line unbroken.
+/// The lines of `text` wrapped to `width` (see [`crate::output::wrap_to`]: words and commands
+/// in backticks that fit are never split).
 fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
+    let lines: Vec<String> = crate::output::wrap_to(text, "", width)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    if lines.is_empty() {
+        vec![String::new()]
+    } else {
+        lines
     }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// The JSON face adds the summary and the exit code, so scripts need not recount.
