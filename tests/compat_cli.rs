@@ -93,7 +93,10 @@ fn an_unknown_image_is_an_error_that_says_what_to_do() {
     let out = compat("", NO_DOCKER, &["example.invalid/nobody/nothing:1.0"]);
     assert_eq!(out.status.code(), Some(3));
     // The message is wrapped to the terminal's width (80 here): its words are read as one text.
-    let err = stderr(&out).split_whitespace().collect::<Vec<_>>().join(" ");
+    let err = stderr(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(err.contains("cannot be reached"), "{err}");
     assert!(
         err.contains("gpudeck's catalog does not list it either"),
