@@ -66,9 +66,9 @@ const HEADER: [&str; COLUMNS] = [
 ];
 
 /// The columns left out, in this order, while the table is wider than the terminal: first what
-/// another column repeats (the id holds the name and the date), last what tells runs apart.
-/// ID, STATE, GPUS and DURATION always stay.
-const FOLD_ORDER: [usize; 6] = [1, 5, 8, 4, 7, 9];
+/// another column repeats (the id holds the name and the date), then how it was launched, last
+/// how the run used its GPUs and how it ended. ID, STATE, GPUS and DURATION always stay.
+const FOLD_ORDER: [usize; 6] = [1, 5, 4, 8, 7, 9];
 
 /// One line per run in the order given (the caller lists them newest first, as the Runs tab
 /// does), columns as wide as their widest cell, within `width` columns where leaving out the
