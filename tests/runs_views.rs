@@ -495,6 +495,11 @@ fn memory_still_held_after_the_end_offers_to_kill_only_the_runs_own_processes() 
         }
     );
     assert!(c.details.iter().any(|d| d.starts_with("GPU 2 · pid ")));
+    // Counted in words, as everywhere: "1 process", never "1 process(es)".
+    assert_eq!(
+        c.question,
+        "Send SIGTERM to 1 process of this run still on GPU 2?"
+    );
     assert!(
         c.details
             .iter()

@@ -223,13 +223,13 @@ impl AppState {
         self.overlay = Overlay::Confirm(Confirmation {
             title: "Kill leftover processes".into(),
             question: format!(
-                "Send {} to {} process(es) of this run still on GPU {}?",
+                "Send {} to {} of this run still on GPU {}?",
                 if signal == KillSignal::Kill {
                     "SIGKILL"
                 } else {
                     "SIGTERM"
                 },
-                targets.len(),
+                units::plural(targets.len(), "process"),
                 gpu_list(&alert.gpus)
             ),
             details,
