@@ -106,6 +106,20 @@ pub fn age(secs: i64) -> String {
     }
 }
 
+/// How long a run ran, in the same words in `gpudeck runs` and the Runs tab: `3h04m`, `12m05s`
+/// or `42s`.
+pub fn run_duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
 /// A count and its noun, in one form everywhere (CLI and dashboard): "1 image", "2 images",
 /// "0 images"; nouns ending in s, x, ch or sh take "es" ("3 processes").
 pub fn plural(n: usize, noun: &str) -> String {
@@ -161,6 +175,9 @@ mod tests {
         assert_eq!(truncate("python train.py", 8), "python …");
         assert_eq!(human_bytes(999), "999B");
         assert_eq!(human_bytes(5_600_000_000), "5.2GiB");
+        assert_eq!(run_duration(42_999), "42s");
+        assert_eq!(run_duration(12 * 60_000 + 5_000), "12m05s");
+        assert_eq!(run_duration(3 * 3_600_000 + 4 * 60_000), "3h04m");
         assert_eq!(age(45), "45s");
         assert_eq!(age(3 * 3600 + 5 * 60), "3h 5m");
         assert_eq!(age(2 * 86_400 + 3600), "2d 1h");

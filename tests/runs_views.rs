@@ -1006,7 +1006,7 @@ fn a_gpu_that_fell_off_the_bus_shows_in_the_runs_detail() {
 }
 
 /// `gpudeck runs` and the Runs tab are twins: the same runs in the same order (newest first),
-/// and a run without GPUs says `none` under GPUS in both.
+/// the same words for how long each ran, and a run without GPUs says `none` under GPUS in both.
 #[test]
 fn the_cli_and_the_tab_list_the_same_runs_newest_first() {
     let dirs = support::Dirs::new();
@@ -1026,7 +1026,7 @@ fn the_cli_and_the_tab_list_the_same_runs_newest_first() {
                 gpus,
                 ranks: 1,
                 started_ms: started,
-                ended_ms: Some(started + 30_000),
+                ended_ms: Some(started + 90_000),
                 exit_code: Some(0),
                 supervised: false,
             },
@@ -1055,6 +1055,7 @@ fn the_cli_and_the_tab_list_the_same_runs_newest_first() {
         .find(|l| l.contains("train-0002"))
         .unwrap_or_default();
     assert!(cpu_row.contains(" none "), "{screen}");
+    assert!(cpu_row.contains(" 1m30s "), "{screen}");
 
     let out = dirs
         .gpudeck("")
@@ -1086,6 +1087,17 @@ fn the_cli_and_the_tab_list_the_same_runs_newest_first() {
         .map(|l| l.split_whitespace().nth(gpus_at).unwrap_or_default())
         .collect();
     assert_eq!(gpus, ["2", "none", "0,1"], "{table}");
+    let duration_at = header
+        .iter()
+        .position(|h| *h == "DURATION")
+        .expect("DURATION");
+    assert!(
+        table
+            .lines()
+            .skip(1)
+            .all(|l| l.split_whitespace().nth(duration_at) == Some("1m30s")),
+        "{table}"
+    );
 
     let out = dirs.gpudeck("").args(["runs", "--json"]).output().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("runs --json");

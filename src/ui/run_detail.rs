@@ -90,10 +90,7 @@ fn facts_line<'a>(run: &RunRow, now: i64, s: &Styles) -> Line<'a> {
             .ended_ms
             .unwrap_or((now.max(0) as u64 * 1000).max(start));
         spans.push(Span::styled(
-            format!(
-                " · ran {}",
-                units::age(end.saturating_sub(start) as i64 / 1000)
-            ),
+            format!(" · ran {}", units::run_duration(end.saturating_sub(start))),
             s.text(),
         ));
     }

@@ -199,7 +199,7 @@ fn run_row<'a>(r: &RunRow, now_ms: u64, s: &Styles) -> Row<'a> {
         || "-".into(),
         |start| {
             let end = r.ended_ms.unwrap_or(now_ms.max(start));
-            units::age(end.saturating_sub(start) as i64 / 1000)
+            units::run_duration(end.saturating_sub(start))
         },
     );
     let util = r
