@@ -232,7 +232,7 @@ fn read_only_refusal(cli: &Cli, dirs: &Dirs, config: &Config) -> Option<String> 
         flag: cli.read_only,
         config: config.general.read_only.then_some(file.as_path()),
     };
-    read_only::refusal(cli.command.as_ref()?, mode)
+    read_only::refusal(cli.command.as_ref()?, mode, gpudeck::output::width())
 }
 
 /// What `--refresh` below the minimum turns into, said rather than done silently.
@@ -257,7 +257,7 @@ fn tell_config_warnings(warnings: &[String]) {
     }
 }
 
-/// A message on stderr wrapped to 80 columns, so it reads whole in any terminal; a path or a
+/// A message on stderr wrapped to the terminal's width, so it reads whole; a path or a
 /// `file:line:col` is never split.
 fn say_wrapped(message: &str) {
     errln!("{}", gpudeck::output::wrap(message, "  "));

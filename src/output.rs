@@ -147,20 +147,91 @@ macro_rules! errln {
     };
 }
 
-/// The width messages are wrapped to, so they read whole in an 80-column terminal.
+/// The width text is wrapped to when the terminal's cannot be known (output to a file from cron):
+/// it reads whole in an 80-column terminal.
 pub const MESSAGE_WIDTH: usize = 80;
 
-/// `text` wrapped to [`MESSAGE_WIDTH`], each of its lines on its own, continuation lines
-/// starting with `indent`; a word (a path, a `file:line:col`, `read-only`) is never split.
+/// Narrower than this, wrapped text would be a column of single words; `COLUMNS=20` still gets
+/// 40-column lines.
+pub const MIN_WIDTH: usize = 40;
+
+/// Wider than this `COLUMNS` is taken for a mistake (`COLUMNS=99999`) and ignored.
+const MAX_WIDTH: usize = 1000;
+
+/// The width the commands wrap their text to: `COLUMNS` when it is set to a sane number, else
+/// the size of the terminal stdout or stderr is on (`gpudeck doctor | less` still fits the
+/// screen), else [`MESSAGE_WIDTH`]; never under [`MIN_WIDTH`].
+pub fn width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    width_from(columns.as_deref(), || {
+        tty_columns(1).or_else(|| tty_columns(2))
+    })
+}
+
+/// [`width`] from the value of `COLUMNS` and a way to ask the terminal, asked only when needed.
+pub fn width_from(columns: Option<&str>, tty: impl FnOnce() -> Option<usize>) -> usize {
+    let from_env = columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| (1..=MAX_WIDTH).contains(c));
+    from_env
+        .or_else(tty)
+        .unwrap_or(MESSAGE_WIDTH)
+        .max(MIN_WIDTH)
+}
+
+/// The columns of the terminal `fd` is on; None when it is not a terminal.
+fn tty_columns(fd: libc::c_int) -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one winsize into `size`, which lives through the call.
+    let asked = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut size) };
+    (asked == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+/// `text` wrapped to the terminal's [`width`], each of its lines on its own, continuation
+/// lines starting with `indent`; a word (a path, a `file:line:col`, `read-only`) is never split.
 pub fn wrap(text: &str, indent: &str) -> String {
-    let options = textwrap::Options::new(MESSAGE_WIDTH)
+    wrap_to(text, indent, width())
+}
+
+/// [`wrap`] to a given width: the pure part, for renderers that are handed their width.
+/// A word longer than the width (a long URL) keeps its own line whole, and so does a command in
+/// backticks that fits on a line, so that it can be copied in one go.
+pub fn wrap_to(text: &str, indent: &str, width: usize) -> String {
+    let options = textwrap::Options::new(width)
         .break_words(false)
         .word_splitter(textwrap::WordSplitter::NoHyphenation)
         .subsequent_indent(indent);
+    let room = width.saturating_sub(indent.chars().count());
     text.lines()
-        .map(|line| textwrap::fill(line, &options))
+        .map(|line| textwrap::fill(&glue_code(line, room), &options).replace(GLUE, " "))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Stands for a space inside a `code span` while wrapping: textwrap breaks only at ASCII spaces.
+const GLUE: char = '\u{E000}';
+
+/// `line` with the spaces inside each backticked span no longer than `room` glued.
+fn glue_code(line: &str, room: usize) -> String {
+    let mut out = String::with_capacity(line.len());
+    for (i, part) in line.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are inside backticks (when the backtick that opens them is closed too).
+        let closed = i % 2 == 1 && line.matches('`').count() > i;
+        if closed && part.chars().count() + 2 <= room {
+            out.extend(part.chars().map(|c| if c == ' ' { GLUE } else { c }));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -204,5 +275,61 @@ mod tests {
         let mut buf = Vec::new();
         write_to(&mut buf, format_args!("{}-{}", 1, 2)).unwrap();
         assert_eq!(buf, b"1-2");
+    }
+
+    #[test]
+    fn the_width_follows_columns_then_the_terminal_then_80() {
+        let no_tty = || None;
+        assert_eq!(width_from(Some("120"), no_tty), 120);
+        assert_eq!(width_from(Some(" 90 "), || Some(200)), 90);
+        assert_eq!(width_from(None, || Some(132)), 132);
+        assert_eq!(width_from(None, no_tty), 80);
+        // Not a sane number: the terminal decides, or 80.
+        for bad in ["", "wide", "-5", "0", "99999"] {
+            assert_eq!(width_from(Some(bad), || Some(100)), 100, "{bad:?}");
+            assert_eq!(width_from(Some(bad), no_tty), 80, "{bad:?}");
+        }
+        // Too narrow to read: 40.
+        assert_eq!(width_from(Some("20"), no_tty), MIN_WIDTH);
+        assert_eq!(width_from(None, || Some(12)), MIN_WIDTH);
+    }
+
+    #[test]
+    fn a_command_in_backticks_stays_on_one_line_where_it_fits() {
+        let text = "pull it (`gpudeck pull example.invalid/nobody/nothing:1.0`) once it is back";
+        let wrapped = wrap_to(text, "  ", 60);
+        assert!(
+            wrapped.contains("`gpudeck pull example.invalid/nobody/nothing:1.0`"),
+            "{wrapped}"
+        );
+        assert!(!wrapped.contains(GLUE));
+        // Too long for any line: it wraps between its words like the rest.
+        let long = format!("run `{}` now", "word ".repeat(12).trim_end());
+        let wrapped = wrap_to(&long, "", 40);
+        assert!(
+            wrapped.lines().all(|l| l.chars().count() <= 40),
+            "{wrapped}"
+        );
+        // An unclosed backtick glues nothing.
+        assert_eq!(wrap_to("a `b c d e", "", 5), "a `b\nc d e");
+    }
+
+    #[test]
+    fn wrapping_fills_the_width_it_is_given() {
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        let narrow = wrap_to(text, "  ", 40);
+        assert!(narrow.lines().count() > 1, "{narrow}");
+        assert!(narrow.lines().all(|l| l.chars().count() <= 40), "{narrow}");
+        assert!(
+            narrow.lines().skip(1).all(|l| l.starts_with("  ")),
+            "{narrow}"
+        );
+        assert_eq!(wrap_to(text, "  ", 120), text);
+        let url =
+            "see https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install";
+        assert_eq!(
+            wrap_to(url, "", 40),
+            "see\nhttps://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install"
+        );
     }
 }

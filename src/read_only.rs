@@ -63,9 +63,9 @@ fn name_of(command: &Commands) -> &'static str {
     }
 }
 
-/// The refusal for `command` in read-only mode, wrapped to 80 columns; `None` when it is
+/// The refusal for `command` in read-only mode, wrapped to `width` columns; `None` when it is
 /// allowed (read-only mode off, or a command that changes nothing).
-pub fn refusal(command: &Commands, mode: ReadOnly<'_>) -> Option<String> {
+pub fn refusal(command: &Commands, mode: ReadOnly<'_>, width: usize) -> Option<String> {
     if !mode.is_on() {
         return None;
     }
@@ -96,7 +96,7 @@ pub fn refusal(command: &Commands, mode: ReadOnly<'_>) -> Option<String> {
         name_of(command),
         lift.join(", and ")
     );
-    Some(crate::output::wrap(&text, ""))
+    Some(crate::output::wrap_to(&text, "", width))
 }
 
 #[cfg(test)]
@@ -130,7 +130,7 @@ mod tests {
             &["shell", "busybox"],
             &["shell", "--attach", "mine"],
         ] {
-            assert!(refusal(&command(args), FLAG).is_some(), "{args:?}");
+            assert!(refusal(&command(args), FLAG, 80).is_some(), "{args:?}");
         }
         for args in [
             &["gpus"][..],
@@ -141,7 +141,7 @@ mod tests {
             &["run", "--on", "slurm", "--dry-run", "--", "true"],
             &["serve", "--metrics", "127.0.0.1:0"],
         ] {
-            assert_eq!(refusal(&command(args), FLAG), None, "{args:?}");
+            assert_eq!(refusal(&command(args), FLAG, 80), None, "{args:?}");
         }
     }
 
@@ -151,7 +151,7 @@ mod tests {
             flag: false,
             config: None,
         };
-        assert_eq!(refusal(&command(&["stop", "x"]), off), None);
+        assert_eq!(refusal(&command(&["stop", "x"]), off, 80), None);
     }
 
     #[test]
@@ -161,7 +161,7 @@ mod tests {
             flag: true,
             config: Some(file),
         };
-        let text = refusal(&command(&["pull", "busybox"]), both).unwrap();
+        let text = refusal(&command(&["pull", "busybox"]), both, 80).unwrap();
         let flat = text.replace('\n', " ");
         assert!(
             flat.contains("`gpudeck pull` would pull an image"),

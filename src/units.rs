@@ -18,17 +18,28 @@ pub fn human_bytes(bytes: u64) -> String {
         format!("{:.1}GiB", b / GIB)
     } else if b >= MIB {
         format!("{:.0}MiB", b / MIB)
-    } else {
+    } else if bytes >= 1024 {
         format!("{:.0}KiB", b / 1024.0)
+    } else {
+        format!("{bytes}B")
     }
 }
 
-/// "used/total" in GiB with one decimal, e.g. "60.1/79.6G".
+/// "used/total" in GiB, e.g. "60.1/79.6GiB": the unit the CLI spells out too. One decimal below
+/// 100 GiB and none above ("120/141GiB"), so the pair stays within 12 columns on every card.
 pub fn memory_pair(used: Option<u64>, total: Option<u64>) -> String {
+    let gib = |b: u64| {
+        let g = b as f64 / GIB;
+        if g < 99.95 {
+            format!("{g:.1}")
+        } else {
+            format!("{g:.0}")
+        }
+    };
     match (used, total) {
-        (Some(u), Some(t)) => format!("{:.1}/{:.1}G", u as f64 / GIB, t as f64 / GIB),
-        (None, Some(t)) => format!("{NA}/{:.1}G", t as f64 / GIB),
-        (Some(u), None) => format!("{:.1}G/{NA}", u as f64 / GIB),
+        (Some(u), Some(t)) => format!("{}/{}GiB", gib(u), gib(t)),
+        (None, Some(t)) => format!("{NA}/{}GiB", gib(t)),
+        (Some(u), None) => format!("{}GiB/{NA}", gib(u)),
         (None, None) => NA.to_string(),
     }
 }
@@ -117,6 +128,47 @@ pub fn utc_time(unix_ms: u64) -> String {
     )
 }
 
+/// How long a run ran, in the same words in `gpudeck runs` and the Runs tab: `3h04m`, `12m05s`
+/// or `42s`.
+pub fn run_duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// A count and its noun, in one form everywhere (CLI and dashboard): "1 image", "2 images",
+/// "0 images"; nouns ending in s, x, ch or sh take "es" ("3 processes").
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {}", plural_noun(noun))
+    }
+}
+
+/// [`plural`], but "no images" for none, where a sentence reads better than a zero.
+pub fn plural_or_no(n: usize, noun: &str) -> String {
+    if n == 0 {
+        format!("no {}", plural_noun(noun))
+    } else {
+        plural(n, noun)
+    }
+}
+
+fn plural_noun(noun: &str) -> String {
+    if ["s", "x", "ch", "sh"].iter().any(|end| noun.ends_with(end)) {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,14 +185,46 @@ mod tests {
         assert_eq!(mib(81559 * 1024 * 1024), "81559MiB");
         assert_eq!(
             memory_pair(Some(3 * 1024 * 1024 * 1024), Some(80 * 1024 * 1024 * 1024)),
-            "3.0/80.0G"
+            "3.0/80.0GiB"
+        );
+        assert_eq!(
+            memory_pair(
+                Some(120 * 1024 * 1024 * 1024),
+                Some(141 * 1024 * 1024 * 1024)
+            ),
+            "120/141GiB"
+        );
+        assert_eq!(
+            memory_pair(None, Some(80 * 1024 * 1024 * 1024)),
+            "n/a/80.0GiB"
         );
         assert_eq!(power_pair(Some(612.4), Some(700.0)), "612/700W");
         assert_eq!(pcie(Some(5), Some(16)), "Gen5 x16");
         assert_eq!(pct(None), "n/a");
         assert_eq!(truncate("python train.py", 8), "python …");
+        assert_eq!(human_bytes(999), "999B");
+        assert_eq!(human_bytes(5_600_000_000), "5.2GiB");
+        assert_eq!(run_duration(42_999), "42s");
+        assert_eq!(run_duration(12 * 60_000 + 5_000), "12m05s");
+        assert_eq!(run_duration(3 * 3_600_000 + 4 * 60_000), "3h04m");
         assert_eq!(age(45), "45s");
         assert_eq!(age(3 * 3600 + 5 * 60), "3h 5m");
         assert_eq!(age(2 * 86_400 + 3600), "2d 1h");
+    }
+
+    #[test]
+    fn counts_read_as_words() {
+        assert_eq!(plural(1, "warning"), "1 warning");
+        assert_eq!(plural(2, "warning"), "2 warnings");
+        assert_eq!(plural(0, "warning"), "0 warnings");
+        assert_eq!(plural(1, "image"), "1 image");
+        assert_eq!(plural(12, "GPU"), "12 GPUs");
+        assert_eq!(plural(1, "process"), "1 process");
+        assert_eq!(plural(3, "process"), "3 processes");
+        assert_eq!(plural(2, "rank"), "2 ranks");
+        assert_eq!(plural_or_no(0, "process"), "no processes");
+        assert_eq!(plural_or_no(0, "image"), "no images");
+        assert_eq!(plural_or_no(1, "image"), "1 image");
+        assert_eq!(plural_or_no(4, "run"), "4 runs");
     }
 }

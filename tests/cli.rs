@@ -893,4 +893,123 @@ fn a_refresh_below_the_minimum_says_it_was_raised() {
     );
     let (_, _, err) = said(&dirs, &["--demo", "--refresh", "100", "gpus"]);
     assert!(!err.contains("--refresh"), "{err}");
+
+/// Text output wraps at the terminal's width (`COLUMNS` here, as a shell exports it), not at a
+/// fixed 100 columns.
+mod text_width {
+    use super::support::run_fixture::{FakeRun, RunFacts};
+    use super::support::{stderr, stdout, Dirs};
+
+    const DEAD_DOCKER: &str = "unix:///nonexistent/gpudeck-w7-test.sock";
+
+    /// Each line of `text` fits `width`. The one exception is a line that is a single word after
+    /// its indent (a URL or a path longer than the line): words are never split.
+    fn assert_fits(what: &str, text: &str, width: usize) {
+        assert!(text.lines().count() > 2, "{what}: {text}");
+        for line in text.lines() {
+            let one_word = line.split_whitespace().count() == 1;
+            assert!(
+                line.chars().count() <= width || one_word,
+                "{what} at {width} columns: {line:?} is {} wide\n{text}",
+                line.chars().count()
+            );
+        }
+    }
+
+    fn printed(dirs: &Dirs, sim: &str, width: usize, args: &[&str]) -> String {
+        let out = dirs
+            .gpudeck(sim)
+            .env("COLUMNS", width.to_string())
+            .env_remove("CUDA_VISIBLE_DEVICES")
+            .args(args)
+            .output()
+            .expect("gpudeck runs");
+        assert!(!out.stdout.is_empty(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    }
+
+    #[test]
+    fn doctor_and_compat_fit_80_and_120_columns() {
+        let dirs = Dirs::new();
+        // An old driver and no Docker: the longest details and fixes either command has.
+        let old = "profile=a100-pcie,gpus=2,driver=470.57.02,cuda=11040";
+        for width in [80, 120] {
+            let doctor = ["--demo", "--docker-host", DEAD_DOCKER, "doctor"];
+            let text = printed(&dirs, old, width, &doctor);
+            assert_fits("doctor", &text, width);
+            assert!(text.contains("fix: "), "{text}");
+            let compat = [
+                "--demo",
+                "--docker-host",
+                DEAD_DOCKER,
+                "compat",
+                "tensorflow/tensorflow:2.17.0-gpu",
+                "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-runtime",
+            ];
+            let text = printed(&dirs, old, width, &compat);
+            assert_fits("compat", &text, width);
+            assert!(text.contains("2 images: "), "{text}");
+        }
+        // At 120 columns the lines use the room: the 100-column wrap is gone.
+        let wide = printed(
+            &dirs,
+            old,
+            120,
+            &["--demo", "--docker-host", DEAD_DOCKER, "doctor"],
+        );
+        assert!(wide.lines().any(|l| l.chars().count() > 100), "{wide}");
+    }
+
+    #[test]
+    fn the_runs_table_folds_to_80_columns_and_says_what_it_left_out() {
+        let dirs = Dirs::new();
+        let data = dirs.root.path().join("data");
+        let t0 = 1_800_000_000_000;
+        for (i, id) in ["20261125-000000-resnet-0001", "20261125-000100-cpu-0002"]
+            .into_iter()
+            .enumerate()
+        {
+            let started = t0 + i as u64 * 60_000;
+            FakeRun::write(
+                &data,
+                &RunFacts {
+                    id,
+                    state: "succeeded",
+                    gpus: if i == 0 { &[0, 1] } else { &[] },
+                    ranks: 1,
+                    started_ms: started,
+                    ended_ms: Some(started + 5_000),
+                    exit_code: Some(0),
+                    supervised: false,
+                },
+            );
+        }
+        let narrow = printed(&dirs, "", 80, &["runs"]);
+        // Every row fits, ID, STATE, GPUS and DURATION included; nothing is silently dropped.
+        assert_fits("runs", &narrow, 80);
+        let header: Vec<&str> = narrow
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        for kept in ["ID", "STATE", "GPUS", "DURATION"] {
+            assert!(header.contains(&kept), "{narrow}");
+        }
+        assert!(!header.contains(&"NAME"), "{narrow}");
+        assert!(
+            narrow.contains("NAME"),
+            "the note names the column: {narrow}"
+        );
+        assert!(narrow.contains("--json"), "{narrow}");
+        let wide = printed(&dirs, "", 120, &["runs"]);
+        assert_fits("runs", &wide, 120);
+        assert!(
+            wide.lines().next().unwrap_or_default().contains("NAME"),
+            "{wide}"
+        );
+        let everything = printed(&dirs, "", 300, &["runs"]);
+        assert!(!everything.contains("left out"), "{everything}");
+        assert_eq!(everything.lines().count(), 3, "{everything}");
+    }
 }

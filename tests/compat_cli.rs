@@ -93,7 +93,11 @@ fn an_unknown_image_is_an_error_that_says_what_to_do() {
     // No network here: the registry cannot be asked and the catalog does not know it.
     let out = compat("", NO_DOCKER, &["example.invalid/nobody/nothing:1.0"]);
     assert_eq!(out.status.code(), Some(3));
-    let err = stderr(&out);
+    // The message is wrapped to the terminal's width (80 here): its words are read as one text.
+    let err = stderr(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(err.contains("cannot be reached"), "{err}");
     assert!(
         err.contains("gpudeck's catalog does not list it either"),
@@ -157,8 +161,13 @@ fn a_local_image_is_judged_from_its_own_env_on_the_real_engine() {
     assert_eq!(out.status.code(), Some(2));
     // The 560 branch is not among the image's forward-compatibility branches.
     let out = compat("driver=560.35.03,cuda=12060", &host, &[&tag]);
+    // The reason is wrapped to the terminal's width (80 here): its words are read as one text.
+    let words = stdout(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
-        stdout(&out).contains("requires CUDA 13.0 (NVIDIA_REQUIRE_CUDA)"),
+        words.contains("requires CUDA 13.0 (NVIDIA_REQUIRE_CUDA)"),
         "{}",
         stdout(&out)
     );

@@ -124,3 +124,56 @@ async fn removing_images() {
         }
     );
 }
+
+/// `gpudeck images --json` and `containers --json` are documents with a schema, like every other
+/// JSON twin, and the text table gives sizes in the Images tab's units.
+#[test]
+fn the_cli_lists_carry_a_schema_and_the_tabs_units() {
+    if !engine_or_skip("the_cli_lists_carry_a_schema_and_the_tabs_units") {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let tag = format!("gpudeck-test-w7-words-{}:latest", std::process::id());
+    cleanup.image_name(&tag);
+    // A 3 MiB file is the whole image: no base image needed, the size reads in MiB.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("weights.bin"), vec![7u8; 3 << 20]).unwrap();
+    let imported = std::process::Command::new("sh")
+        .args(["-c", "tar -C \"$1\" -c . | docker import - \"$2\"", "sh"])
+        .arg(root.path())
+        .arg(&tag)
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{}", support::stderr(&imported));
+    let dirs = support::Dirs::new();
+    let run = |args: &[&str]| {
+        let out = dirs.gpudeck("").args(args).output().expect("gpudeck runs");
+        assert!(out.status.success(), "{args:?}: {}", support::stderr(&out));
+        support::stdout(&out)
+    };
+    let doc: serde_json::Value = serde_json::from_str(&run(&["images", "--json"])).unwrap();
+    assert_eq!(doc["schema"], "gpudeck.images/v1");
+    let listed = doc["images"].as_array().expect("images[]");
+    let mine = listed
+        .iter()
+        .find(|i| {
+            i["tags"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t == tag.as_str()))
+        })
+        .expect("the test image is listed");
+    let size = mine["size_bytes"].as_u64().expect("size_bytes");
+    let doc: serde_json::Value = serde_json::from_str(&run(&["containers", "--json"])).unwrap();
+    assert_eq!(doc["schema"], "gpudeck.containers/v1");
+    assert!(doc["containers"].is_array(), "{doc}");
+
+    let text = run(&["images"]);
+    let (repo, _) = tag.split_once(':').unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{repo} ")))
+        .expect("a row");
+    let words: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(words[3], gpudeck::units::human_bytes(size), "{text}");
+    assert!(words[3].ends_with("MiB"), "busybox is a few MiB: {text}");
+}

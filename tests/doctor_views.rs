@@ -77,7 +77,13 @@ fn opening_the_tab_diagnoses_once_and_r_diagnoses_again() {
         .as_ref()
         .unwrap()
         .text
-        .contains("1 passed, 1 warnings, 1 failed"));
+        .contains("1 passed, 1 warning, 1 failed"));
+    // The tab's title counts in the same words as `gpudeck doctor`'s summary line.
+    let screen = text(&render(&s, 120, 30));
+    assert!(
+        screen.contains("1 passed · 1 warning · 1 failed"),
+        "{screen}"
+    );
     // A report is there: coming back shows it, `r` asks for a new one.
     s.update(Action::SelectTab(Tab::Gpus));
     assert!(s.update(Action::SelectTab(Tab::Doctor)).is_empty());
@@ -116,7 +122,7 @@ fn checks_are_listed_and_the_selected_one_shown_in_full() {
     let buf = render(&s, 120, 30);
     let screen = text(&buf);
     assert!(
-        screen.contains("Doctor · 1 passed · 1 warnings · 1 failed"),
+        screen.contains("Doctor · 1 passed · 1 warning · 1 failed"),
         "{screen}"
     );
     assert!(

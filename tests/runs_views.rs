@@ -514,6 +514,11 @@ fn memory_still_held_after_the_end_offers_to_kill_only_the_runs_own_processes() 
         }
     );
     assert!(c.details.iter().any(|d| d.starts_with("GPU 2 · pid ")));
+    // Counted in words, as everywhere: "1 process", never "1 process(es)".
+    assert_eq!(
+        c.question,
+        "Send SIGTERM to 1 process of this run still on GPU 2?"
+    );
     assert!(
         c.details
             .iter()
@@ -1072,4 +1077,109 @@ fn a_gpu_that_fell_off_the_bus_shows_in_the_runs_detail() {
         screen.contains("GPU 1 fell off the bus 42s into the run"),
         "{screen}"
     );
+}
+
+/// `gpudeck runs` and the Runs tab are twins: the same runs in the same order (newest first),
+/// the same words for how long each ran, and a run without GPUs says `none` under GPUS in both.
+#[test]
+fn the_cli_and_the_tab_list_the_same_runs_newest_first() {
+    let dirs = support::Dirs::new();
+    let data = dirs.root.path().join("data");
+    let ids = [
+        ("20261125-000000-train-0001", T0, &[0u32, 1][..]),
+        ("20261125-000100-train-0002", T0 + 60_000, &[][..]),
+        ("20261125-000200-train-0003", T0 + 120_000, &[2][..]),
+    ];
+    // Written out of order: the listing's order is the runs' own, not the directory's.
+    for (id, started, gpus) in [ids[1], ids[2], ids[0]] {
+        FakeRun::write(
+            &data,
+            &RunFacts {
+                id,
+                state: "succeeded",
+                gpus,
+                ranks: 1,
+                started_ms: started,
+                ended_ms: Some(started + 90_000),
+                exit_code: Some(0),
+                supervised: false,
+            },
+        );
+    }
+    let newest_first: Vec<&str> = ids.iter().rev().map(|(id, _, _)| *id).collect();
+
+    let (updates, screen) = listed_and_drawn(&data);
+    let mut state = demo_state("gpus=4,seed=42,frozen=120", 2);
+    for update in updates {
+        state.apply_runs(update);
+    }
+    let in_tab: Vec<&str> = state.runs.runs.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(in_tab, newest_first);
+    let drawn: Vec<usize> = ["train-0003", "train-0002", "train-0001"]
+        .iter()
+        .map(|short| {
+            screen
+                .find(short)
+                .unwrap_or_else(|| panic!("{short}: {screen}"))
+        })
+        .collect();
+    assert!(drawn.windows(2).all(|w| w[0] < w[1]), "{screen}");
+    let cpu_row = screen
+        .lines()
+        .find(|l| l.contains("train-0002"))
+        .unwrap_or_default();
+    assert!(cpu_row.contains(" none "), "{screen}");
+    assert!(cpu_row.contains(" 1m30s "), "{screen}");
+
+    let out = dirs
+        .gpudeck("")
+        .args(["runs"])
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let table = support::stdout(&out);
+    let in_cli: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(in_cli, newest_first, "{table}");
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let gpus_at = header
+        .iter()
+        .position(|h| *h == "GPUS")
+        .expect("a GPUS column");
+    let gpus: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().nth(gpus_at).unwrap_or_default())
+        .collect();
+    assert_eq!(gpus, ["2", "none", "0,1"], "{table}");
+    let duration_at = header
+        .iter()
+        .position(|h| *h == "DURATION")
+        .expect("DURATION");
+    assert!(
+        table
+            .lines()
+            .skip(1)
+            .all(|l| l.split_whitespace().nth(duration_at) == Some("1m30s")),
+        "{table}"
+    );
+
+    let out = dirs.gpudeck("").args(["runs", "--json"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("runs --json");
+    let in_json: Vec<&str> = doc["runs"]
+        .as_array()
+        .expect("runs[]")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(in_json, newest_first);
 }

@@ -86,8 +86,10 @@ impl AppState {
         let summary = report.summary();
         self.set_status(
             format!(
-                "doctor: {} passed, {} warnings, {} failed",
-                summary.passed, summary.warnings, summary.failed
+                "doctor: {} passed, {}, {} failed",
+                summary.passed,
+                crate::units::plural(summary.warnings, "warning"),
+                summary.failed
             ),
             summary.failed > 0,
         );

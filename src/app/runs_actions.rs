@@ -155,7 +155,11 @@ impl AppState {
             title: "Stop run".into(),
             question: format!("Stop {}?", run.id),
             details: vec![
-                format!("{} rank(s) on GPU {}", run.ranks, gpu_list(&run.gpus)),
+                format!(
+                    "{} on GPU {}",
+                    units::plural(run.ranks, "rank"),
+                    gpu_list(&run.gpus)
+                ),
                 "SIGINT first (training loops save a checkpoint), SIGTERM after 10 s, then SIGKILL"
                     .into(),
             ],
@@ -235,13 +239,13 @@ impl AppState {
         self.overlay = Overlay::Confirm(Confirmation {
             title: "Kill leftover processes".into(),
             question: format!(
-                "Send {} to {} process(es) of this run still on GPU {}?",
+                "Send {} to {} of this run still on GPU {}?",
                 if signal == KillSignal::Kill {
                     "SIGKILL"
                 } else {
                     "SIGTERM"
                 },
-                targets.len(),
+                units::plural(targets.len(), "process"),
                 gpu_list(&alert.gpus)
             ),
             details,

@@ -96,8 +96,13 @@ impl AppState {
                 let claimed = owner_of(&self.runs.claimed, &gpu.uuid);
                 let busy = match claimed {
                     Some(owner) => Some(format!("claimed by {owner}")),
-                    None => (procs > 0 || used > BUSY_MEMORY_FRACTION)
-                        .then(|| format!("{procs} process(es), memory {:.0}% used", used * 100.0)),
+                    None => (procs > 0 || used > BUSY_MEMORY_FRACTION).then(|| {
+                        format!(
+                            "{}, memory {:.0}% used",
+                            crate::units::plural_or_no(procs, "process"),
+                            used * 100.0
+                        )
+                    }),
                 };
                 GpuChoice {
                     index: gpu.index,

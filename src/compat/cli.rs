@@ -29,7 +29,7 @@ pub fn run(
 ) -> ExitCode {
     let docker = runtime.block_on(docker_facts(docker_host));
     if let Some(note) = &docker.note {
-        errln!("gpudeck: {note}");
+        errln!("{}", crate::output::wrap(&format!("gpudeck: {note}"), "  "));
     }
     let host = HostProfile::from_report(gpu, GpuRuntime::from_engine(docker.info.as_ref()));
     let found = runtime.block_on(find_images(
@@ -48,7 +48,10 @@ pub fn run(
     }
     if !unknown.is_empty() {
         for message in unknown {
-            errln!("gpudeck: {message}");
+            errln!(
+                "{}",
+                crate::output::wrap(&format!("gpudeck: {message}"), "  ")
+            );
         }
         return ExitCode::from(EXIT_UNKNOWN_IMAGE);
     }
@@ -74,7 +77,10 @@ pub fn run(
             }
         }
     } else {
-        out!("{}", report.render_text(!wanted.is_empty()));
+        out!(
+            "{}",
+            report.render_text(!wanted.is_empty(), crate::output::width())
+        );
     }
     ExitCode::from(report.exit_code())
 }
@@ -149,7 +155,8 @@ async fn find_images(
         out.push(match (remote_profile(name, &parsed, docker).await, in_catalog) {
             (Ok(profile), _) => Ok(profile),
             (Err(e), Some(entry)) if e.unreachable() => {
-                errln!("gpudeck: {e}; using gpudeck's catalog for {name}");
+                let note = format!("gpudeck: {e}; using gpudeck's catalog for {name}");
+                errln!("{}", crate::output::wrap(&note, "  "));
                 Ok(ImageProfile::from_catalog(entry))
             }
             (Err(e), _) if e.unreachable() => Err(format!(

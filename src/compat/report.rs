@@ -8,6 +8,7 @@ use super::board::Board;
 use super::data::TableSource;
 use super::engine::{Level, Scope};
 use super::profile::GpuRuntime;
+use crate::output::wrap_to;
 
 /// The JSON schema id; bump it when a field changes meaning or disappears.
 pub const SCHEMA: &str = "gpudeck.compat/v1";
@@ -51,75 +52,94 @@ impl CompatReport {
         }
     }
 
-    /// The report as text; `every_reason` shows the reasons of images that simply run too
-    /// (for images the user named), otherwise only problems are explained.
-    pub fn render_text(&self, every_reason: bool) -> String {
+    /// The report as text wrapped to `width`; `every_reason` shows the reasons of images that
+    /// simply run too (for images the user named), otherwise only problems are explained.
+    pub fn render_text(&self, every_reason: bool, width: usize) -> String {
         let mut out = String::new();
+        // Each line wraps on its own, continuing under its own indent.
+        let mut say = |text: String, indent: &str| {
+            let _ = writeln!(out, "{}", wrap_to(&text, indent, width));
+        };
         let host = &self.board.host;
         let gpus = gpu_groups(host);
-        let _ = writeln!(
-            out,
-            "Host {}: driver {}, CUDA {}, {}",
-            self.host_name,
-            host.driver.as_deref().unwrap_or("unknown"),
-            host.cuda.map_or("unknown".into(), |c| c.to_string()),
-            if gpus.is_empty() {
-                "no GPUs".to_string()
-            } else {
-                gpus.join(", ")
-            }
+        say(
+            format!(
+                "Host {}: driver {}, CUDA {}, {}",
+                self.host_name,
+                host.driver.as_deref().unwrap_or("unknown"),
+                host.cuda.map_or("unknown".into(), |c| c.to_string()),
+                if gpus.is_empty() {
+                    "no GPUs".to_string()
+                } else {
+                    gpus.join(", ")
+                }
+            ),
+            "  ",
         );
         if let Some(problem) = &host.problem {
-            let _ = writeln!(out, "  driver: {problem}");
+            say(format!("  driver: {problem}"), "    ");
         }
-        let _ = writeln!(out, "  container GPUs: {}", runtime_words(host.runtime));
+        say(
+            format!("  container GPUs: {}", runtime_words(host.runtime)),
+            "    ",
+        );
         let blocked = if self.board.host_blocks() {
             " on this driver and these GPUs; no container gets a GPU here, see below"
         } else {
             ""
         };
         for best in &self.board.best {
-            let _ = writeln!(
-                out,
-                "Best {} image here: {} ({}{blocked})",
-                best.framework.label(),
-                best.reference,
-                best.level.word()
+            say(
+                format!(
+                    "Best {} image here: {} ({}{blocked})",
+                    best.framework.label(),
+                    best.reference,
+                    best.level.word()
+                ),
+                "  ",
             );
         }
-        out.push('\n');
+        say(String::new(), "");
         for a in &self.board.images {
             let v = &a.verdict;
-            let _ = writeln!(
-                out,
-                "{:<15} {}  [{}{}{}]",
-                v.level.word().to_uppercase(),
-                a.image.reference,
-                a.image.source.label(),
-                a.image
-                    .framework_label()
-                    .map(|f| format!(", {f}"))
-                    .unwrap_or_default(),
-                a.image
-                    .download_bytes
-                    .map(|b| format!(", {} to pull", crate::units::human_bytes(b)))
-                    .unwrap_or_default(),
+            say(
+                format!(
+                    "{:<15} {}  [{}{}{}]",
+                    v.level.word().to_uppercase(),
+                    a.image.reference,
+                    a.image.source.label(),
+                    a.image
+                        .framework_label()
+                        .map(|f| format!(", {f}"))
+                        .unwrap_or_default(),
+                    a.image
+                        .download_bytes
+                        .map(|b| format!(", {} to pull", crate::units::human_bytes(b)))
+                        .unwrap_or_default(),
+                ),
+                &" ".repeat(16),
             );
             let shown = v
                 .reasons
                 .iter()
                 .filter(|r| r.scope == Scope::Image && (every_reason || r.level > Level::Runs));
             for r in shown {
-                let _ = writeln!(out, "    {}", r.text);
+                say(format!("    {}", r.text), "    ");
                 if let Some(fix) = &r.fix {
-                    let _ = writeln!(out, "      fix: {fix}");
+                    say(format!("      fix: {fix}"), &" ".repeat(11));
                 }
             }
             if every_reason && v.level > v.image_level {
-                let _ = writeln!(out, "    {}", host_caveat(v.image_level, v.level));
+                say(
+                    format!("    {}", host_caveat(v.image_level, v.level)),
+                    "    ",
+                );
             }
             if let Some(alt) = &a.alternative {
-                let _ = writeln!(out, "      or use {alt}, which {}", self.board.runs_where());
+                say(
+                    format!("      or use {alt}, which {}", self.board.runs_where()),
+                    &" ".repeat(9),
+                );
             }
         }
         let host_reasons: Vec<_> = self
@@ -135,9 +155,10 @@ impl CompatReport {
             })
             .unwrap_or_default();
         for r in host_reasons {
-            let _ = writeln!(out, "\nFor every image: {}", r.text);
+            say(String::new(), "");
+            say(format!("For every image: {}", r.text), "  ");
             if let Some(fix) = &r.fix {
-                let _ = writeln!(out, "  fix: {fix}");
+                say(format!("  fix: {fix}"), &" ".repeat(7));
             }
         }
         let counts: Vec<String> = self
@@ -147,11 +168,14 @@ impl CompatReport {
             .filter(|(_, n)| *n > 0)
             .map(|(l, n)| format!("{n} {}", l.word()))
             .collect();
-        let _ = writeln!(
-            out,
-            "\n{} images: {}",
-            self.board.images.len(),
-            counts.join(", ")
+        say(String::new(), "");
+        say(
+            format!(
+                "{}: {}",
+                crate::units::plural(self.board.images.len(), "image"),
+                counts.join(", ")
+            ),
+            "  ",
         );
         out
     }

@@ -60,7 +60,7 @@ pub fn render_images_text(images: &[ImageInfo]) -> String {
                 repo,
                 tag,
                 short_id(&image.id),
-                human_size(image.size_bytes),
+                crate::units::human_bytes(image.size_bytes),
                 cell(&facts.cuda),
                 cell(&facts.cudnn),
                 dash_if_empty(frameworks.join(", ")),
@@ -139,31 +139,6 @@ fn split_repo_tag(name: &str) -> (String, String) {
     }
 }
 
-/// Decimal units with three significant digits, as the docker CLI prints sizes ("1.98MB").
-fn human_size(bytes: u64) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < units.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    let digits = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let text = format!("{value:.digits$}");
-    let text = if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    };
-    format!("{text}{}", units[unit])
-}
-
 fn cell(value: &Option<String>) -> String {
     value.clone().unwrap_or_else(|| "-".to_string())
 }
@@ -182,17 +157,20 @@ mod tests {
     use crate::docker::types::{ContainerState, ImageFacts};
 
     #[test]
-    fn sizes_read_like_the_docker_cli() {
-        let cases = [
-            (0, "0B"),
-            (999, "999B"),
-            (1_980_000, "1.98MB"),
-            (771_000, "771kB"),
-            (5_600_000_000, "5.6GB"),
-            (12_345_678, "12.3MB"),
-        ];
-        for (bytes, want) in cases {
-            assert_eq!(human_size(bytes), want);
+    fn sizes_use_the_binary_units_of_the_images_tab() {
+        let image = |size_bytes| ImageInfo {
+            id: "sha256:00".into(),
+            tags: vec!["cuda:12".into()],
+            digests: vec![],
+            size_bytes,
+            created: 0,
+            facts: ImageFacts::default(),
+        };
+        for (bytes, want) in [(5_600_000_000, "5.2GiB"), (12_345_678, "12MiB")] {
+            let text = render_images_text(&[image(bytes)]);
+            let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+            assert_eq!(row[3], want, "{text}");
+            assert_eq!(row[3], crate::units::human_bytes(bytes));
         }
     }
 
@@ -256,7 +234,7 @@ mod tests {
                 "localhost:5000/cuda",
                 "12.4",
                 "abababababab",
-                "1.98MB",
+                "2MiB",
                 "12.4.1",
                 "-",
                 "pytorch",

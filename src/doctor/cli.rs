@@ -31,9 +31,9 @@ pub fn run(
             }
         }
     } else if colour() {
-        out!("{}", report.render_text_coloured());
+        out!("{}", report.render_text_coloured(crate::output::width()));
     } else {
-        out!("{}", report.render_text());
+        out!("{}", report.render_text(crate::output::width()));
     }
     ExitCode::from(report.exit_code())
 }

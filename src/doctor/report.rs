@@ -6,12 +6,13 @@ use std::fmt::Write as _;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::gpu::{CudaVersion, SourceKind};
+use crate::units;
 
 /// The JSON schema id; bump it when a field changes meaning or disappears.
 pub const SCHEMA: &str = "gpudeck.doctor/v1";
 
-/// Text is wrapped at this width so a report pastes readably into an issue.
-const WRAP: usize = 100;
+/// Narrower than this, the detail column moves under its check instead of beside it.
+const MIN_DETAIL: usize = 30;
 
 /// The verdict of one check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -160,70 +161,114 @@ impl DoctorReport {
         }
     }
 
-    /// Plain text without colour codes, as pasted into a bug report.
-    pub fn render_text(&self) -> String {
-        self.render(false)
+    /// Plain text without colour codes, as pasted into a bug report, wrapped to `width`.
+    pub fn render_text(&self, width: usize) -> String {
+        self.render(false, width)
     }
 
     /// The same text with the status words coloured, for a terminal.
-    pub fn render_text_coloured(&self) -> String {
-        self.render(true)
+    pub fn render_text_coloured(&self, width: usize) -> String {
+        self.render(true, width)
     }
 
-    fn render(&self, colour: bool) -> String {
+    fn render(&self, colour: bool, width: usize) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "{}", self.headline());
-        let width = self.checks.iter().map(|c| c.title.len()).max().unwrap_or(0);
+        let _ = writeln!(out, "{}", pack(&self.headline_parts(), width));
+        let title_width = self.checks.iter().map(|c| c.title.len()).max().unwrap_or(0);
         let mut family = None;
         for c in &self.checks {
             if family != Some(c.family) {
                 family = Some(c.family);
                 let _ = writeln!(out, "\n{}", c.family.heading());
             }
-            write_check(&mut out, c, width, colour);
+            write_check(&mut out, c, title_width, width, colour);
         }
-        let _ = writeln!(out, "\n{}", summary_line(&self.summary()));
+        let _ = writeln!(
+            out,
+            "\n{}",
+            crate::output::wrap_to(&summary_line(&self.summary()), "", width)
+        );
         out
     }
 
     /// Host, driver, the CUDA it supports, the kernel module and the GPUs, on one line.
     pub fn headline(&self) -> String {
+        self.headline_parts().join(" · ")
+    }
+
+    /// The headline's parts, which wrap between them rather than inside one.
+    fn headline_parts(&self) -> Vec<String> {
         let driver = match (&self.driver_version, self.cuda_driver_version) {
             (Some(d), Some(c)) => format!("driver {d} (supports CUDA {c})"),
             (Some(d), None) => format!("driver {d}"),
             (None, _) => "driver unknown".to_string(),
         };
         let module = self.kernel_module_version.as_deref().unwrap_or("unknown");
-        let mut line = format!(
-            "gpudeck doctor · host {} · {driver} · kernel module {module} · {} GPU{}",
-            self.host,
-            self.gpu_count,
-            if self.gpu_count == 1 { "" } else { "s" },
-        );
+        let mut parts = vec![
+            "gpudeck doctor".to_string(),
+            format!("host {}", self.host),
+            driver,
+            format!("kernel module {module}"),
+            units::plural(self.gpu_count, "GPU"),
+        ];
         if self.source == Some(SourceKind::Demo) {
-            line.push_str(" · DEMO: simulated GPUs");
+            parts.push("DEMO: simulated GPUs".to_string());
         }
-        line
+        parts
     }
 }
 
-fn write_check(out: &mut String, c: &Check, width: usize, colour: bool) {
+/// `parts` joined by " · " on as few lines of `width` as they fill; a line break stands for the
+/// separator and the next line is indented by two. A part too long for a line wraps between words.
+fn pack(parts: &[String], width: usize) -> String {
+    const INDENT: &str = "  ";
+    let mut lines: Vec<String> = vec![String::new()];
+    for part in parts {
+        let line = lines.last_mut().expect("one line at least");
+        let joined = if line.trim().is_empty() {
+            format!("{line}{part}")
+        } else {
+            format!("{line} · {part}")
+        };
+        if joined.chars().count() <= width || line.trim().is_empty() {
+            *line = joined;
+        } else {
+            lines.push(format!("{INDENT}{part}"));
+        }
+    }
+    lines
+        .iter()
+        .map(|l| crate::output::wrap_to(l, INDENT, width))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn write_check(out: &mut String, c: &Check, title_width: usize, width: usize, colour: bool) {
     let word = if colour {
         format!("{}{}\x1b[0m", c.status.ansi(), c.status.word())
     } else {
         c.status.word().to_string()
     };
-    // Continuation lines line up under the detail column: 2 + 4 + 2 + width + 2.
-    let indent = " ".repeat(10 + width);
-    let lines = wrap(&c.detail, WRAP.saturating_sub(indent.len()).max(40));
-    let first = lines.first().map_or("", String::as_str);
-    let _ = writeln!(out, "  {word}  {:<width$}  {first}", c.title);
-    for line in lines.iter().skip(1) {
-        let _ = writeln!(out, "{indent}{line}");
+    // Continuation lines line up under the detail column: 2 + 4 + 2 + title_width + 2; where
+    // that leaves too little room, the detail goes under the title, indented like the fix.
+    let fix_indent = "        ";
+    let beside = " ".repeat(10 + title_width);
+    let room = width.saturating_sub(beside.len());
+    if room >= MIN_DETAIL {
+        let lines = wrap(&c.detail, room);
+        let first = lines.first().map_or("", String::as_str);
+        let _ = writeln!(out, "  {word}  {:<title_width$}  {first}", c.title);
+        for line in lines.iter().skip(1) {
+            let _ = writeln!(out, "{beside}{line}");
+        }
+    } else {
+        let _ = writeln!(out, "  {word}  {}", c.title);
+        for line in wrap(&c.detail, width.saturating_sub(fix_indent.len())) {
+            let _ = writeln!(out, "{fix_indent}{line}");
+        }
     }
     if let Some(fix) = &c.fix {
-        let fix_indent = "        ";
-        let body = wrap(fix, WRAP - fix_indent.len() - 5);
+        let body = wrap(fix, width.saturating_sub(fix_indent.len() + 5));
         for (i, line) in body.iter().enumerate() {
             let lead = if i == 0 { "fix: " } else { "     " };
             let _ = writeln!(out, "{fix_indent}{lead}{line}");
@@ -232,34 +277,27 @@ fn write_check(out: &mut String, c: &Check, width: usize, colour: bool) {
 }
 
 fn summary_line(s: &Summary) -> String {
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
         "{} passed, {}, {} failed, {} skipped",
         s.passed,
-        plural(s.warnings, "warning", "warnings"),
+        units::plural(s.warnings, "warning"),
         s.failed,
         s.skipped
     )
 }
 
-/// Greedy word wrap; a word longer than `width` (a path, a URL) keeps its own line unbroken.
+/// The lines of `text` wrapped to `width` (see [`crate::output::wrap_to`]: words and commands
+/// in backticks that fit are never split).
 fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
+    let lines: Vec<String> = crate::output::wrap_to(text, "", width)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    if lines.is_empty() {
+        vec![String::new()]
+    } else {
+        lines
     }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// The JSON face adds the summary and the exit code, so scripts need not recount.

@@ -62,7 +62,7 @@ fn ids_are_unique_and_namespaced_by_family() {
 fn text_has_aligned_columns_fixes_and_a_summary() {
     let mut r = report(&[Status::Pass, Status::Warn, Status::Fail, Status::Skip]);
     r.checks[1].title = "A longer title";
-    let text = r.render_text();
+    let text = r.render_text(100);
     assert!(
         !text.contains('\x1b'),
         "no colour codes in plain text: {text}"
@@ -93,7 +93,7 @@ fn text_has_aligned_columns_fixes_and_a_summary() {
 #[test]
 fn coloured_text_colours_only_the_status_words() {
     let r = report(&[Status::Fail]);
-    let text = r.render_text_coloured();
+    let text = r.render_text_coloured(100);
     assert!(text.contains("\x1b[1;31mFAIL\x1b[0m"), "{text:?}");
     assert_eq!(text.matches('\x1b').count(), 2, "{text:?}");
 }
@@ -103,9 +103,8 @@ fn long_details_and_fixes_wrap_under_their_column() {
     let mut r = report(&[Status::Fail]);
     r.checks[0].detail = "word ".repeat(40);
     r.checks[0].fix = Some("step ".repeat(40));
-    let text = r.render_text();
-    // The headline carries the host name, whose length is the machine's business.
-    for line in text.lines().skip(1) {
+    let text = r.render_text(100);
+    for line in text.lines() {
         assert!(line.chars().count() <= 100, "{line:?}");
     }
     let detail_lines: Vec<&str> = text.lines().filter(|l| l.contains("word")).collect();
@@ -114,6 +113,36 @@ fn long_details_and_fixes_wrap_under_their_column() {
     let fix_lines: Vec<&str> = text.lines().filter(|l| l.contains("step")).collect();
     assert!(fix_lines[0].starts_with("        fix: step"), "{text}");
     assert!(fix_lines[1].starts_with("             step"), "{text}");
+}
+
+#[test]
+fn the_whole_report_fits_the_width_it_is_given() {
+    let mut r = run_checks(&healthy());
+    r.checks[0].detail = "word ".repeat(40);
+    r.checks[0].fix = Some("step ".repeat(40));
+    for width in [40, 60, 80, 120] {
+        let text = r.render_text(width);
+        for line in text.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}\n{text}");
+        }
+        // Nothing is lost to the wrapping.
+        assert!(text.contains("kernel module 580.65.06"), "{text}");
+        assert_eq!(text.matches("word").count(), 40, "{text}");
+    }
+    // Wide enough, the headline is one line; at 80 it breaks between its parts.
+    assert_eq!(
+        r.render_text(200).lines().next(),
+        Some(r.headline().as_str())
+    );
+    let narrow = r.render_text(80);
+    let second = narrow.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.starts_with("  kernel module") || second.starts_with("  driver"),
+        "{narrow}"
+    );
+    // At 40 columns the details go under their titles instead of beside them.
+    let narrowest = r.render_text(40);
+    assert!(narrowest.contains("\n        word word"), "{narrowest}");
 }
 
 #[test]

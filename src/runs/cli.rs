@@ -164,24 +164,24 @@ fn launch(
     };
     let started = start(&ctx)?;
     for warning in &started.warnings {
-        errln!("gpudeck: warning: {warning}");
+        say(&format!("gpudeck: warning: {warning}"));
     }
     let run = &started.run;
     outln!("{}", run.id());
     if let Some(job) = &run.record.slurm {
-        errln!(
+        say(&format!(
             "gpudeck: {} submitted as Slurm job {}; follow it with `gpudeck logs {} -f`, \
              stop it with `gpudeck stop {}`",
             run.id(),
             job.job_id,
             run.id(),
             run.id()
-        );
+        ));
         return Ok(EXIT_OK);
     }
     if let (RunState::Failed, Some(error)) = (run.state(), &run.record.error) {
         // Its ranks could not even be started (a container the engine refused, ...).
-        errln!("gpudeck: {} failed to start: {error}", run.id());
+        say(&format!("gpudeck: {} failed to start: {error}", run.id()));
         return Ok(EXIT_FAILED);
     }
     let gpus = match run.record.gpus.is_empty() {
@@ -189,22 +189,26 @@ fn launch(
         false => format!("GPU {}", run.record.gpu_indices()),
     };
     let image = run.record.image.as_ref().map(|i| format!(" in {i}"));
-    errln!(
-        "gpudeck: {} {} on {gpus}{} ({}, {} rank{}); logs: {}",
+    say(&format!(
+        "gpudeck: {} {} on {gpus}{} ({}, {}); logs: {}",
         run.id(),
         run.state(),
         image.unwrap_or_default(),
         run.record.launcher.as_str(),
-        run.record.ranks.len(),
-        if run.record.ranks.len() == 1 { "" } else { "s" },
+        crate::units::plural(run.record.ranks.len(), "rank"),
         run.dir.display()
-    );
-    errln!(
+    ));
+    say(&format!(
         "gpudeck: follow it with `gpudeck logs {} -f`, stop it with `gpudeck stop {}`",
         run.id(),
         run.id()
-    );
+    ));
     Ok(EXIT_OK)
+}
+
+/// A message on stderr, wrapped to the terminal's width.
+fn say(message: &str) {
+    errln!("{}", crate::output::wrap(message, "  "));
 }
 
 /// The spec file (if any) with the flags laid over it.
@@ -263,6 +267,8 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
     warnings.extend(look_at_lost(&mut runs));
     warnings.extend(look_at_jobs(&mut runs, false));
     let now = clock::now_ms();
+    // Newest first, in the table and the JSON alike, as the Runs tab lists them.
+    runs.reverse();
     let (runs, metric_warnings) = with_summaries(runs, now);
     for w in &warnings {
         errln!("gpudeck: warning: {w}");
@@ -277,7 +283,7 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
             }
         }
     } else {
-        out!("{}", render_runs(&runs, now));
+        out!("{}", render_runs(&runs, now, crate::output::width()));
     }
     ExitCode::SUCCESS
 }

@@ -25,17 +25,9 @@ pub(crate) fn rfc3339_utc(ms: u64) -> String {
     )
 }
 
-/// `3h04m`, `12m05s` or `42s`.
+/// `3h04m`, `12m05s` or `42s`: see [`crate::units::run_duration`].
 pub(crate) fn duration(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    if h > 0 {
-        format!("{h}h{m:02}m")
-    } else if m > 0 {
-        format!("{m}m{s:02}s")
-    } else {
-        format!("{s}s")
-    }
+    crate::units::run_duration(ms)
 }
 
 fn civil(ms: u64) -> ((i64, u32, u32), (u64, u64, u64)) {

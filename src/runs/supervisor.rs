@@ -108,8 +108,8 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         errln!("gpudeck supervisor: the start could not be recorded: {e}");
     }
     errln!(
-        "gpudeck supervisor: started {} rank(s) of {}",
-        record.ranks.len(),
+        "gpudeck supervisor: started {} of {}",
+        crate::units::plural(record.ranks.len(), "rank"),
         record.id
     );
     let mut watch = Watch {
@@ -275,9 +275,9 @@ async fn write_end(run: &Run, record: &RunRecord, [sigterm, sigint]: [&mut Signa
             Ok(()) if failures == 0 => return,
             Ok(()) => {
                 errln!(
-                    "gpudeck supervisor: the end of {} was recorded after {failures} failed \
-                     attempt(s)",
-                    record.id
+                    "gpudeck supervisor: the end of {} was recorded after {}",
+                    record.id,
+                    crate::units::plural(failures as usize, "failed attempt")
                 );
                 return;
             }

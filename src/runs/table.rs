@@ -60,16 +60,30 @@ pub fn listing_json<'a>(
     }
 }
 
-/// One line per run, oldest first, columns as wide as their widest cell. UTIL is the GPUs' mean
-/// utilisation, BUSY the share of the GPU-seconds held that they were busy (`-` without metrics).
-pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
+/// The columns' names, in the order they are printed.
+const HEADER: [&str; COLUMNS] = [
+    "ID", "NAME", "STATE", "GPUS", "LAUNCHER", "STARTED", "DURATION", "UTIL", "BUSY", "EXIT",
+];
+
+/// The columns left out, in this order, while the table is wider than the terminal: first what
+/// another column repeats (the id holds the name and the date), then how it was launched, last
+/// how the run used its GPUs and how it ended. ID, STATE, GPUS and DURATION always stay.
+const FOLD_ORDER: [usize; 6] = [1, 5, 4, 8, 7, 9];
+
+/// One line per run in the order given (the caller lists them newest first, as the Runs tab
+/// does), columns as wide as their widest cell, within `width` columns where leaving out the
+/// less telling columns gets it there; a line then says which are left out. UTIL is the GPUs'
+/// mean utilisation, BUSY the share of the GPU-seconds held that they were busy (`-` without
+/// metrics); a run without GPUs shows `none` under GPUS, as in the Runs tab.
+pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64, width: usize) -> String {
     if runs.is_empty() {
-        return "No runs yet (start one with `gpudeck run --gpus 0,1 -- CMD...`).\n".into();
+        return crate::output::wrap_to(
+            "No runs yet (start one with `gpudeck run --gpus 0,1 -- CMD...`).",
+            "",
+            width,
+        ) + "\n";
     }
-    let header = [
-        "ID", "NAME", "STATE", "GPUS", "LAUNCHER", "STARTED", "DURATION", "UTIL", "BUSY", "EXIT",
-    ]
-    .map(String::from);
+    let header = HEADER.map(String::from);
     let rows: Vec<[String; COLUMNS]> = runs
         .iter()
         .map(|(run, summary)| {
@@ -80,6 +94,7 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
                 state_text(run),
                 match &r.slurm {
                     Some(job) => job.placement(),
+                    None if r.gpus.is_empty() => "none".into(),
                     None => r.gpu_indices(),
                 },
                 r.launcher.as_str().to_string(),
@@ -98,17 +113,46 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64) -> String {
             *w = (*w).max(cell.chars().count());
         }
     }
+    let shown = columns_within(&widths, width);
     let mut out = String::new();
     for row in std::iter::once(&header).chain(&rows) {
-        let cells: Vec<String> = row
+        let cells: Vec<String> = shown
             .iter()
-            .zip(widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
+            .map(|&c| format!("{:<w$}", row[c], w = widths[c]))
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
+    let left_out: Vec<&str> = (0..COLUMNS)
+        .filter(|c| !shown.contains(c))
+        .map(|c| HEADER[c])
+        .collect();
+    if !left_out.is_empty() {
+        let note = format!(
+            "({} left out to fit {width} columns; a wider terminal shows them, and \
+             `gpudeck runs --json` has everything.)",
+            left_out.join(", ")
+        );
+        out.push_str(&crate::output::wrap_to(&note, " ", width));
+        out.push('\n');
+    }
     out
+}
+
+/// The columns to print, in order: all of them when they fit `width`, else without the first
+/// of [`FOLD_ORDER`] until they do (or only those that always stay are left).
+fn columns_within(widths: &[usize; COLUMNS], width: usize) -> Vec<usize> {
+    let mut shown: Vec<usize> = (0..COLUMNS).collect();
+    let line = |shown: &[usize]| {
+        shown.iter().map(|&c| widths[c]).sum::<usize>() + 2 * shown.len().saturating_sub(1)
+    };
+    for column in FOLD_ORDER {
+        if line(&shown) <= width {
+            break;
+        }
+        shown.retain(|&c| c != column);
+    }
+    shown
 }
 
 /// The state, with why a Slurm job still waits in the queue: "starting (Resources)".

@@ -29,14 +29,7 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
                 Span::styled("CUDA ", s.muted()),
                 Span::styled(units::opt(sys.cuda_driver_version), s.text()),
                 sep.clone(),
-                Span::styled(
-                    format!(
-                        "{} GPU{}",
-                        d.inventory.gpus.len(),
-                        if d.inventory.gpus.len() == 1 { "" } else { "s" }
-                    ),
-                    s.text(),
-                ),
+                Span::styled(units::plural(d.inventory.gpus.len(), "GPU"), s.text()),
             ]);
         }
         GpuStatus::Failed(_) => spans.extend([sep.clone(), Span::styled("no GPU data", s.error())]),

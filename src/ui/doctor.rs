@@ -11,6 +11,7 @@ use super::table_offset;
 use crate::app::doctor::DoctorView;
 use crate::app::state::AppState;
 use crate::doctor::{Check, Status};
+use crate::units;
 
 /// Height of the pane that shows the selected check in full: less on a short terminal.
 const DETAIL_HEIGHT: u16 = 9;
@@ -54,7 +55,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             Span::styled(" Doctor · ", s.title()),
             Span::styled(format!("{} passed", summary.passed), s.ok()),
             Span::styled(" · ", s.title()),
-            Span::styled(format!("{} warnings", summary.warnings), s.warn()),
+            Span::styled(units::plural(summary.warnings, "warning"), s.warn()),
             Span::styled(" · ", s.title()),
             Span::styled(format!("{} failed", summary.failed), s.error()),
             Span::styled(format!(" · {age} "), s.muted()),

@@ -170,8 +170,9 @@ fn gpu_line(
         Span::styled(fill, s.memory()),
         Span::styled(rest, s.gauge_bg()),
         Span::styled(
+            // Up to "99.9/99.9GiB" (12); the space before it keeps it off the bar.
             format!(
-                "{:>12} ",
+                " {:>12} ",
                 units::memory_pair(sample.memory_used_bytes, gpu.memory_total_bytes)
             ),
             s.text(),
@@ -182,7 +183,8 @@ fn gpu_line(
         _ => s.text(),
     };
     spans.push(Span::styled(
-        format!("{:>5}  ", units::celsius(sample.temp_c)),
+        // One column less than before the memory's leading space: the row keeps its width.
+        format!("{:>4}  ", units::celsius(sample.temp_c)),
         temp_style,
     ));
     spans.push(Span::styled(

@@ -75,7 +75,11 @@ fn facts_line<'a>(run: &RunRow, now: i64, s: &Styles) -> Line<'a> {
         ],
     };
     spans.push(Span::styled(
-        format!(" · {} · {} rank(s)", run.launcher.as_str(), run.ranks),
+        format!(
+            " · {} · {}",
+            run.launcher.as_str(),
+            units::plural(run.ranks, "rank")
+        ),
         s.text(),
     ));
     if let Some(image) = &run.image {
@@ -86,10 +90,7 @@ fn facts_line<'a>(run: &RunRow, now: i64, s: &Styles) -> Line<'a> {
             .ended_ms
             .unwrap_or((now.max(0) as u64 * 1000).max(start));
         spans.push(Span::styled(
-            format!(
-                " · ran {}",
-                units::age(end.saturating_sub(start) as i64 / 1000)
-            ),
+            format!(" · ran {}", units::run_duration(end.saturating_sub(start))),
             s.text(),
         ));
     }

@@ -156,11 +156,7 @@ fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     }
     if !view.warnings.is_empty() {
         title.push(Span::styled(
-            format!(
-                "· {} warning{} ",
-                view.warnings.len(),
-                if view.warnings.len() == 1 { "" } else { "s" }
-            ),
+            format!("· {} ", units::plural(view.warnings.len(), "warning")),
             s.warn(),
         ));
     }
@@ -198,7 +194,7 @@ fn run_row(r: &RunRow, now_ms: u64, s: &Styles) -> TableRow {
         || "-".into(),
         |start| {
             let end = r.ended_ms.unwrap_or(now_ms.max(start));
-            units::age(end.saturating_sub(start) as i64 / 1000)
+            units::run_duration(end.saturating_sub(start))
         },
     );
     let util = r
