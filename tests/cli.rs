@@ -893,6 +893,7 @@ fn a_refresh_below_the_minimum_says_it_was_raised() {
     );
     let (_, _, err) = said(&dirs, &["--demo", "--refresh", "100", "gpus"]);
     assert!(!err.contains("--refresh"), "{err}");
+}
 
 /// Text output wraps at the terminal's width (`COLUMNS` here, as a shell exports it), not at a
 /// fixed 100 columns.
