@@ -232,7 +232,7 @@ fn enter_opens_the_process_view_and_esc_goes_back_to_the_filtered_list() {
     app.handle_event(&key(KeyCode::Esc), area);
     assert_eq!(app.state.processes.view_pid, None);
     assert_eq!(
-        app.state.processes.filter, "gpu:2",
+        app.state.processes.filter.text, "gpu:2",
         "Esc left the view only"
     );
     assert_eq!(app.state.tab, Tab::Processes);
