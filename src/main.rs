@@ -586,10 +586,7 @@ fn gpus(sources: Sources, json: bool) -> ExitCode {
             }
         }
     } else {
-        out!(
-            "{}",
-            report::render_text(&report, gpudeck::gpu::report_text::text_width())
-        );
+        out!("{}", report::render_text(&report, gpudeck::output::width()));
     }
     if report.error.is_some() {
         ExitCode::from(EXIT_FAILURE)

@@ -1014,3 +1014,16 @@ mod text_width {
         assert_eq!(everything.lines().count(), 3, "{everything}");
     }
 }
+
+#[test]
+fn gpus_without_processes_says_so_in_the_dashboards_words() {
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("gpus=1,unsupported=processes,frozen=10")
+        .args(["gpus", "--demo"])
+        .output()
+        .expect("runs");
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("\nProcesses:\n  no processes\n"), "{text}");
+}

@@ -258,22 +258,24 @@ fn without_the_nvidia_runtime_every_view_says_the_image_gets_no_gpu_and_exits_2(
     let text = stdout(&out);
     let line = verdict_line(&text, "tensorflow/tensorflow:2.15.0-gpu");
     assert!(line.starts_with("WILL NOT RUN "), "{text}");
+    // The text wraps at the terminal's width: the sentences are read as one line of words.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text.contains("runs on this driver and these GPUs, but it will not get a GPU here"),
+        flat.contains("runs on this driver and these GPUs, but it will not get a GPU here"),
         "{text}"
     );
     assert!(
-        text.contains("For every image: Docker has no NVIDIA runtime and no NVIDIA CDI spec: no container can be given a GPU"),
+        flat.contains("For every image: Docker has no NVIDIA runtime and no NVIDIA CDI spec: no container can be given a GPU"),
         "{text}"
     );
     assert!(
-        text.contains("fix: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`"),
+        flat.contains("fix: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`"),
         "{text}"
     );
-    assert!(text.contains("1 images: 1 will not run"), "{text}");
+    assert!(flat.contains("1 image: 1 will not run"), "{text}");
     // The best image is best for this driver; it is not said to run here.
     assert!(
-        text.contains(
+        flat.contains(
             "(runs on this driver and these GPUs; no container gets a GPU here, see below)"
         ),
         "{text}"

@@ -330,6 +330,17 @@ fn a_real_process_on_a_demo_gpu_is_signalled_through_the_host() {
         .arg("60")
         .spawn()
         .expect("sleep starts");
+    // The parent may resume before exec has laid out the new command line (a vfork-style spawn
+    // is released early in exec): until then /proc shows an empty cmdline. Wait for it.
+    let cmdline = format!("/proc/{}/cmdline", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read(&cmdline).map_or(true, |c| c.is_empty()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{cmdline} stays empty"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     let spec = format!("gpus=2,seed=42,frozen=200,pids=1:{}", child.id());
     let (demo, mut s) = WatchedDemo::start(&spec);
     let real = process(&s, child.id());

@@ -256,10 +256,23 @@ fn help_overlay_is_generated_from_the_keymap() {
         state.update(Action::ToggleHelp);
         let buf = draw(&state, 80, 40);
         let t = text(&buf);
+        // The help's own text, its wrapped descriptions read as one line of words.
+        let (left, top) = find(&buf, "┌ Keys").expect("the help box");
+        let right = (left + 1..buf.area.width)
+            .find(|&x| buf[(x, top)].symbol() == "┐")
+            .expect("the help box's corner");
+        let bottom = (top + 1..buf.area.height)
+            .find(|&y| buf[(left, y)].symbol() == "└")
+            .expect("the help box's bottom");
+        let inside: Vec<String> = (top + 1..bottom)
+            .map(|y| (left + 1..right).map(|x| buf[(x, y)].symbol()).collect())
+            .collect();
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let help = words(&inside.join(" "));
         let contexts = gpudeck::app::keymap::help_contexts(&state);
         for b in bindings().iter().filter(|b| contexts.contains(&b.context)) {
             assert!(
-                t.contains(b.description),
+                help.contains(&words(b.description)),
                 "help on {tab:?} lacks {:?}:\n{t}",
                 b.description
             );

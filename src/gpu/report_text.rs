@@ -3,13 +3,10 @@
 //! the topology matrix.
 
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 
 use super::report::{GpuEntry, GpuReport};
 use crate::units::{self, NA};
 
-/// The width used when neither `COLUMNS` nor the terminal says (a pipe, a file).
-pub const DEFAULT_WIDTH: usize = 80;
 /// Narrower widths are laid out as this wide.
 const MIN_WIDTH: usize = 40;
 
@@ -38,22 +35,6 @@ const SECOND: [Col; 5] = [
 const FOLD_INDENT: usize = 4;
 /// The fixed columns of a process line before its command.
 const PROCESS_FIXED: usize = 50;
-
-/// The width of the text: `COLUMNS` when set to a number, else the terminal's, else 80.
-pub fn text_width() -> usize {
-    let from_env = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|c| *c > 0);
-    let from_tty = || {
-        std::io::stdout()
-            .is_terminal()
-            .then(crossterm::terminal::size)
-            .and_then(Result::ok)
-            .map(|(w, _)| usize::from(w))
-    };
-    from_env.or_else(from_tty).unwrap_or(DEFAULT_WIDTH)
-}
 
 fn width_of(cols: &[Col]) -> usize {
     cols.iter().map(|c| c.1).sum::<usize>() + cols.len().saturating_sub(1)
@@ -278,7 +259,8 @@ fn write_processes(out: &mut String, r: &GpuReport, width: usize) {
     let procs: Vec<_> = r.gpus.iter().flat_map(|g| &g.sample.processes).collect();
     let _ = writeln!(out, "\nProcesses:");
     if procs.is_empty() {
-        let _ = writeln!(out, "  none");
+        // The words the Processes tab uses.
+        let _ = writeln!(out, "  no processes");
         return;
     }
     let _ = writeln!(

@@ -404,6 +404,10 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::ScriptMissing { .. }
                 | RunError::NoSuchGpu { .. }
                 | RunError::TooFewGpus { .. }
+                | RunError::NotEnoughFreeGpus { .. }
+                | RunError::CommandNotFound { .. }
+                | RunError::BadWorkdir { .. }
+                | RunError::NoFreePort { .. }
                 | RunError::GpusUnreadable { .. }
                 | RunError::DamagedRun { .. }
                 | RunError::StoreUnreadable { .. }

@@ -99,7 +99,9 @@ impl Dirs {
             .env("GPUDECK_DATA_DIR", self.root.path().join("data"))
             .env("GPUDECK_STATE_DIR", self.state())
             .env("GPUDECK_SIM", sim)
-            .env_remove("NO_COLOR");
+            .env_remove("NO_COLOR")
+            // Text wraps at `COLUMNS` when a shell exports it: a test that wants a width sets it.
+            .env_remove("COLUMNS");
     }
 }
 
