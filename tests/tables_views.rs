@@ -589,6 +589,36 @@ fn the_pulls_panel_gives_the_reference_and_the_bar_the_spare_width() {
 }
 
 #[test]
+fn a_failed_pulls_fix_is_cut_with_an_ellipsis_and_whole_when_it_fits() {
+    let mut s = docker_state();
+    s.update(Action::SelectTab(Tab::Images));
+    let fix = "Check the host name and port of 127.0.0.1:1, your network and proxy (the \
+               Engine's HTTPS_PROXY, not your shell's), and that the registry is running.";
+    s.docker.pulls.push(PullView {
+        id: 1,
+        reference: "127.0.0.1:1/x:1".into(),
+        progress: None,
+        outcome: Some(gpudeck::app::pulls::PullOutcome::Failed {
+            title: "Registry unreachable".into(),
+            message: "the registry 127.0.0.1:1 cannot be reached".into(),
+            fix: fix.into(),
+            retry: false,
+        }),
+    });
+    let narrow = render(&s, 80, 24);
+    let (_, y) = find(&narrow, "Pulls");
+    let cut = line_of_row(&narrow, y + 1);
+    assert!(
+        cut.contains("Registry unreachable: Check the host") && cut.contains("…│"),
+        "{cut}"
+    );
+    let wide = render(&s, 200, 24);
+    let (_, y) = find(&wide, "Pulls");
+    let whole = line_of_row(&wide, y + 1);
+    assert!(whole.contains(fix) && !whole.contains('…'), "{whole}");
+}
+
+#[test]
 fn the_gpu_bars_grow_with_the_terminal() {
     let s = demo_state("gpus=2,seed=7,frozen=100", 3);
     let narrow = render(&s, 80, 24);

@@ -58,7 +58,7 @@ pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
     let detailed = newest_running(pulls).map(|p| p.id);
     let widths = pull_widths(pulls, area.width.saturating_sub(2));
     for p in pulls.iter().rev() {
-        lines.push(pull_line(p, widths, s));
+        lines.push(pull_line(p, widths, area.width.saturating_sub(2), s));
         if Some(p.id) == detailed {
             if let Some(progress) = &p.progress {
                 lines.extend(progress.layers.iter().take(8).map(|l| layer_line(l, s)));
@@ -79,7 +79,9 @@ pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
         .render(area, buf);
 }
 
-fn pull_line<'a>(p: &PullView, (name_w, bar_w): (u16, u16), s: &Styles) -> Line<'a> {
+/// One pull's line on a panel `inner` columns wide; a failure's fix that does not fit ends with
+/// `…` (the message line and `M` have it whole).
+fn pull_line<'a>(p: &PullView, (name_w, bar_w): (u16, u16), inner: u16, s: &Styles) -> Line<'a> {
     let cut = table::cut(&p.reference, name_w);
     let name = Span::styled(format!("{cut:<w$} ", w = usize::from(name_w)), s.text());
     match (&p.outcome, &p.progress) {
@@ -93,11 +95,16 @@ fn pull_line<'a>(p: &PullView, (name_w, bar_w): (u16, u16), s: &Styles) -> Line<
             Span::styled(format!("{title}: "), s.error()),
             Span::styled("r retries", s.accent()),
         ]),
-        (Some(PullOutcome::Failed { title, fix, .. }), _) => Line::from(vec![
-            name,
-            Span::styled(format!("{title}: "), s.error()),
-            Span::styled(fix.clone(), s.text()),
-        ]),
+        (Some(PullOutcome::Failed { title, fix, .. }), _) => {
+            let title = format!("{title}: ");
+            let used = name.width() + Span::raw(title.as_str()).width();
+            let room = usize::from(inner).saturating_sub(used);
+            Line::from(vec![
+                name,
+                Span::styled(title, s.error()),
+                Span::styled(table::cut(fix, room as u16), s.text()),
+            ])
+        }
         (None, Some(progress)) => {
             Line::from([vec![name], totals(progress, usize::from(bar_w), s)].concat())
         }
