@@ -78,7 +78,10 @@ fn main() -> ExitCode {
     let sources = match sources(&cli, &dirs, &config) {
         Ok(s) => s,
         Err(e) => {
-            errln!("gpudeck: {e}\n{}", e.fix());
+            errln!(
+                "{}",
+                gpudeck::output::wrap(&format!("gpudeck: {e}\n{}", e.fix()), "")
+            );
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -274,7 +277,13 @@ fn tui(
     started: Instant,
 ) -> ExitCode {
     if !std::io::stdout().is_terminal() {
-        errln!("gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)");
+        errln!(
+            "{}",
+            gpudeck::output::wrap(
+                "gpudeck: the dashboard needs a terminal; for scripts use `gpudeck gpus` (or `gpudeck gpus --json`)",
+                "  "
+            )
+        );
         return ExitCode::from(EXIT_USAGE);
     }
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -350,7 +359,10 @@ fn serve(
         web_config: web_config.or_else(|| config_web_config(config, dirs)),
     };
     if let Some(warning) = endpoint.warning() {
-        errln!("gpudeck: warning: {warning}");
+        errln!(
+            "{}",
+            gpudeck::output::wrap(&format!("gpudeck: warning: {warning}"), "  ")
+        );
     }
     runtime.block_on(async move {
         let feed = match metrics::MetricsFeed::start(&endpoint, store).await {

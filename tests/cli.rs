@@ -1027,3 +1027,29 @@ fn gpus_without_processes_says_so_in_the_dashboards_words() {
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(text.contains("\nProcesses:\n  no processes\n"), "{text}");
 }
+
+#[test]
+fn docker_refusals_fit_80_columns_and_name_the_fix() {
+    let dirs = Dirs::new();
+    let socket = dirs.root.path().join("no-docker.sock");
+    for args in [vec!["containers"], vec!["images"], vec!["pull", "busybox:1"]] {
+        let out = dirs
+            .gpudeck("")
+            .args(&args)
+            .env("DOCKER_HOST", format!("unix://{}", socket.display()))
+            .output()
+            .expect("runs");
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(
+            err.lines().all(|l| l.chars().count() <= 80),
+            "{args:?}: a line over 80 columns:\n{err}"
+        );
+        let words = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("is the Docker daemon running?")
+                && words.contains("sudo systemctl start docker"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -29,7 +29,10 @@ pub fn run(
         let engine = match connect(host_override).await {
             Ok(engine) => engine,
             Err(e) => {
-                errln!("gpudeck: {}: {e}\n{}", e.title(), e.fix());
+                errln!(
+                    "{}",
+                    crate::output::wrap(&format!("gpudeck: {}: {e}\n{}", e.title(), e.fix()), "")
+                );
                 return ExitCode::from(1);
             }
         };
@@ -81,7 +84,10 @@ fn print<T: serde::Serialize>(
             }
         },
         Err(e) => {
-            errln!("gpudeck: {}: {e}\n{}", e.title(), e.fix());
+            errln!(
+                "{}",
+                crate::output::wrap(&format!("gpudeck: {}: {e}\n{}", e.title(), e.fix()), "")
+            );
             ExitCode::from(1)
         }
     }

@@ -45,7 +45,13 @@ impl CliView {
                 "event": "failed", "kind": "invalid_reference", "reference": reference,
                 "message": error.to_string(),
             })),
-            _ => errln!("gpudeck: `{reference}` is not a valid image reference: {error}"),
+            _ => errln!(
+                "{}",
+                crate::output::wrap(
+                    &format!("gpudeck: `{reference}` is not a valid image reference: {error}"),
+                    "  "
+                )
+            ),
         }
     }
 
@@ -107,10 +113,16 @@ impl CliView {
                 "title": error.title(), "message": error.to_string(), "fix": error.fix(),
             })),
             _ => errln!(
-                "gpudeck: pulling {} failed: {}\n  {error}\n  What to do: {}",
-                image.familiar(),
-                error.title(),
-                error.fix()
+                "{}",
+                crate::output::wrap(
+                    &format!(
+                        "gpudeck: pulling {} failed: {}\n  {error}\n  What to do: {}",
+                        image.familiar(),
+                        error.title(),
+                        error.fix()
+                    ),
+                    "  "
+                )
             ),
         }
     }

@@ -101,7 +101,10 @@ pub async fn attach(
     );
     let (claim, warnings) = reclaim_kept(claims, shell);
     for warning in &warnings {
-        errln!("gpudeck: warning: {warning}");
+        errln!(
+            "{}",
+            crate::output::wrap(&format!("gpudeck: warning: {warning}"), "  ")
+        );
     }
     let code = reenter(engine.client(), &shell.id, &mut hangup).await;
     if lost_terminal(&code) {
@@ -147,7 +150,10 @@ pub async fn open_request(
     let (mut claim, claim_warnings) =
         claim_gpus(claims, req.name.as_deref(), &checked.gpus, &ctx.gpu);
     for warning in checked.warnings.iter().chain(&claim_warnings) {
-        errln!("gpudeck: warning: {warning}");
+        errln!(
+            "{}",
+            crate::output::wrap(&format!("gpudeck: warning: {warning}"), "  ")
+        );
     }
     let result = open_checked(
         engine,
