@@ -1032,7 +1032,11 @@ fn gpus_without_processes_says_so_in_the_dashboards_words() {
 fn docker_refusals_fit_80_columns_and_name_the_fix() {
     let dirs = Dirs::new();
     let socket = dirs.root.path().join("no-docker.sock");
-    for args in [vec!["containers"], vec!["images"], vec!["pull", "busybox:1"]] {
+    for args in [
+        vec!["containers"],
+        vec!["images"],
+        vec!["pull", "busybox:1"],
+    ] {
         let out = dirs
             .gpudeck("")
             .args(&args)

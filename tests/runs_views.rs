@@ -543,6 +543,26 @@ fn memory_still_held_after_the_end_offers_to_kill_only_the_runs_own_processes() 
 }
 
 #[test]
+fn the_selected_runs_facts_are_read_whole_at_80_columns() {
+    let mut f = fixture();
+    let commands = f.state.update(Action::SelectTab(Tab::Runs));
+    f.pump(commands);
+    let commands = f.state.update(Action::Down);
+    f.pump(commands);
+    let screen = text(&render(&f.state, 80, 30));
+    // The GPU use line is longer than the pane: it wraps, its end (the energy) is not cut.
+    let words = screen
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        words.contains("peak memory 20.0GiB · 400 W mean · 3.3 Wh"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn the_tab_draws_runs_with_their_state_and_the_selected_one_in_detail() {
     let mut f = fixture();
     let commands = f.state.update(Action::SelectTab(Tab::Runs));

@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
 use super::runs::{gpus, state_style};
 use super::style::Styles;
@@ -38,8 +38,12 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     }
     lines.extend(engine_away_lines(run, state.now, s));
     lines.extend(alert_lines(view, detail, s, inner.width));
-    let text_h = (lines.len() as u16).min(inner.height);
-    Paragraph::new(lines).render(
+    // A line longer than the pane wraps under itself: the facts are read whole at 80 columns.
+    let text = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let text_h = u16::try_from(text.line_count(inner.width))
+        .unwrap_or(u16::MAX)
+        .min(inner.height);
+    text.render(
         Rect {
             height: text_h,
             ..inner
