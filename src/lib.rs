@@ -15,6 +15,8 @@ pub mod doctor;
 pub(crate) mod fuzz;
 pub mod gpu;
 pub mod host;
+#[cfg(test)]
+mod layers_tests;
 pub mod logging;
 pub mod metrics;
 pub mod private_files;

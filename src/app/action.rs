@@ -172,20 +172,5 @@ pub enum Command {
     },
 }
 
-/// Work for the Docker collector.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DockerCommand {
-    Start(String),
-    Stop(String),
-    Restart(String),
-    RemoveContainer(String),
-    RemoveImage(String),
-    OpenLogs(String),
-    CloseLogs,
-    Inspect(String),
-    /// Stream stats for these running containers only (the ones on screen).
-    WatchStats(Vec<String>),
-    /// Pull an image (a validated reference).
-    Pull(String),
-    CancelPull(u64),
-}
+/// Work for the Docker collector (its own type, named here with the other commands).
+pub use crate::docker::update::DockerCommand;

@@ -1,6 +1,6 @@
 //! Pull state: the image picker (catalog plus any typed reference) and the pulls running or done.
 
-use crate::pull::{CatalogEntry, ImageRef, PullError, PullProgress};
+use crate::pull::{CatalogEntry, ImageRef, PullProgress};
 
 /// The tag picker opened from the Images tab.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,33 +61,8 @@ impl Default for PullPicker {
     }
 }
 
-/// How a pull ended.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PullOutcome {
-    Done {
-        digest: Option<String>,
-        secs: f64,
-    },
-    Failed {
-        title: String,
-        message: String,
-        fix: String,
-        /// The Docker Engine went away under it: `r` pulls it again once the engine is back.
-        retry: bool,
-    },
-}
-
-impl PullOutcome {
-    /// A failed pull as the Images tab shows it.
-    pub fn failed(error: &PullError) -> PullOutcome {
-        PullOutcome::Failed {
-            title: error.title().into(),
-            message: error.to_string(),
-            fix: error.fix(),
-            retry: matches!(error, PullError::EngineWentAway { .. }),
-        }
-    }
-}
+/// How a pull ended (a pull's own type, named here as the Images tab uses it).
+pub use crate::pull::PullOutcome;
 
 /// One pull as the Images tab shows it.
 #[derive(Clone, Debug, PartialEq)]

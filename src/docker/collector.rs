@@ -13,8 +13,8 @@ use super::connect::{resolve_host, Engine};
 use super::error::DockerError;
 use super::tasks;
 use super::types::EngineEvent;
+use super::update::DockerCommand;
 use super::update::DockerUpdate;
-use crate::app::action::DockerCommand;
 use crate::pull::PullCanceller;
 
 /// How long to wait before reconnecting, at most.

@@ -9,7 +9,7 @@ use tokio::sync::mpsc::Sender;
 
 use super::connect::Engine;
 use super::update::DockerUpdate;
-use crate::app::pulls::PullOutcome;
+use crate::pull::PullOutcome;
 use crate::pull::{credentials_for, start_pull, ImageRef, PullCanceller, PullEvent};
 
 /// Log lines are sent in batches so a chatty container costs one message per batch, not per line.

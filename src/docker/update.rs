@@ -1,7 +1,7 @@
-//! Messages from the Docker collector to the app: what changed in the engine, and how actions went.
+//! Messages between the app and the Docker collector: what it is asked to do, what changed in
+//! the engine, and how actions went.
 
-use crate::app::pulls::PullOutcome;
-use crate::pull::PullProgress;
+use crate::pull::{PullOutcome, PullProgress};
 
 use super::types::{
     ContainerDetails, ContainerInfo, ContainerStats, EngineInfo, ImageInfo, LogLine,
@@ -55,4 +55,22 @@ pub enum DockerUpdate {
         what: String,
         result: Result<(), String>,
     },
+}
+
+/// Work for the Docker collector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DockerCommand {
+    Start(String),
+    Stop(String),
+    Restart(String),
+    RemoveContainer(String),
+    RemoveImage(String),
+    OpenLogs(String),
+    CloseLogs,
+    Inspect(String),
+    /// Stream stats for these running containers only (the ones on screen).
+    WatchStats(Vec<String>),
+    /// Pull an image (a validated reference).
+    Pull(String),
+    CancelPull(u64),
 }

@@ -281,3 +281,31 @@ fn with_causes(error: &DockerError) -> String {
     }
     text
 }
+
+/// How a pull ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PullOutcome {
+    Done {
+        digest: Option<String>,
+        secs: f64,
+    },
+    Failed {
+        title: String,
+        message: String,
+        fix: String,
+        /// The Docker Engine went away under it: `r` pulls it again once the engine is back.
+        retry: bool,
+    },
+}
+
+impl PullOutcome {
+    /// A failed pull: its error's title, words and fix, as every view shows them.
+    pub fn failed(error: &PullError) -> PullOutcome {
+        PullOutcome::Failed {
+            title: error.title().into(),
+            message: error.to_string(),
+            fix: error.fix(),
+            retry: matches!(error, PullError::EngineWentAway { .. }),
+        }
+    }
+}

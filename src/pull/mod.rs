@@ -14,6 +14,6 @@ pub use auth::{credentials_for, AuthError};
 pub use catalog::{Catalog, CatalogEntry, CatalogSource, Framework};
 pub use cli::pull_cli;
 pub use error::PullError;
-pub use job::{start_pull, PullCanceller, PullEvent, PullHandle};
+pub use job::{start_pull, PullCanceller, PullEvent, PullHandle, PullOutcome};
 pub use progress::{LayerProgress, LayerStatus, PullProgress, PullState};
 pub use reference::{ImageRef, RefError};
