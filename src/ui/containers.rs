@@ -6,11 +6,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
+use super::inspect::grant_summary;
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
 use super::{docker_status, inspect, logs, table_offset};
 use crate::app::state::AppState;
-use crate::docker::{ContainerInfo, ContainerState, GpuGrant, GpuSelection};
+use crate::docker::{ContainerInfo, ContainerState};
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -145,31 +146,4 @@ fn gpu_use(c: &ContainerInfo, state: &AppState) -> (String, String, Vec<u32>) {
         format!("{}%", utils.iter().sum::<u32>() / utils.len() as u32)
     };
     (units::human_bytes(bytes), util, gpus)
-}
-
-/// What GPUs a container was given, shortly; the GPUs its processes are on when nothing was granted.
-pub fn grant_summary(grants: &[GpuGrant], in_use: &[u32]) -> String {
-    let selection = |sel: &GpuSelection| match sel {
-        GpuSelection::All => "all".to_string(),
-        GpuSelection::Count(n) => format!("{n} any"),
-        GpuSelection::Devices(d) => d.join(","),
-        GpuSelection::None => "none".to_string(),
-    };
-    let parts: Vec<String> = grants
-        .iter()
-        .map(|g| match g {
-            GpuGrant::DeviceRequest { devices } => selection(devices),
-            GpuGrant::Cdi { devices } => format!("cdi:{}", devices.len()),
-            GpuGrant::Env { devices } => format!("env:{}", selection(devices)),
-        })
-        .collect();
-    if parts.is_empty() && !in_use.is_empty() {
-        let list: Vec<String> = in_use.iter().map(u32::to_string).collect();
-        return format!("uses {}", list.join(","));
-    }
-    if parts.is_empty() {
-        "-".into()
-    } else {
-        parts.join(" ")
-    }
 }

@@ -8,12 +8,12 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
-use super::runs::{gpus, state_style};
 use super::style::Styles;
 use crate::app::runs::{RunChart, RunsView};
 use crate::app::state::AppState;
 use crate::docker::LogStream;
 use crate::runs::watch::{GpuTrace, ProgressView, RunDetail, RunRow};
+use crate::runs::RunState;
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -450,6 +450,22 @@ fn log_tail(area: Rect, buf: &mut Buffer, view: &RunsView, s: &Styles) {
         })
         .collect();
     Paragraph::new(lines).render(area, buf);
+}
+
+pub(super) fn state_style(state: RunState, s: &Styles) -> Style {
+    match state {
+        RunState::Running | RunState::Succeeded => s.ok(),
+        RunState::Starting | RunState::Stopped => s.warn(),
+        RunState::Failed | RunState::Lost => s.error(),
+    }
+}
+
+pub(super) fn gpus(list: &[u32]) -> String {
+    if list.is_empty() {
+        return "none".into();
+    }
+    let names: Vec<String> = list.iter().map(u32::to_string).collect();
+    names.join(",")
 }
 
 #[cfg(test)]

@@ -3,16 +3,15 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
+use super::run_detail::{gpus, state_style};
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
 use super::{logs, run_detail, table_offset};
 use crate::app::state::AppState;
 use crate::runs::watch::RunRow;
-use crate::runs::RunState;
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -236,28 +235,12 @@ fn short_id(id: &str) -> &str {
     }
 }
 
-pub(super) fn state_style(state: RunState, s: &Styles) -> Style {
-    match state {
-        RunState::Running | RunState::Succeeded => s.ok(),
-        RunState::Starting | RunState::Stopped => s.warn(),
-        RunState::Failed | RunState::Lost => s.error(),
-    }
-}
-
 /// A Slurm job's GPUs in the narrow GPUS column: per node, as the scheduler picks them.
 fn slurm_gpus(job: &crate::runs::slurm::SlurmJob) -> String {
     match job.gpus_per_node {
         0 => "slurm".into(),
         n => format!("{n}/node"),
     }
-}
-
-pub(super) fn gpus(list: &[u32]) -> String {
-    if list.is_empty() {
-        return "none".into();
-    }
-    let names: Vec<String> = list.iter().map(u32::to_string).collect();
-    names.join(",")
 }
 
 fn launcher(r: &RunRow) -> String {
