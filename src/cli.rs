@@ -247,7 +247,7 @@ pub enum Commands {
         #[command(flatten)]
         gpu: GpuFlags,
     },
-    /// Print shell completions for bash, zsh or fish (README.md, Install, says where they go).
+    /// Print shell completions for bash, zsh or fish (docs/cli.md says where they go).
     Completions {
         /// The shell to complete for.
         #[arg(value_enum)]
@@ -266,7 +266,7 @@ pub enum Commands {
 /// `gpudeck run`: a spec file and/or flags; each flag given replaces the file's field.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// A TOML run spec (see README.md, Training runs), or a script to run (train.py runs as
+    /// A TOML run spec (see docs/runs.md), or a script to run (train.py runs as
     /// `python train.py`, train.sh as `bash train.sh`) with its arguments.
     #[arg(value_name = "SPEC.toml|SCRIPT")]
     pub target: Vec<String>,

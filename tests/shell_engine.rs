@@ -145,7 +145,7 @@ fn a_user_without_a_passwd_entry_gets_a_working_shell_and_owns_its_files() {
     req.command = ["sh", "-c", "echo home > $HOME/h && cat $HOME/h && id -u && echo made > /workspace/made && ls /workspace"]
         .map(String::from)
         .to_vec();
-    // This engine may not raise the locked-memory limit (see README: Shells); Docker's own
+    // This engine may not raise the locked-memory limit (see docs/shells.md); Docker's own
     // limit keeps the test about users and capabilities.
     let defaults = ShellDefaults {
         memlock: None,

@@ -160,7 +160,7 @@ async fn find_images(
                 Ok(ImageProfile::from_catalog(entry))
             }
             (Err(e), _) if e.unreachable() => Err(format!(
-                "{name}: {e}\n  {}\n  gpudeck's catalog does not list it either: pull it (`gpudeck pull {name}`) once the registry is reachable, or describe it in a catalog file in your config dir (README: Compatibility)",
+                "{name}: {e}\n  {}\n  gpudeck's catalog does not list it either: pull it (`gpudeck pull {name}`) once the registry is reachable, or describe it in a catalog file in your config dir (docs/compatibility.md)",
                 e.fix()
             )),
             (Err(e), _) => Err(format!("{name}: {e}\n  {}", e.fix())),

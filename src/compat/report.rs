@@ -13,7 +13,7 @@ use crate::output::wrap_to;
 /// The JSON schema id; bump it when a field changes meaning or disappears.
 pub const SCHEMA: &str = "gpudeck.compat/v1";
 
-/// `gpudeck compat` exit codes, as `compat --help` and the README list them.
+/// `gpudeck compat` exit codes, as `compat --help` and docs/compatibility.md list them.
 pub const EXIT_RUNS: u8 = 0;
 pub const EXIT_UNKNOWN: u8 = 1;
 pub const EXIT_WONT_RUN: u8 = 2;

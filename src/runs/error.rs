@@ -115,7 +115,7 @@ impl RunError {
     /// What to do about it, in concrete steps.
     pub fn fix(&self) -> String {
         match self {
-            RunError::BadSpec { .. } => "Correct the spec file; README.md (Training runs) lists every field.".into(),
+            RunError::BadSpec { .. } => "Correct the spec file; docs/runs.md lists every field.".into(),
             RunError::BadGpuList { .. } => {
                 "Write GPU indices such as `0,1`, GPU UUIDs (`gpudeck gpus` shows them), `count:2` for two free GPUs, or `all`.".into()
             }

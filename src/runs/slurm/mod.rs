@@ -138,7 +138,7 @@ impl SlurmError {
             SlurmError::NoContainerSupport => "Set `container = \"pyxis\"` or \
                 `container = \"apptainer\"` under [slurm], as the cluster supports."
                 .into(),
-            _ => "Correct the value; README.md (Training runs, Slurm) lists what each field takes."
+            _ => "Correct the value; docs/slurm.md lists what each field takes."
                 .into(),
         }
     }
