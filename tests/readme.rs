@@ -93,7 +93,9 @@ fn anchors(text: &str) -> Vec<String> {
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
         } else if !in_fence && line.starts_with('#') {
-            out.push(anchor(&line.trim_start_matches('#').trim().replace('`', "")));
+            out.push(anchor(
+                &line.trim_start_matches('#').trim().replace('`', ""),
+            ));
         }
     }
     out
@@ -150,10 +152,15 @@ fn the_readme_links_to_every_docs_page() {
     let readme = read(&root().join("README.md"));
     let links = relative_links(&readme);
     for doc in documents().into_iter().skip(1) {
-        let name = doc.file_name().and_then(|n| n.to_str()).expect("a page name");
+        let name = doc
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("a page name");
         let link = format!("docs/{name}");
         assert!(
-            links.iter().any(|l| l.split('#').next() == Some(link.as_str())),
+            links
+                .iter()
+                .any(|l| l.split('#').next() == Some(link.as_str())),
             "README.md does not link to {link}"
         );
     }

@@ -37,7 +37,9 @@ pub enum MetricsError {
     AddressNotAvailable { addr: SocketAddr },
     #[error("cannot serve metrics on {addr}: {source}")]
     Bind { addr: SocketAddr, source: io::Error },
-    #[error("{0}. Fix the file (see docs/metrics.md, \"The metrics endpoint\"), or serve without it")]
+    #[error(
+        "{0}. Fix the file (see docs/metrics.md, \"The metrics endpoint\"), or serve without it"
+    )]
     WebConfig(#[from] super::web_config::WebConfigError),
 }
 

@@ -138,8 +138,7 @@ impl SlurmError {
             SlurmError::NoContainerSupport => "Set `container = \"pyxis\"` or \
                 `container = \"apptainer\"` under [slurm], as the cluster supports."
                 .into(),
-            _ => "Correct the value; docs/slurm.md lists what each field takes."
-                .into(),
+            _ => "Correct the value; docs/slurm.md lists what each field takes.".into(),
         }
     }
 }
