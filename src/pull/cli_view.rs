@@ -4,15 +4,13 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use indicatif::{
-    HumanDuration, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle,
-};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use serde_json::json;
 
 use super::error::PullError;
 use super::progress::{LayerStatus, PullProgress};
 use super::reference::{ImageRef, RefError};
-use crate::units::human_bytes;
+use crate::units::{age, human_bytes};
 
 // `{done}` and `{size}` are bytes in the dashboard's binary units (see `style`).
 const LAYER_TEMPLATE: &str = "{prefix} {msg:<16} [{bar:30}] {done:>10}/{size:<10}";
@@ -147,7 +145,7 @@ fn status_word(status: LayerStatus) -> &'static str {
 fn rate_and_eta(progress: &PullProgress) -> String {
     let rate = format!("{}/s", human_bytes(progress.rate_bytes_per_sec as u64));
     match progress.eta {
-        Some(eta) => format!("{rate}, ETA {}", HumanDuration(eta)),
+        Some(eta) => format!("{rate}, ETA {}", age(eta.as_secs() as i64)),
         None => rate,
     }
 }
@@ -281,8 +279,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn byte_counts_read_as_in_the_dashboard() {
-        let progress = PullProgress {
+    fn byte_counts_and_times_read_as_in_the_dashboard() {
+        let mut progress = PullProgress {
             layers: Vec::new(),
             bytes_done: 1_288_490_189,
             bytes_total: 4_831_838_208,
@@ -291,6 +289,8 @@ mod tests {
             status_line: String::new(),
         };
         assert_eq!(rate_and_eta(&progress), "12MiB/s");
+        progress.eta = Some(Duration::from_secs(3 * 60 + 20));
+        assert_eq!(rate_and_eta(&progress), "12MiB/s, ETA 3m");
         assert_eq!(human_bytes(progress.bytes_done), "1.2GiB");
         assert_eq!(human_bytes(progress.bytes_total), "4.5GiB");
     }
