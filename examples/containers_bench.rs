@@ -767,6 +767,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// Ctrl-C, SIGTERM and SIGHUP stop the run at the next check instead of killing it, so the
 /// containers and the image are still removed.
+#[allow(unsafe_code)]
 fn catch_signals() {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {

@@ -1,7 +1,18 @@
-//! The layers hold: nothing below the TUI (`app/`, `ui/`) names it, so sources, collectors and
+//! The layers hold: nothing below the TUI (`app/`, `ui/`) names it, no two files import each
+//! other, and imports run from higher layers down to lower ones, so sources, collectors and
 //! domain types can be read, tested and reused without the dashboard.
+//!
+//! The graph they check is read from the source text by `imports`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+mod imports;
+
+use imports::{
+    absolute, import_graph, paths, source_files, strip_comments_and_strings, tokens,
+    without_test_items, SourceFile,
+};
 
 /// The top of the program, which may use everything: the TUI itself, the CLI definition, the
 /// binary and the crate root (and this file, whose examples name the TUI's modules).
@@ -14,6 +25,185 @@ const ABOVE: &[&str] = &[
     "lib.rs",
     "layers_tests.rs",
 ];
+
+/// The layers, lowest first, by top-level module (a folder under `src/` or a file directly in
+/// it). A file may import from its own layer and the layers below it.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "plumbing: units, terminal output, logging, private files",
+        &["units", "output", "logging", "private_files", "secrets"],
+    ),
+    ("configuration", &["config"]),
+    (
+        "sources and their domains",
+        &["host", "gpu", "docker", "registry", "pull", "claims"],
+    ),
+    ("compatibility verdicts", &["compat"]),
+    ("diagnosis, shells and runs", &["doctor", "shell", "runs"]),
+    ("the metrics endpoint", &["metrics"]),
+    ("the command line", &["cli", "cli_docs", "read_only"]),
+    ("the TUI's state and loop", &["app"]),
+    ("the TUI's renderers", &["ui"]),
+    ("the crate root and the binary", &["lib", "main"]),
+];
+
+/// Imports from a lower layer up to a higher one that stay, each with why (at most three).
+const ALLOWED_UPWARD: &[(&str, &str, &str)] = &[(
+    "app/mod.rs",
+    "ui/mod.rs",
+    "the event loop draws: it hands its state to ui::draw, which reads that state and no more",
+)];
+
+/// Upward imports found today, which the restructuring of issue 17 removes. Temporary: the
+/// list only shrinks, and an entry that no longer happens fails the test until it is removed
+/// here.
+const KNOWN_UPWARD: &[(&str, &str)] = &[
+    ("claims/liveness.rs", "runs/mod.rs"),
+    ("claims/mod.rs", "runs/mod.rs"),
+    ("compat/doctor.rs", "doctor/mod.rs"),
+    ("config/settings.rs", "runs/slurm/mod.rs"),
+    ("docker/info.rs", "compat/profile.rs"),
+    ("docker/info.rs", "doctor/host_env.rs"),
+    ("runs/cli.rs", "cli.rs"),
+    ("shell/cli.rs", "cli.rs"),
+];
+
+/// Pairs of files that import each other today. Other work on issue 17 breaks these cycles;
+/// the list only shrinks (a pair that no longer imports both ways fails the test until it is
+/// removed here), and an empty list is the goal.
+#[rustfmt::skip]
+const KNOWN_CYCLES: &[(&str, &str)] = &[
+    // Siblings, being broken in the restructuring of issue 17.
+    ("app/bindings.rs", "app/bindings_runs.rs"),
+    ("app/bindings.rs", "app/keymap.rs"),
+    ("app/compat.rs", "app/state.rs"),
+    ("app/doctor.rs", "app/state.rs"),
+    ("app/filter.rs", "app/state.rs"),
+    ("app/messages.rs", "app/state.rs"),
+    ("app/run_form.rs", "app/state.rs"),
+    ("app/shell_dialog.rs", "app/state.rs"),
+    ("app/state.rs", "app/themes.rs"),
+    ("doctor/gpus.rs", "doctor/memory.rs"),
+    ("gpu/report.rs", "gpu/report_text.rs"),
+    ("runs/container_record.rs", "runs/record.rs"),
+    ("runs/index.rs", "runs/store.rs"),
+    ("runs/slurm_run.rs", "runs/stop.rs"),
+    // A module file and a file it declares: the parent re-exports or calls the child, and the
+    // child uses a type or helper the parent defines (which belongs in a file of its own).
+    ("app/effects.rs", "app/mod.rs"),
+    ("claims/lock.rs", "claims/mod.rs"),
+    ("config/mod.rs", "config/theme.rs"),
+    ("host/error.rs", "host/mod.rs"),
+    ("host/fake.rs", "host/mod.rs"),
+    ("host/mod.rs", "host/procfs.rs"),
+    ("runs/progress.rs", "runs/progress/dict.rs"),
+    ("runs/progress.rs", "runs/progress/keras.rs"),
+    ("runs/progress.rs", "runs/progress/pairs.rs"),
+    ("runs/progress.rs", "runs/progress/tqdm.rs"),
+    ("runs/progress.rs", "runs/progress/tracker.rs"),
+    ("runs/slurm/explain.rs", "runs/slurm/mod.rs"),
+    ("runs/slurm/job.rs", "runs/slurm/mod.rs"),
+    ("runs/slurm/mod.rs", "runs/slurm/script.rs"),
+    ("runs/summary.rs", "runs/summary/alerts.rs"),
+    ("runs/summary.rs", "runs/summary/running.rs"),
+    ("runs/watch.rs", "runs/watch/feeds.rs"),
+    ("ui/compat.rs", "ui/mod.rs"),
+    ("ui/containers.rs", "ui/mod.rs"),
+    ("ui/doctor.rs", "ui/mod.rs"),
+    ("ui/images.rs", "ui/mod.rs"),
+    ("ui/mod.rs", "ui/processes.rs"),
+    ("ui/mod.rs", "ui/runs.rs"),
+];
+
+/// Cycles among the top-level modules of one layer today (`docker` -> `pull` -> `registry` ->
+/// `docker`), each as its modules in name order; the preflight helper moves the image reference
+/// below them. Across layers a cycle always has an upward import, which the layer test finds.
+const KNOWN_LAYER_CYCLES: &[&[&str]] = &[&["docker", "pull", "registry"]];
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The top-level module a file belongs to: `docker` for `docker/time.rs`, `units` for `units.rs`.
+fn top_level(name: &str) -> &str {
+    let first = name.split('/').next().unwrap_or(name);
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+fn layer_of(name: &str) -> Option<usize> {
+    let top = top_level(name);
+    LAYERS
+        .iter()
+        .position(|(_, members)| members.contains(&top))
+}
+
+/// Pairs of files that import each other, each once, in name order.
+fn mutual_imports(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    for (from, targets) in graph {
+        for to in targets {
+            let back = graph.get(to).is_some_and(|t| t.contains(from));
+            if back && from < to {
+                pairs.push((from.clone(), to.clone()));
+            }
+        }
+    }
+    pairs
+}
+
+/// Imports from a lower layer to a higher one, as `(from, to)`.
+fn upward_imports_in(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<(String, String)> {
+    let mut up = Vec::new();
+    for (from, targets) in graph {
+        for to in targets {
+            if let (Some(a), Some(b)) = (layer_of(from), layer_of(to)) {
+                if a < b {
+                    up.push((from.clone(), to.clone()));
+                }
+            }
+        }
+    }
+    up
+}
+
+/// The top-level modules of each layer that can reach one another through imports inside that
+/// layer, as sorted groups of two or more.
+fn cycles_within_layers(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let mut edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (from, targets) in graph {
+        for to in targets {
+            let (a, b) = (top_level(from), top_level(to));
+            if a != b && layer_of(from).is_some() && layer_of(from) == layer_of(to) {
+                edges.entry(a).or_default().insert(b);
+            }
+        }
+    }
+    let reach = |start: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![start];
+        while let Some(m) = stack.pop() {
+            for &next in edges.get(m).into_iter().flatten() {
+                if seen.insert(next) {
+                    stack.push(next);
+                }
+            }
+        }
+        seen
+    };
+    let mut groups: BTreeSet<Vec<String>> = BTreeSet::new();
+    for &m in edges.keys() {
+        let from_m = reach(m);
+        let group: Vec<String> = from_m
+            .iter()
+            .filter(|&&other| reach(other).contains(m))
+            .map(|s| s.to_string())
+            .collect();
+        if group.len() > 1 {
+            groups.insert(group);
+        }
+    }
+    groups.into_iter().collect()
+}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("src/ can be read") {
@@ -81,4 +271,139 @@ fn an_upward_import_is_found() {
     );
     assert_eq!(upward_imports("use crate::ui;"), ["use crate::ui;"]);
     assert!(upward_imports("use crate::units::plural;\nuse crate::application;").is_empty());
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let files = source_files(&src_dir());
+    assert!(
+        files.len() > 100,
+        "the walk found the modules: {}",
+        files.len()
+    );
+    let unplaced: BTreeSet<&str> = files
+        .iter()
+        .map(|f| top_level(&f.name))
+        .filter(|top| layer_of(top).is_none())
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "top-level modules missing from LAYERS in src/layers_tests.rs: {unplaced:?}"
+    );
+}
+
+#[test]
+fn no_two_files_import_each_other() {
+    let graph = import_graph(&source_files(&src_dir()));
+    let pairs = mutual_imports(&graph);
+    let known: BTreeSet<(String, String)> = KNOWN_CYCLES
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let new: Vec<String> = pairs
+        .iter()
+        .filter(|p| !known.contains(p))
+        .map(|(a, b)| format!("  {a} <-> {b}"))
+        .collect();
+    let gone: Vec<String> = known
+        .iter()
+        .filter(|p| !pairs.contains(p))
+        .map(|(a, b)| format!("  {a} <-> {b}"))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "files that import each other (move what both need below them):\n{}\n\
+         pairs in KNOWN_CYCLES that no longer import each other (remove them there):\n{}",
+        new.join("\n"),
+        gone.join("\n")
+    );
+}
+
+#[test]
+fn imports_run_down_the_layers() {
+    assert!(ALLOWED_UPWARD.len() <= 3, "at most three upward imports");
+    for (from, to, why) in ALLOWED_UPWARD {
+        assert!(why.len() > 20, "{from} -> {to} says why it goes up");
+    }
+    let graph = import_graph(&source_files(&src_dir()));
+    let up = upward_imports_in(&graph);
+    let unexplained: Vec<String> = up
+        .iter()
+        .filter(|(from, to)| !ALLOWED_UPWARD.iter().any(|(f, t, _)| f == from && t == to))
+        .filter(|(from, to)| !KNOWN_UPWARD.iter().any(|(f, t)| f == from && t == to))
+        .map(|(from, to)| {
+            let layer = |n: &str| layer_of(n).map_or("?", |l| LAYERS[l].0);
+            format!("  {from} ({}) -> {to} ({})", layer(from), layer(to))
+        })
+        .collect();
+    let stale: Vec<String> = ALLOWED_UPWARD
+        .iter()
+        .map(|(f, t, _)| (f, t))
+        .chain(KNOWN_UPWARD.iter().map(|(f, t)| (f, t)))
+        .filter(|(f, t)| !up.iter().any(|(from, to)| *f == from && *t == to))
+        .map(|(f, t)| format!("  {f} -> {t}"))
+        .collect();
+    assert!(
+        unexplained.is_empty() && stale.is_empty(),
+        "imports from a lower layer up to a higher one (see LAYERS):\n{}\n\
+         entries in ALLOWED_UPWARD or KNOWN_UPWARD that no longer happen (remove them there):\n{}",
+        unexplained.join("\n"),
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn the_import_reader_finds_paths_and_skips_comments_strings_and_tests() {
+    let code = r##"
+        //! Uses crate::ui::nothing in a doc comment.
+        use crate::{docker::{self, Engine}, units::plural as p};
+        use super::sibling::Thing;
+        use child::Item;
+        /* crate::app::in_a_block_comment */
+        fn f() -> String { let _ = '"'; crate::output::wrap("crate::app::in_a_string", "") }
+        fn g<'a>(x: &'a str) -> &'a str { x }
+        const R: &str = r#"crate::app::in_a_raw_string"#;
+        #[cfg(test)]
+        mod tests { use crate::app::only_in_tests; }
+        #[cfg(test)]
+        use crate::ui::only_in_tests;
+        fn h() { self::child::run(); }
+    "##;
+    let file = SourceFile {
+        name: "runs/here.rs".into(),
+        module: vec!["runs".into(), "here".into()],
+        children: vec!["child".into()],
+        code: without_test_items(&strip_comments_and_strings(code)),
+    };
+    let found: Vec<String> = paths(&tokens(&file.code), &file.children)
+        .iter()
+        .map(|p| absolute(&file, p).join("::"))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "docker",
+            "docker::Engine",
+            "units::plural",
+            "runs::sibling::Thing",
+            "runs::here::child::Item",
+            "output::wrap",
+            "runs::here::child::run",
+        ]
+    );
+}
+
+#[test]
+fn the_modules_of_a_layer_form_no_cycle() {
+    let graph = import_graph(&source_files(&src_dir()));
+    let found = cycles_within_layers(&graph);
+    let known: Vec<Vec<String>> = KNOWN_LAYER_CYCLES
+        .iter()
+        .map(|g| g.iter().map(|s| s.to_string()).collect())
+        .collect();
+    assert_eq!(
+        found, known,
+        "top-level modules of one layer that import one another in a circle (left), against \
+         KNOWN_LAYER_CYCLES (right)"
+    );
 }

@@ -81,6 +81,7 @@ pub fn try_print(text: fmt::Arguments<'_>) -> Result<(), StdoutError> {
 
 /// Whether stdout is a pipe whose reader went away, asked without writing: a command that
 /// waits for output to come (`logs -f`) ends then, not only at its next write.
+#[allow(unsafe_code)]
 pub fn stdout_reader_gone() -> bool {
     let mut poll = libc::pollfd {
         fd: 1,
@@ -180,6 +181,7 @@ pub fn width_from(columns: Option<&str>, tty: impl FnOnce() -> Option<usize>) ->
 }
 
 /// The columns of the terminal `fd` is on; None when it is not a terminal.
+#[allow(unsafe_code)]
 fn tty_columns(fd: libc::c_int) -> Option<usize> {
     let mut size = libc::winsize {
         ws_row: 0,

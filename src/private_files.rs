@@ -127,6 +127,7 @@ fn explain(path: &Path, e: io::Error) -> io::Error {
 }
 
 /// The user gpudeck runs as (its effective uid): whose files and directories count as its own.
+#[allow(unsafe_code)]
 pub(crate) fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }

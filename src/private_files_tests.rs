@@ -107,6 +107,7 @@ fn the_users_own_link_to_a_directory_is_used_as_it_is_and_anothers_is_refused() 
     }
 }
 
+#[allow(unsafe_code)]
 #[test]
 fn only_regular_files_are_written() {
     let root = tempfile::tempdir().unwrap();

@@ -108,24 +108,18 @@ pub fn age(secs: i64) -> String {
 
 /// A moment as "2026-11-25 12:03:07 UTC" (UTC: the TUI reads no time zone database).
 pub fn utc_time(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    timestamp(unix_ms)
+        .strftime("%Y-%m-%d %H:%M:%S UTC")
+        .to_string()
+}
+
+/// Unix milliseconds as a moment to format; past the end of jiff's range (the end of the year
+/// 9999) it stays at that end.
+pub(crate) fn timestamp(unix_ms: u64) -> jiff::Timestamp {
+    i64::try_from(unix_ms)
+        .ok()
+        .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+        .unwrap_or(jiff::Timestamp::MAX)
 }
 
 /// How long a run ran, in the same words in `gpudeck runs` and the Runs tab: `3h04m`, `12m05s`
@@ -178,6 +172,8 @@ mod tests {
         assert_eq!(utc_time(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc_time(1_764_072_187_000), "2025-11-25 12:03:07 UTC");
         assert_eq!(utc_time(951_825_600_000), "2000-02-29 12:00:00 UTC");
+        // Past jiff's range (the end of the year 9999) it stays at the end instead of failing.
+        assert_eq!(utc_time(u64::MAX), "9999-12-30 22:00:00 UTC");
     }
 
     #[test]

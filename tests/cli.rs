@@ -1,5 +1,9 @@
 //! The command line: exit codes and messages for what users get wrong, and the plain-text report.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::fs;

@@ -1,5 +1,9 @@
 //! `config::load` against real files in temporary config directories.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,12 @@
 //! Finding and connecting to the Docker Engine: host resolution, the real engine, and each way a
 //! connection fails (no socket, refused port, not Docker, no permission, bad TLS).
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::collections::HashMap;

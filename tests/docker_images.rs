@@ -1,5 +1,9 @@
 //! Local images on the real engine: the list with CUDA facts from each image's env, and removal.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use gpudeck::docker::{render_images_text, resolve_host, DockerError, Engine, ImageInfo};

@@ -1,5 +1,9 @@
 //! The engine's streams on the real engine: logs (whole and followed), events and stats.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

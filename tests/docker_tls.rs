@@ -1,6 +1,10 @@
 //! TLS to a tcp:// engine (DOCKER_TLS_VERIFY): missing files, a server that does not speak TLS,
 //! and a real handshake with client certificates against `openssl s_server`.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

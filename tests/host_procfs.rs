@@ -1,5 +1,11 @@
 //! The real /proc and kill(2) paths of `ProcFs`, plus a fake /proc tree for container cases.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;

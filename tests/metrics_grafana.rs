@@ -2,6 +2,10 @@
 //! import input, covers the panels a researcher looks at first, and queries only metrics the
 //! endpoint serves (with PromQL that promtool accepts, when it is installed).
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::collections::BTreeSet;

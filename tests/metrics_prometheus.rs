@@ -1,6 +1,10 @@
 //! A real Prometheus (Debian's package) scrapes `gpudeck serve` on loopback; its HTTP API must
 //! return the simulator's values. Skipped, saying so, when the package is not installed.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::process::{Command, Stdio};

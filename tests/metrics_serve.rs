@@ -1,5 +1,9 @@
 //! `gpudeck serve --metrics`: the endpoint as a scraper sees it, on the frozen simulation.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::io::{Read, Write};

@@ -1,6 +1,10 @@
 //! Cancelling a pull mid-download against the real Engine: the job says Interrupted and no image is left;
 //! a pull cut by the Engine going away (a socket proxy cut) says so, and works again once it is back.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::time::{Duration, Instant};

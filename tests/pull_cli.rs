@@ -1,5 +1,9 @@
 //! The `gpudeck pull` twin: exit codes, an unreachable Engine, and a JSON pull from a real registry.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::time::Duration;

@@ -1,5 +1,9 @@
 //! Registry behaviour Debian's docker-registry does not show, against a scripted server: the Bearer token flow, multi-platform indexes, bad digests, oversized and slow answers.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::sync::Arc;

@@ -2,6 +2,10 @@
 //! environment, exit codes, a failing rank, no log line lost, private files, spec files, and the
 //! refusals. The life of a run (stop, detachment, lost supervisor, follow) is in runs_lifecycle.rs.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::os::unix::fs::PermissionsExt;

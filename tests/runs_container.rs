@@ -4,6 +4,9 @@
 //! GPUs without the NVIDIA Container Toolkit (pre-flight's refusal and the engine's own). The
 //! life of a container run (stop, SIGTERM, a killed supervisor) is in runs_container_lifecycle.rs.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+
 mod support;
 
 use std::path::Path;

@@ -4,6 +4,9 @@
 //! `gpudeck stop` still stops it; on an engine that cannot be reached it stays `lost`. The engine
 //! going away (a socket proxy cut and restored) never ends a run early.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+
 mod support;
 
 use gpudeck::shell::GpuPlumbing;

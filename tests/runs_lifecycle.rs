@@ -1,6 +1,9 @@
 //! The life of a run end to end on four simulated GPUs: stopping, detachment from the launching
 //! process, SIGTERM to the supervisor, a killed (lost) supervisor, and following logs.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+
 mod support;
 
 use std::io::{BufRead, BufReader};

@@ -4,6 +4,12 @@
 //! summaries in `gpudeck runs`, `gpudeck export` and `gpudeck rerun`; and a run store that
 //! cannot be written (a full disk, a file in the way) losing neither a run's end nor a directory.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};

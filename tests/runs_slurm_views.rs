@@ -3,6 +3,10 @@
 //! job, node and Slurm's explanation in the detail, and its GPU metrics (sampled on the node) as
 //! a local run's.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use gpudeck::app::action::{Action, Command, Tab};

@@ -2,6 +2,10 @@
 //! the focused run's GPU traces, progress and alerts, log tails that only bring what is new), the
 //! tab's state and commands, and what it draws.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use gpudeck::app::action::{Action, Command, Tab};

@@ -1,6 +1,9 @@
 //! `gpudeck shell` end to end on the real engine: exit codes, removal and keeping, --list and
 //! --attach, piped input, file ownership, the refusals, and an interactive session in tmux.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+
 mod support;
 
 use std::io::Write;

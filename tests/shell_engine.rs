@@ -1,6 +1,12 @@
 //! Shell containers on the real engine: what a created shell container carries, a non-root user
 //! without a passwd entry getting a working shell, and the engine's own refusal of GPUs.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::os::unix::fs::MetadataExt;

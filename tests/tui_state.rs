@@ -1,5 +1,9 @@
 //! `AppState::update`: actions in, state and commands out, no terminal and no async.
 
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use gpudeck::app::action::{Action, Command, Tab};

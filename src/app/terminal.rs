@@ -88,6 +88,7 @@ pub fn suspend() {
 /// Ctrl-Z: gives the terminal back as it was, then stops gpudeck's process group as the terminal's
 /// own Ctrl-Z would (raw mode turns that off); returns once the shell's `fg` (SIGCONT) resumes
 /// it, for [`resume`] to take the terminal again.
+#[allow(unsafe_code)]
 pub fn stop_until_continued() {
     restore();
     // SAFETY: kill(2) with pid 0 only sends a signal to this process group; SIGTSTP's default

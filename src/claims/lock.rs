@@ -19,6 +19,7 @@ const RETRY: Duration = Duration::from_millis(5);
 pub(super) struct Locked(File);
 
 /// Takes the lock, creating the private directory if needed; waits up to [`LOCK_WAIT`].
+#[allow(unsafe_code)]
 pub(super) fn lock(dir: &Path) -> Result<Locked, ClaimError> {
     let path = dir.join(LOCK_FILE);
     let failed = |why: String| ClaimError {
@@ -63,6 +64,7 @@ pub(super) fn lock(dir: &Path) -> Result<Locked, ClaimError> {
 }
 
 impl Drop for Locked {
+    #[allow(unsafe_code)]
     fn drop(&mut self) {
         // SAFETY: unlocks the descriptor this value owns; closing it would too.
         unsafe {

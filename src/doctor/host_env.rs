@@ -80,6 +80,7 @@ impl HostEnv for SystemEnv {
         }
     }
 
+    #[allow(unsafe_code)]
     fn free_bytes(&self, path: &Path) -> Result<u64, String> {
         let c_path = CString::new(path.as_os_str().as_bytes())
             .map_err(|_| format!("{} contains a NUL byte", path.display()))?;

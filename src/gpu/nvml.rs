@@ -321,6 +321,7 @@ const NVLINK_DEVICE_TYPE_SWITCH: u32 = 2;
 
 /// `nvmlDeviceGetNvLinkRemoteDeviceType` through the raw symbol: nvml-wrapper 0.13's
 /// `remote_device_type` passes a temporary to NVML and so always answers `Unknown`.
+#[allow(unsafe_code)]
 fn remote_device_type(dev: &Device<'_>, link: u32) -> Result<u32, NvmlError> {
     let sym = nvml_sym(
         dev.nvml()
@@ -336,6 +337,7 @@ fn remote_device_type(dev: &Device<'_>, link: u32) -> Result<u32, NvmlError> {
 }
 
 /// `nvmlDeviceGetRemappedRows` through the raw symbol: nvml-wrapper 0.13 does not wrap it.
+#[allow(unsafe_code)]
 fn remapped_rows(dev: &Device<'_>) -> Result<RemappedRows, NvmlError> {
     let sym = nvml_sym(dev.nvml().lib().nvmlDeviceGetRemappedRows.as_ref())?;
     let (mut corr, mut unc, mut pending, mut failure) = (0, 0, 0, 0);

@@ -154,6 +154,7 @@ impl ProcessTable for ProcFs {
         }
     }
 
+    #[allow(unsafe_code)]
     fn signal(&self, pid: u32, signal: KillSignal) -> Result<(), HostError> {
         // kill(2) reads 0 and negative numbers as process groups: never let a PID become one.
         let raw_pid = libc::pid_t::try_from(pid)
@@ -181,6 +182,7 @@ impl ProcessTable for ProcFs {
 }
 
 /// A pidfd for `pid` (Linux 5.3+).
+#[allow(unsafe_code)]
 fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -192,6 +194,7 @@ fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+#[allow(unsafe_code)]
 fn pidfd_send_signal(pidfd: &OwnedFd, signal: KillSignal) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: a valid pidfd, a signal number, no siginfo (null) and no flags.
@@ -226,6 +229,7 @@ fn unix_ms(boot_secs: u64, ticks: u64) -> Option<u64> {
 }
 
 /// The kernel's USER_HZ, the unit of the times in `/proc/PID/stat`.
+#[allow(unsafe_code)]
 fn clock_ticks_per_second() -> Option<u64> {
     // SAFETY: sysconf has no preconditions.
     u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
@@ -233,6 +237,7 @@ fn clock_ticks_per_second() -> Option<u64> {
         .filter(|&hz| hz > 0)
 }
 
+#[allow(unsafe_code)]
 fn page_size() -> Option<u64> {
     // SAFETY: sysconf has no preconditions.
     u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })

@@ -39,6 +39,7 @@ fn lookup(uid: u32) -> Option<String> {
     }
 }
 
+#[allow(unsafe_code)]
 fn initial_buffer_size() -> usize {
     // SAFETY: sysconf has no preconditions; it returns -1 when the limit is indeterminate.
     let suggested = unsafe { libc::sysconf(libc::_SC_GETPW_R_SIZE_MAX) };
@@ -55,6 +56,7 @@ enum Lookup {
     BufferTooSmall,
 }
 
+#[allow(unsafe_code)]
 fn lookup_with_buffer(uid: u32, size: usize) -> Lookup {
     let mut buffer = vec![0 as libc::c_char; size];
     // SAFETY: an all-zero passwd is a valid value (null pointers, zero ids); it is only read

@@ -4,21 +4,19 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use indicatif::{
-    DecimalBytes, HumanDuration, MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle,
-};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use serde_json::json;
 
 use super::error::PullError;
 use super::progress::{LayerStatus, PullProgress};
 use super::reference::{ImageRef, RefError};
+use crate::units::{age, human_bytes};
 
-const LAYER_TEMPLATE: &str =
-    "{prefix} {msg:<16} [{bar:30}] {decimal_bytes:>10}/{decimal_total_bytes:<10}";
+// `{done}` and `{size}` are bytes in the dashboard's binary units (see `style`).
+const LAYER_TEMPLATE: &str = "{prefix} {msg:<16} [{bar:30}] {done:>10}/{size:<10}";
 /// Before the Engine has said a layer's size there is nothing to draw a bar of.
 const UNSIZED_TEMPLATE: &str = "{prefix} {msg:<16}";
-const TOTAL_TEMPLATE: &str =
-    "{prefix:<29} [{bar:30}] {decimal_bytes:>10}/{decimal_total_bytes:<10} {msg}";
+const TOTAL_TEMPLATE: &str = "{prefix:<29} [{bar:30}] {done:>10}/{size:<10} {msg}";
 const UNSIZED_TOTAL_TEMPLATE: &str = "{prefix:<29} {msg}";
 
 /// One of three faces, picked once at the start.
@@ -145,9 +143,9 @@ fn status_word(status: LayerStatus) -> &'static str {
 }
 
 fn rate_and_eta(progress: &PullProgress) -> String {
-    let rate = format!("{}/s", DecimalBytes(progress.rate_bytes_per_sec as u64));
+    let rate = format!("{}/s", human_bytes(progress.rate_bytes_per_sec as u64));
     match progress.eta {
-        Some(eta) => format!("{rate}, ETA {}", HumanDuration(eta)),
+        Some(eta) => format!("{rate}, ETA {}", age(eta.as_secs() as i64)),
         None => rate,
     }
 }
@@ -226,9 +224,17 @@ fn resize(bar: &ProgressBar, length: u64, sized: &str, unsized_: &str) {
     }
 }
 
+/// A bar's look; its byte counts read as in the dashboard's pulls panel (`1.2GiB`, `12MiB`),
+/// not in indicatif's decimal units.
 fn style(template: &str) -> ProgressStyle {
     ProgressStyle::with_template(template)
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("done", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&human_bytes(s.pos()));
+        })
+        .with_key("size", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = w.write_str(&human_bytes(s.len().unwrap_or(0)));
+        })
         .progress_chars("=> ")
 }
 
@@ -249,7 +255,7 @@ impl Plain {
             self.shown.insert(layer.id.clone(), layer.status);
             let size = layer
                 .total
-                .map(|t| format!(" ({})", DecimalBytes(t)))
+                .map(|t| format!(" ({})", human_bytes(t)))
                 .unwrap_or_default();
             errln!("{}: {}{size}", layer.id, status_word(layer.status));
         }
@@ -260,10 +266,32 @@ impl Plain {
             self.last_total = Some(step);
             errln!(
                 "total: {}/{} {}",
-                DecimalBytes(progress.bytes_done),
-                DecimalBytes(progress.bytes_total),
+                human_bytes(progress.bytes_done),
+                human_bytes(progress.bytes_total),
                 rate_and_eta(progress)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_and_times_read_as_in_the_dashboard() {
+        let mut progress = PullProgress {
+            layers: Vec::new(),
+            bytes_done: 1_288_490_189,
+            bytes_total: 4_831_838_208,
+            rate_bytes_per_sec: 12.3 * 1024.0 * 1024.0,
+            eta: None,
+            status_line: String::new(),
+        };
+        assert_eq!(rate_and_eta(&progress), "12MiB/s");
+        progress.eta = Some(Duration::from_secs(3 * 60 + 20));
+        assert_eq!(rate_and_eta(&progress), "12MiB/s, ETA 3m");
+        assert_eq!(human_bytes(progress.bytes_done), "1.2GiB");
+        assert_eq!(human_bytes(progress.bytes_total), "4.5GiB");
     }
 }

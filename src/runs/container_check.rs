@@ -143,6 +143,7 @@ pub(super) fn prepare_containers(
     Ok(check.warnings)
 }
 
+#[allow(unsafe_code)]
 fn host_user() -> (u32, u32) {
     // SAFETY: getuid and getgid cannot fail.
     unsafe { (libc::getuid(), libc::getgid()) }

@@ -251,6 +251,7 @@ fn launch_supervisor(run: Run, exe: &Path) -> Result<Run, RunError> {
 
 /// `gpudeck __supervise DIR` in a new session (so a terminal hang-up or the caller's exit does
 /// not reach it), stdin from /dev/null, stdout and stderr to the run's supervisor.log.
+#[allow(unsafe_code)]
 fn spawn_detached(exe: &Path, dir: &Path) -> std::io::Result<Child> {
     let log = open_log(&dir.join(SUPERVISOR_LOG)).map_err(std::io::Error::other)?;
     let mut cmd = Command::new(exe);

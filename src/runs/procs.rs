@@ -47,6 +47,7 @@ pub fn exit_code_of(status: ExitStatus) -> i32 {
 }
 
 /// Whether any process is still in the group (zombies count until their parent reaps them).
+#[allow(unsafe_code)]
 pub(crate) fn group_exists(pgid: u32) -> bool {
     let Ok(pgid) = i32::try_from(pgid) else {
         return false;
@@ -60,6 +61,7 @@ pub(crate) fn group_exists(pgid: u32) -> bool {
 }
 
 /// Sends `signal` to every process in the group; `false` when the group is gone.
+#[allow(unsafe_code)]
 pub(crate) fn signal_group(pgid: u32, signal: i32) -> bool {
     let Ok(pgid) = i32::try_from(pgid) else {
         return false;

@@ -10,6 +10,7 @@ use std::path::Path;
 pub const LOCK_FILE: &str = "supervisor.lock";
 
 /// Takes the run's lock without waiting: `None` when another process holds it.
+#[allow(unsafe_code)]
 pub(super) fn try_lock(dir: &Path) -> std::io::Result<Option<File>> {
     let file = crate::private_files::open(
         crate::private_files::options()

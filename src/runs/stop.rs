@@ -112,6 +112,7 @@ fn group_is_ours(group: &ProcessRef) -> bool {
 
 /// The engine of a container run is away: its supervisor, which waits for the engine, is told to
 /// stop the containers (SIGTERM) once it is back. Without a supervisor there is nobody to tell.
+#[allow(unsafe_code)]
 fn tell_the_supervisor(run: &Run, host: String) -> Result<StopOutcome, RunError> {
     let unreachable = || {
         RunError::Docker(DockerError::Unreachable {

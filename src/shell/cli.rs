@@ -373,6 +373,7 @@ fn exit_code(code: Result<i64, ShellError>, name: &str, kept: bool) -> Result<u8
     }
 }
 
+#[allow(unsafe_code)]
 fn host_user() -> (u32, u32) {
     // SAFETY: getuid and getgid cannot fail.
     unsafe { (libc::getuid(), libc::getgid()) }

@@ -35,6 +35,7 @@ impl Drop for RawMode {
 }
 
 /// Whether fd 0 is a terminal.
+#[allow(unsafe_code)]
 pub(crate) fn stdin_is_terminal() -> bool {
     // SAFETY: isatty only inspects the descriptor.
     unsafe { libc::isatty(0) == 1 }
@@ -57,6 +58,7 @@ impl StdinReader {
         Self::open_fd(0)
     }
 
+    #[allow(unsafe_code)]
     fn open_fd(source: RawFd) -> StdinReader {
         // SAFETY: dup returns a new descriptor we own, or -1.
         let raw = unsafe { libc::dup(source) };
@@ -107,16 +109,19 @@ impl Drop for StdinReader {
     }
 }
 
+#[allow(unsafe_code)]
 fn get_flags(fd: RawFd) -> i32 {
     // SAFETY: F_GETFL on a descriptor we own.
     unsafe { libc::fcntl(fd, libc::F_GETFL) }
 }
 
+#[allow(unsafe_code)]
 fn set_flags(fd: RawFd, flags: i32) -> i32 {
     // SAFETY: F_SETFL on a descriptor we own.
     unsafe { libc::fcntl(fd, libc::F_SETFL, flags) }
 }
 
+#[allow(unsafe_code)]
 fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     // SAFETY: reads at most buf.len() bytes into buf.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -129,6 +134,7 @@ fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Writes all of `buf` to `fd` (1 or 2), waiting out EAGAIN: while the session's stdin is
 /// non-blocking a terminal's stdout is too, since they share one open file description.
+#[allow(unsafe_code)]
 pub(crate) fn write_all_fd(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
     while !buf.is_empty() {
         // SAFETY: writes from a valid slice.
@@ -149,6 +155,7 @@ pub(crate) fn write_all_fd(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
 
 /// Blocks until the terminal drains (at most 100 ms at a time): it only happens when output
 /// outruns the terminal, and nothing else can happen meanwhile anyway.
+#[allow(unsafe_code)]
 fn wait_writable(fd: RawFd) {
     let mut poll = libc::pollfd {
         fd,
@@ -199,6 +206,7 @@ mod tests {
         );
     }
 
+    #[allow(unsafe_code)]
     #[tokio::test]
     async fn a_pipe_is_read_to_its_end_and_its_flags_come_back() {
         let mut fds = [0; 2];

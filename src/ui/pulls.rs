@@ -28,7 +28,7 @@ fn newest_running(pulls: &[PullView]) -> Option<&PullView> {
     pulls.iter().rev().find(|p| p.running())
 }
 
-/// What a pull line's progress part takes besides its bar: " 1.2 GiB/4.5 GiB 12.3 MiB/s ETA 3m".
+/// What a pull line's progress part takes besides its bar: " 1.2GiB/4.5GiB 12MiB/s ETA 3m".
 const PROGRESS_TEXT: u16 = 36;
 /// The progress bar at 80 columns, and the most it grows to.
 const BAR_MIN: u16 = 12;

@@ -1,5 +1,8 @@
 //! Shared test helpers: building the NVML simulator library and running the gpudeck binary.
 #![allow(dead_code)]
+// Helpers outside `#[test]` functions unwrap too: clippy.toml's allow-unwrap-in-tests covers
+// only the test functions themselves.
+#![allow(clippy::unwrap_used)]
 
 pub mod demo;
 pub mod docker;

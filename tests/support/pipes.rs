@@ -1,6 +1,9 @@
 //! Running gpudeck with its stdout on a pipe whose reader is already gone, as after
 //! `gpudeck ... | head -1` has read its line.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

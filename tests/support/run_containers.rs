@@ -2,6 +2,9 @@
 //! test, scratch work dirs, runs started in an image, and a per-gpu run recorded by hand for
 //! the supervisor (the engine here has no GPUs, so `gpudeck run` would refuse one).
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,9 @@
 //! Driving `gpudeck run/runs/logs/stop` on the simulator: start a run, read its record, wait on
 //! its state with a deadline, and make sure no rank outlives its test.
 
+// libc: the test's own uid, gid and session, pipes, and signals to processes it started.
+#![allow(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -1,5 +1,8 @@
 //! NVLink bridges between PCIe cards (`bridge=`): links go GPU to GPU, as on real bridged cards.
 
+// The C ABI under test: raw NVML symbols called through pointers this test owns.
+#![allow(unsafe_code)]
+
 mod common;
 
 use nvml_wrapper::enum_wrappers::device::{P2pCapabilitiesIndex, P2pStatus};

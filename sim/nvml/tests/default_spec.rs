@@ -1,5 +1,8 @@
 //! Every device query through nvml-wrapper against the default simulated 8x H100 SXM machine.
 
+// The C ABI under test: raw NVML symbols called through pointers this test owns.
+#![allow(unsafe_code)]
+
 mod common;
 
 use gpudeck_sim_model::{SimSpec, SIM_PID_BASE};

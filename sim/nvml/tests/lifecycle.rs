@@ -1,6 +1,9 @@
 //! Init and shutdown: calls before init, injected init failures, a bad spec, and the init
 //! refcount. One sequential test, since each step changes `GPUDECK_SIM` for this process.
 
+// The C ABI under test: raw NVML symbols called through pointers this test owns.
+#![allow(unsafe_code)]
+
 mod common;
 
 use std::ffi::c_uint;

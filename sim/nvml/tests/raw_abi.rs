@@ -2,6 +2,9 @@
 //! sizes of the v1 and v2 process records, the two-call list protocol, string lengths, null
 //! pointers, memory info versions, remapped rows and error strings.
 
+// The C ABI under test: raw NVML symbols called through pointers this test owns.
+#![allow(unsafe_code)]
+
 mod common;
 
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CStr};
