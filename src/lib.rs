@@ -15,6 +15,7 @@ pub mod doctor;
 pub(crate) mod fuzz;
 pub mod gpu;
 pub mod host;
+pub mod image;
 #[cfg(test)]
 mod layers_tests;
 pub mod logging;

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::error::PullError;
 use super::progress::{LayerStatus, PullProgress};
-use super::reference::{ImageRef, RefError};
+use crate::image::{ImageRef, RefError};
 
 const LAYER_TEMPLATE: &str =
     "{prefix} {msg:<16} [{bar:30}] {decimal_bytes:>10}/{decimal_total_bytes:<10}";

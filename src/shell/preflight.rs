@@ -6,7 +6,7 @@ use crate::compat::{
 };
 use crate::docker::types::{EngineInfo, ImageInfo};
 use crate::gpu::report::{GpuEntry, GpuReport};
-use crate::pull::reference::ImageRef;
+use crate::image::ImageRef;
 use crate::units;
 
 use super::error::ShellError;
