@@ -16,6 +16,7 @@ pub(crate) mod fuzz;
 pub mod gpu;
 pub mod host;
 pub mod image;
+pub mod launch_check;
 #[cfg(test)]
 mod layers_tests;
 pub mod logging;
