@@ -279,3 +279,29 @@ impl From<ShellError> for RunError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shells_refusals_read_as_a_runs() {
+        let toolkit = ShellError::from(DockerError::NoGpuRuntime {
+            detail: "could not select device driver".into(),
+        });
+        assert!(toolkit.fix().contains("gives a shell without GPUs"));
+        let run = RunError::from(toolkit);
+        assert_eq!(run.to_string(), crate::launch_check::TOOLKIT_MESSAGE);
+        assert!(run
+            .fix()
+            .ends_with("Until then `--gpus none` runs it without GPUs."));
+        let wont_run = ShellError::Launch(LaunchError::WontRun {
+            workload: Workload::Shell,
+            image: "new:1".into(),
+            reasons: "  - r".into(),
+        });
+        let run = RunError::from(wont_run);
+        assert!(run.fix().contains("or run on the host"), "{}", run.fix());
+        assert!(!run.fix().contains("--force"), "gpudeck run has no --force");
+    }
+}
