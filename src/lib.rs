@@ -15,6 +15,8 @@ pub mod doctor;
 pub(crate) mod fuzz;
 pub mod gpu;
 pub mod host;
+pub mod image;
+pub mod launch_check;
 #[cfg(test)]
 mod layers_tests;
 pub mod logging;

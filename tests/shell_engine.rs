@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use bollard::models::ContainerInspectResponse;
 use gpudeck::docker::{resolve_host, Engine};
+use gpudeck::launch_check::LaunchError;
 use gpudeck::shell::{
     container_body, create, kept_shells, run_attached, GpuPlumbing, ResolvedGpu, ResolvedGpus,
     ShellDefaults, ShellError, ShellRequest, LABEL_GPUS, LABEL_GPU_INDICES, LABEL_SHELL,
@@ -223,7 +224,7 @@ fn gpus_on_an_engine_without_the_toolkit_fail_at_start_with_the_explained_error(
         let id = create(&engine, body, Some(&name)).await.unwrap();
         let err = run_attached(engine.client(), &id).await.unwrap_err();
         match &err {
-            ShellError::NoToolkit { detail } => {
+            ShellError::Launch(LaunchError::NoToolkit { detail, .. }) => {
                 assert!(
                     detail.contains("could not select device driver"),
                     "{detail}"

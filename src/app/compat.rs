@@ -82,7 +82,7 @@ impl AppState {
     /// The verdict of a local image as a run or shell names it, found the way pre-flight finds
     /// it (`busybox` is `busybox:latest`; an id prefix), under the name the board lists it by.
     pub fn local_assessment(&self, name: &str) -> Option<&Assessment> {
-        let image = crate::shell::find_local(name.trim(), &self.docker.images)?;
+        let image = crate::launch_check::find_local(name.trim(), &self.docker.images)?;
         let listed = image
             .tags
             .first()

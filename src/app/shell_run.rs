@@ -10,9 +10,11 @@ use crate::compat::CompatData;
 use crate::config::ShellConfig;
 use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
 use crate::gpu::report::GpuReport;
-use crate::shell::cli::{attach, open_request, resolve_workdir};
-use crate::shell::WorkspaceGuard;
-use crate::shell::{PreflightContext, ShellDefaults, ShellError, ShellGpus, ShellRequest};
+use crate::launch_check::{
+    resolve_workdir, LaunchError, PreflightContext, Workload, WorkspaceGuard,
+};
+use crate::shell::cli::{attach, open_request};
+use crate::shell::{ShellDefaults, ShellError, ShellGpus, ShellRequest};
 
 /// What a shell needs from the TUI's state, copied out before the TUI steps aside.
 pub struct ShellContext {
@@ -108,9 +110,10 @@ async fn session(
                 None => engine.info().await?,
             };
             let pre = PreflightContext {
-                gpu: ctx.gpu.ok_or(ShellError::GpusUnreadable {
-                    detail: "the GPUs have not been read yet".into(),
-                })?,
+                gpu: ctx.gpu.ok_or(LaunchError::gpus_unreadable(
+                    Workload::Shell,
+                    "the GPUs have not been read yet",
+                ))?,
                 engine: engine_info,
                 local_images: ctx.images,
                 compat: ctx.compat,

@@ -90,8 +90,8 @@ pub fn assess(
 
 fn same_reference(a: &str, b: &str) -> bool {
     match (
-        crate::pull::reference::ImageRef::parse(a),
-        crate::pull::reference::ImageRef::parse(b),
+        crate::image::ImageRef::parse(a),
+        crate::image::ImageRef::parse(b),
     ) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,

@@ -12,8 +12,8 @@ use super::profile::{
 use super::report::{CompatReport, EXIT_FAILED, EXIT_UNKNOWN_IMAGE};
 use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
 use crate::gpu::report::GpuReport;
+use crate::image::ImageRef;
 use crate::pull::credentials_for;
-use crate::pull::reference::ImageRef;
 use crate::pull::{Catalog, CatalogEntry};
 use crate::registry::{fetch_config, FetchOptions, RemoteError};
 

@@ -8,8 +8,8 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::connect::Engine;
 use super::error::DockerError;
-use super::facts::image_facts;
 use super::types::ImageInfo;
+use crate::image::image_facts;
 
 /// How many image inspects run at once.
 const INSPECT_CONCURRENCY: usize = 16;

@@ -9,8 +9,9 @@ use tokio::sync::mpsc::Sender;
 
 use super::connect::Engine;
 use super::update::DockerUpdate;
+use crate::image::ImageRef;
 use crate::pull::PullOutcome;
-use crate::pull::{credentials_for, start_pull, ImageRef, PullCanceller, PullEvent};
+use crate::pull::{credentials_for, start_pull, PullCanceller, PullEvent};
 
 /// Log lines are sent in batches so a chatty container costs one message per batch, not per line.
 const LOG_BATCH: usize = 512;

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub use crate::image::ImageFacts;
+
 /// A container's lifecycle state, as the engine reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -88,21 +90,6 @@ pub struct ContainerStats {
     pub cpu_pct: f64,
     pub memory_used_bytes: u64,
     pub memory_limit_bytes: u64,
-}
-
-/// What an image says it carries.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct ImageFacts {
-    /// e.g. "12.4.1", from `CUDA_VERSION` (or a known tag).
-    pub cuda: Option<String>,
-    /// e.g. "9.1.0.70", from `NV_CUDNN_VERSION` / `CUDNN_VERSION`.
-    pub cudnn: Option<String>,
-    /// The raw `NVIDIA_REQUIRE_CUDA` constraint (driver branches for forward compatibility).
-    pub require_cuda: Option<String>,
-    pub tensorflow: Option<String>,
-    pub pytorch: Option<String>,
-    /// Where each fact came from, e.g. "env CUDA_VERSION", "label ...", "tag".
-    pub sources: Vec<String>,
 }
 
 /// One local image.

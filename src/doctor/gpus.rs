@@ -4,7 +4,8 @@
 use super::facts::HostFacts;
 use super::memory::{ecc, memory_repair};
 use super::nvidia::gpu_error_is;
-use super::report::{Check, Family, Status};
+use super::per_gpu::{check, indices};
+use super::report::{Check, Status};
 use crate::gpu::report::GpuEntry;
 use crate::gpu::{is_slowdown, GpuError};
 use crate::units;
@@ -13,17 +14,7 @@ pub const VISIBLE: &str = "gpus.visible";
 pub const PERSISTENCE: &str = "gpus.persistence";
 pub const PCIE_LINK: &str = "gpus.pcie_link";
 pub const THROTTLE: &str = "gpus.throttle";
-pub const ECC: &str = "gpus.ecc";
-pub const MEMORY_REPAIR: &str = "gpus.memory_repair";
-
-pub(crate) fn check(
-    id: &'static str,
-    title: &'static str,
-    status: Status,
-    detail: String,
-) -> Check {
-    Check::new(id, Family::Gpus, title, status, detail)
-}
+pub use super::memory::{ECC, MEMORY_REPAIR};
 
 /// A check over the GPUs that answer (lost ones excluded).
 type PerGpuCheck = fn(&HostFacts, &[&GpuEntry]) -> Check;
@@ -252,15 +243,6 @@ fn slowdowns(g: &GpuEntry) -> (Vec<&str>, bool) {
         .filter(|r| *r != "software power cap")
         .collect();
     (serious, capped)
-}
-
-/// GPU indices matching `pred`, joined for a sentence ("0, 3").
-pub(crate) fn indices(gpus: &[&GpuEntry], pred: impl Fn(&GpuEntry) -> bool) -> String {
-    gpus.iter()
-        .filter(|g| pred(g))
-        .map(|g| g.info.index.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 pub(crate) fn plural(n: usize) -> &'static str {

@@ -2,9 +2,12 @@
 //! (row remapping on Ampere and later, page retirement before).
 
 use super::facts::HostFacts;
-use super::gpus::{check, indices, ECC, MEMORY_REPAIR};
+use super::per_gpu::{check, indices};
 use super::report::{Check, Status};
 use crate::gpu::report::GpuEntry;
+
+pub const ECC: &str = "gpus.ecc";
+pub const MEMORY_REPAIR: &str = "gpus.memory_repair";
 
 const ECC_FIX: &str = "An uncorrectable error may have corrupted what ran on the GPU: rerun it. See \
      `nvidia-smi -q -d ECC,ROW_REMAPPER` (PAGE_RETIREMENT on older GPUs) and `sudo dmesg | grep -i xid` \

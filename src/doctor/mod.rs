@@ -13,6 +13,7 @@ pub mod host_env;
 mod memory;
 pub mod nvidia;
 pub mod parse;
+mod per_gpu;
 pub mod report;
 
 #[cfg(test)]

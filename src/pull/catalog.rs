@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::reference::ImageRef;
 use crate::config::layer::{located, located_toml_error, position, user_toml_files};
+use crate::image::ImageRef;
 
 /// The built-in catalog files, by name: data, not code (`assets/catalog/*.toml`).
 pub const BUILTIN_FILES: [(&str, &str); 4] = [

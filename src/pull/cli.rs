@@ -8,7 +8,7 @@ use bollard::Docker;
 use super::auth::credentials_for;
 use super::cli_view::CliView;
 use super::job::{start_pull, PullEvent};
-use super::reference::ImageRef;
+use crate::image::ImageRef;
 
 /// The pull succeeded.
 pub const EXIT_OK: i32 = 0;

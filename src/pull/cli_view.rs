@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::error::PullError;
 use super::progress::{LayerStatus, PullProgress};
-use super::reference::{ImageRef, RefError};
+use crate::image::{ImageRef, RefError};
 use crate::units::{age, human_bytes};
 
 // `{done}` and `{size}` are bytes in the dashboard's binary units (see `style`).

@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-use super::reference::ImageRef;
+use crate::image::ImageRef;
 
 /// A failed pull, in the terms a user can act on.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]

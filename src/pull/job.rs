@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::PullError;
 use super::probe::{self, TagListing};
 use super::progress::{PullProgress, PullState};
-use super::reference::ImageRef;
+use crate::image::ImageRef;
 
 /// Progress snapshots are sent at most this often; the final state is always sent.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);

@@ -1,4 +1,4 @@
-//! Image pulls as jobs: references, the GPU image catalog, registry credentials, progress and the CLI twin.
+//! Image pulls as jobs: the GPU image catalog, registry credentials, progress and the CLI twin.
 
 pub mod auth;
 pub mod catalog;
@@ -8,12 +8,11 @@ pub mod error;
 pub mod job;
 pub mod probe;
 pub mod progress;
-pub mod reference;
 
+pub use crate::image::{ImageRef, RefError};
 pub use auth::{credentials_for, AuthError};
 pub use catalog::{Catalog, CatalogEntry, CatalogSource, Framework};
 pub use cli::pull_cli;
 pub use error::PullError;
 pub use job::{start_pull, PullCanceller, PullEvent, PullHandle, PullOutcome};
 pub use progress::{LayerProgress, LayerStatus, PullProgress, PullState};
-pub use reference::{ImageRef, RefError};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bollard::auth::DockerCredentials;
 use bollard::Docker;
 
-use super::reference::ImageRef;
+use crate::image::ImageRef;
 use crate::registry::{fetch_tags, served_over_http, FetchOptions};
 
 pub use crate::registry::TagListing;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bollard::Docker;
 
-use crate::pull::reference::{ImageRef, DEFAULT_REGISTRY};
+use crate::image::{ImageRef, DEFAULT_REGISTRY};
 
 /// Docker Hub's registry API; `docker.io` itself only redirects.
 pub const DOCKER_HUB_API: &str = "registry-1.docker.io";

@@ -12,9 +12,7 @@ use super::manifest::{
     DigestProblem, ImageConfig, ImageManifest, Manifest, Platform,
 };
 use super::tags::{closest_tags, list_tags, TagListing};
-use crate::docker::image_facts;
-use crate::docker::ImageFacts;
-use crate::pull::reference::{ImageRef, DEFAULT_TAG};
+use crate::image::{image_facts, ImageFacts, ImageRef, DEFAULT_TAG};
 
 /// How many existing tags an unknown-tag error suggests.
 const SUGGESTED_TAGS: usize = 10;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::cli::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
+use crate::launch_check::LaunchError;
 use crate::secrets::Secrets;
 
 use super::backend::{slurm_job, slurm_warnings};
@@ -402,13 +403,14 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::ExtraAfterSpec { .. }
                 | RunError::ScriptAndCommand { .. }
                 | RunError::ScriptMissing { .. }
-                | RunError::NoSuchGpu { .. }
                 | RunError::TooFewGpus { .. }
                 | RunError::NotEnoughFreeGpus { .. }
                 | RunError::CommandNotFound { .. }
                 | RunError::BadWorkdir { .. }
                 | RunError::NoFreePort { .. }
-                | RunError::GpusUnreadable { .. }
+                | RunError::Launch(
+                    LaunchError::NoSuchGpu { .. } | LaunchError::GpusUnreadable { .. },
+                )
                 | RunError::DamagedRun { .. }
                 | RunError::StoreUnreadable { .. }
                 | RunError::LogGone { .. } => errln!("{}", crate::output::wrap(&text, "")),

@@ -29,6 +29,7 @@ use super::record::RunRecord;
 use super::run_lock::try_lock;
 use super::store::Run;
 use crate::docker::{DockerError, Engine};
+use crate::launch_check::{LaunchError, Workload};
 use crate::shell::ShellError;
 
 /// A rank that could not be started, and why (as the host path reports it).
@@ -417,9 +418,10 @@ fn drop_ulimit(body: &mut ContainerCreateBody, limit: &str) -> bool {
 /// with the toolkit's fix.
 fn start_error(e: DockerError) -> io::Error {
     if let DockerError::NoGpuRuntime { detail } = &e {
-        let explained = RunError::NoToolkit {
+        let explained = RunError::Launch(LaunchError::NoToolkit {
+            workload: Workload::Run,
             detail: detail.clone(),
-        };
+        });
         return io::Error::other(format!(
             "{explained} (the engine said: {detail}). {}",
             explained.fix()

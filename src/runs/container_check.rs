@@ -1,6 +1,6 @@
 //! Pre-flight for a container run, on top of the run's own: the engine is reachable, the image is
-//! here, the engine can hand over GPUs, and the image's compatibility verdict on this host. The
-//! shell's checks, worded for a run.
+//! here, the engine can hand over GPUs, and the image's compatibility verdict on this host:
+//! `launch_check`'s, as for a shell.
 
 use std::path::PathBuf;
 
@@ -16,10 +16,11 @@ use crate::config::ShellConfig;
 use crate::docker::types::{EngineInfo, ImageInfo};
 use crate::docker::{resolve_host, Engine, HostSpec};
 use crate::gpu::report::GpuReport;
-use crate::shell::{
-    find_local, gpu_plumbing, judge_image, GpuPlumbing, PreflightContext, ShellDefaults,
-    WorkspaceGuard,
+use crate::launch_check::{
+    find_local, gpu_plumbing, judge_image, resolve_workdir, GpuPlumbing, LaunchError,
+    PreflightContext, Workload, WorkspaceGuard,
 };
+use crate::shell::ShellDefaults;
 
 /// What a container run needs beyond a host run: which engine, the `[shell]` defaults every
 /// container starts from, and the user's compatibility tables.
@@ -62,7 +63,7 @@ pub(super) fn check_container_run(
 ) -> Result<ContainerCheck, RunError> {
     let defaults = ShellDefaults::from_config(&setup.shell)?;
     let guard = WorkspaceGuard::for_engine(setup.docker_host.as_deref(), defaults.scan);
-    let workdir = crate::shell::cli::resolve_workdir(&checked.workdir, &guard)?;
+    let workdir = resolve_workdir(&checked.workdir, &guard)?;
     let has_gpus = !checked.gpus.is_empty();
     let host = resolve_host(setup.docker_host.as_deref(), |k| std::env::var(k).ok())?;
     let (engine, local_images) = engine_facts(&host)?;
@@ -165,7 +166,7 @@ pub(super) fn judge_container(
     has_gpus: bool,
     ctx: &PreflightContext,
 ) -> Result<Judged, RunError> {
-    let info = find_local(image, &ctx.local_images).ok_or_else(|| RunError::ImageNotLocal {
+    let info = find_local(image, &ctx.local_images).ok_or_else(|| LaunchError::ImageNotLocal {
         image: image.to_string(),
     })?;
     if !has_gpus {
@@ -175,8 +176,8 @@ pub(super) fn judge_container(
             warnings: Vec::new(),
         });
     }
-    let plumbing = gpu_plumbing(&ctx.engine)?;
-    let (_, warning) = judge_image(image, info, ctx, false)?;
+    let plumbing = gpu_plumbing(&ctx.engine, Workload::Run)?;
+    let (_, warning) = judge_image(image, info, ctx, false, Workload::Run)?;
     Ok(Judged {
         image: info.clone(),
         plumbing,

@@ -1,7 +1,7 @@
 use super::*;
 use crate::docker::types::ImageFacts;
 use crate::doctor::testkit::{engine_info, gpu, healthy};
-use crate::shell::TOOLKIT_MESSAGE;
+use crate::launch_check::TOOLKIT_MESSAGE;
 
 fn image(tag: &str, cuda: Option<&str>, require: Option<&str>) -> ImageInfo {
     ImageInfo {
@@ -69,7 +69,10 @@ fn gpus_without_the_toolkit_are_refused_with_its_message() {
     let mut c = ctx();
     c.engine.runtimes = vec!["io.containerd.runc.v2".into(), "runc".into()];
     let err = judge_container("nvidia/cuda:12.4.1-base", true, &c).unwrap_err();
-    assert!(matches!(err, RunError::NoToolkit { .. }), "{err:?}");
+    assert!(
+        matches!(err, RunError::Launch(LaunchError::NoToolkit { .. })),
+        "{err:?}"
+    );
     assert_eq!(err.to_string(), TOOLKIT_MESSAGE);
     assert!(err.fix().contains("sudo systemctl restart docker"));
     assert!(err.fix().contains("--gpus none"));
@@ -91,7 +94,10 @@ fn will_not_run_is_refused_with_every_reason_and_its_fix() {
     c.local_images = vec![image("new:1", Some("13.2.0"), Some("cuda>=13.2"))];
     let err = judge_container("new:1", true, &c).unwrap_err();
     let text = err.to_string();
-    assert!(matches!(err, RunError::WontRun { .. }), "{err:?}");
+    assert!(
+        matches!(err, RunError::Launch(LaunchError::WontRun { .. })),
+        "{err:?}"
+    );
     assert!(
         text.starts_with("new:1 will not run on this machine:"),
         "{text}"

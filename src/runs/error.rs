@@ -6,7 +6,8 @@ use thiserror::Error;
 
 use super::slurm::{SlurmError, SubmitError};
 use crate::docker::DockerError;
-use crate::shell::{ShellError, TOOLKIT_MESSAGE};
+use crate::launch_check::{LaunchError, Workload};
+use crate::shell::ShellError;
 
 /// A failure of `gpudeck run`, `runs`, `logs` or `stop` (or the TUI's twins of them).
 #[derive(Debug, Error)]
@@ -36,25 +37,18 @@ pub enum RunError {
         /// GPUs that do have that much free, to name in the fix.
         roomy: String,
     },
-    #[error("the image {image} is not on this machine")]
-    ImageNotLocal { image: String },
-    #[error("{TOOLKIT_MESSAGE}")]
-    NoToolkit { detail: String },
-    #[error("{image} will not run on this machine:\n{reasons}")]
-    WontRun { image: String, reasons: String },
+    /// What pre-flight shares with shells: GPUs, toolkit, image, verdict, workspace.
+    #[error("{0}")]
+    Launch(LaunchError),
     #[error("{0}")]
     Docker(DockerError),
     #[error("{0}")]
     Container(ShellError),
-    #[error("there is no GPU {missing}: this machine has {present}")]
-    NoSuchGpu { missing: String, present: String },
     #[error(
         "GPU {lost} has fallen off the bus (NVML: GPU is lost); a run on it would fail at its \
          first CUDA call"
     )]
     LostGpu { lost: String, healthy: String },
-    #[error("GPUs could not be read: {detail}")]
-    GpusUnreadable { detail: String },
     #[error("{wanted} GPUs wanted, but this machine has only {count}: {present}")]
     TooFewGpus {
         wanted: usize,
@@ -146,19 +140,9 @@ impl RunError {
             RunError::NeedsGpus { .. } => {
                 "Give it GPUs (`--gpus 0,1`), or use `--launcher single` for a run without GPUs.".into()
             }
-            RunError::ImageNotLocal { image } => format!(
-                "Pull it first: gpudeck pull {image} (gpudeck never pulls on its own; `gpudeck images` lists what is here)."
-            ),
-            RunError::NoToolkit { .. } => {
-                "Then `sudo systemctl restart docker`; `docker info | grep -i runtime` should list nvidia. Until then `--gpus none` runs it without GPUs.".into()
-            }
-            RunError::WontRun { .. } => {
-                "Pick an image the verdicts allow (`gpudeck compat` lists them), or run on the host (leave out the image).".into()
-            }
+            RunError::Launch(e) => e.fix(),
             RunError::Docker(e) => e.fix().into(),
             RunError::Container(e) => e.fix(),
-            RunError::NoSuchGpu { .. } => "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into(),
-            RunError::GpusUnreadable { .. } => "Run `gpudeck doctor` to see why the driver cannot be read. Meanwhile `--gpus none` runs it without GPUs, and `--demo` tries gpudeck on simulated GPUs.".into(),
             RunError::TooFewGpus { count, .. } => format!(
                 "Ask for at most count:{count}, or `--gpus all` for every GPU."
             ),
@@ -259,21 +243,65 @@ impl From<DockerError> for RunError {
     /// The engine's own "no GPU driver" answer means what pre-flight would have said.
     fn from(e: DockerError) -> Self {
         match e {
-            DockerError::NoGpuRuntime { detail } => RunError::NoToolkit { detail },
+            DockerError::NoGpuRuntime { detail } => RunError::Launch(LaunchError::NoToolkit {
+                workload: Workload::Run,
+                detail,
+            }),
             other => RunError::Docker(other),
         }
+    }
+}
+
+impl From<LaunchError> for RunError {
+    fn from(e: LaunchError) -> Self {
+        RunError::Launch(e)
     }
 }
 
 impl From<ShellError> for RunError {
     /// A shell's refusals worded for a run where the fix differs.
     fn from(e: ShellError) -> Self {
+        let workload = Workload::Run;
         match e {
-            ShellError::ImageNotLocal { image } => RunError::ImageNotLocal { image },
-            ShellError::NoToolkit { detail } => RunError::NoToolkit { detail },
-            ShellError::WontRun { image, reasons } => RunError::WontRun { image, reasons },
+            ShellError::Launch(LaunchError::NoToolkit { detail, .. }) => {
+                RunError::Launch(LaunchError::NoToolkit { workload, detail })
+            }
+            ShellError::Launch(LaunchError::WontRun { image, reasons, .. }) => {
+                RunError::Launch(LaunchError::WontRun {
+                    workload,
+                    image,
+                    reasons,
+                })
+            }
+            ShellError::Launch(e) => RunError::Launch(e),
             ShellError::Docker(e) => RunError::from(e),
             other => RunError::Container(other),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shells_refusals_read_as_a_runs() {
+        let toolkit = ShellError::from(DockerError::NoGpuRuntime {
+            detail: "could not select device driver".into(),
+        });
+        assert!(toolkit.fix().contains("gives a shell without GPUs"));
+        let run = RunError::from(toolkit);
+        assert_eq!(run.to_string(), crate::launch_check::TOOLKIT_MESSAGE);
+        assert!(run
+            .fix()
+            .ends_with("Until then `--gpus none` runs it without GPUs."));
+        let wont_run = ShellError::Launch(LaunchError::WontRun {
+            workload: Workload::Shell,
+            image: "new:1".into(),
+            reasons: "  - r".into(),
+        });
+        let run = RunError::from(wont_run);
+        assert!(run.fix().contains("or run on the host"), "{}", run.fix());
+        assert!(!run.fix().contains("--force"), "gpudeck run has no --force");
     }
 }

@@ -12,6 +12,7 @@ use super::record::RunGpu;
 use super::spec::{GpuSelection, Launcher, RunSpec};
 use crate::claims::{owner_of, Claim};
 use crate::gpu::report::{GpuEntry, GpuReport};
+use crate::launch_check::{check_readable, find_gpus, LaunchError, Workload};
 use crate::units;
 
 /// Above this share of its memory in use a GPU counts as taken by someone else.
@@ -152,27 +153,22 @@ fn resolve_gpus(wanted: &GpuSelection, busy: &Busy<'_>) -> Result<Vec<RunGpu>, R
     if *wanted == GpuSelection::None {
         return Ok(Vec::new());
     }
-    if let Some(error) = &report.error {
-        return Err(RunError::GpusUnreadable {
-            detail: format!("{}: {}", error.title, error.message),
-        });
-    }
+    check_readable(report, Workload::Run)?;
     if report.gpus.is_empty() {
-        return Err(RunError::GpusUnreadable {
-            detail: "the driver reports no GPU".into(),
-        });
+        let none = LaunchError::gpus_unreadable(Workload::Run, "the driver reports no GPU");
+        return Err(none.into());
     }
     let chosen: Vec<&GpuEntry> = match wanted {
         GpuSelection::None => Vec::new(),
         GpuSelection::All => report.gpus.iter().collect(),
         GpuSelection::Count(n) => pick_free(busy, *n)?,
-        GpuSelection::Indices(indices) => lookup(
+        GpuSelection::Indices(indices) => find_gpus(
             indices,
             report,
             |g, i| g.info.index == *i,
             |i| i.to_string(),
         )?,
-        GpuSelection::Uuids(uuids) => lookup(
+        GpuSelection::Uuids(uuids) => find_gpus(
             uuids,
             report,
             |g, u| g.info.uuid.eq_ignore_ascii_case(u),
@@ -187,30 +183,6 @@ fn resolve_gpus(wanted: &GpuSelection, busy: &Busy<'_>) -> Result<Vec<RunGpu>, R
             name: g.info.name.clone(),
         })
         .collect())
-}
-
-fn lookup<'r, T>(
-    wanted: &[T],
-    report: &'r GpuReport,
-    matches: impl Fn(&GpuEntry, &T) -> bool,
-    show: impl Fn(&T) -> String,
-) -> Result<Vec<&'r GpuEntry>, RunError> {
-    let mut found = Vec::new();
-    let mut missing = Vec::new();
-    for w in wanted {
-        match report.gpus.iter().find(|g| matches(g, w)) {
-            Some(g) => found.push(g),
-            None => missing.push(show(w)),
-        }
-    }
-    if missing.is_empty() {
-        Ok(found)
-    } else {
-        Err(RunError::NoSuchGpu {
-            missing: missing.join(", "),
-            present: present_gpus(report),
-        })
-    }
 }
 
 /// No chosen GPU has fallen off the bus: it answers nothing, and a run on it would fail at its

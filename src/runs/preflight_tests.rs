@@ -222,7 +222,10 @@ fn unreadable_gpus_are_refused_with_the_reason() {
         claimed: &[],
     })
     .unwrap_err();
-    assert!(matches!(err, RunError::GpusUnreadable { .. }), "{err}");
+    assert!(
+        matches!(err, RunError::Launch(LaunchError::GpusUnreadable { .. })),
+        "{err}"
+    );
     assert!(err.fix().contains("gpudeck doctor"));
 }
 

@@ -10,18 +10,18 @@ use crate::compat::CompatData;
 use crate::config::{ShellConfig, UserMode};
 use crate::docker::{resolve_host, Engine};
 use crate::gpu::report::GpuReport;
+use crate::launch_check::{resolve_workdir, LaunchError, PreflightContext, WorkspaceGuard};
 
 use super::claim::{claim_gpus, reclaim_kept, ShellClaim};
 use super::defaults::ShellDefaults;
 use super::error::ShellError;
 use super::hangup::{stop_after_hangup, HangUp};
 use super::kept::{find_shell, kept_shells, render_shells};
-use super::preflight::{preflight, Preflight, PreflightContext};
+use super::preflight::{preflight, Preflight};
 use super::session::{create, finish, reenter, run_attached_watching};
 use super::size::parse_size;
 use super::spec::{container_body, ShellGpus, ShellRequest};
 use super::stdio::stdin_is_terminal;
-use super::workspace::{check_workspace, WorkspaceGuard};
 
 /// The exit code when gpudeck itself failed, as `docker run` uses it: a shell's own codes
 /// (0-124, 126+ for "cannot execute" and signals) stay distinguishable.
@@ -59,7 +59,9 @@ pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtim
         Err(e) => {
             let text = format!("gpudeck: {e}\n{}", e.fix());
             match e {
-                ShellError::GpusUnreadable { .. } | ShellError::NoSuchGpu { .. } => {
+                ShellError::Launch(
+                    LaunchError::GpusUnreadable { .. } | LaunchError::NoSuchGpu { .. },
+                ) => {
                     errln!("{}", crate::output::wrap(&text, ""));
                 }
                 _ => errln!("{text}"),
@@ -119,7 +121,7 @@ pub async fn attach(
 /// Pre-flight, create, run attached, remove unless kept.
 async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8, ShellError> {
     let defaults = ShellDefaults::from_config(env.config)?;
-    let cwd = std::env::current_dir().map_err(|e| ShellError::BadWorkdir {
+    let cwd = std::env::current_dir().map_err(|e| LaunchError::BadWorkdir {
         path: PathBuf::from("."),
         why: format!("the current directory cannot be read: {e}"),
     })?;
@@ -238,7 +240,7 @@ async fn launch(
     // A container that never started is removed even when kept: there is nothing to re-enter.
     let started = !matches!(
         code,
-        Err(ShellError::Rlimit { .. } | ShellError::NoToolkit { .. })
+        Err(ShellError::Rlimit { .. } | ShellError::Launch(LaunchError::NoToolkit { .. }))
     );
     if req.keep && lost_terminal(&code) {
         stop_after_hangup(engine.client(), &id).await;
@@ -275,23 +277,6 @@ fn request(
     req.force = args.force;
     req.tty = stdin_is_terminal();
     Ok(req)
-}
-
-/// The real directory behind a path (symlinks resolved, so a link to /var/run is seen as that),
-/// refused when [`check_workspace`] refuses it.
-pub fn resolve_workdir(path: &Path, guard: &WorkspaceGuard) -> Result<PathBuf, ShellError> {
-    let real = path.canonicalize().map_err(|e| ShellError::BadWorkdir {
-        path: path.to_path_buf(),
-        why: e.to_string(),
-    })?;
-    if !real.is_dir() {
-        return Err(ShellError::BadWorkdir {
-            path: real,
-            why: "it is not a directory".into(),
-        });
-    }
-    check_workspace(&real, guard)?;
-    Ok(real)
 }
 
 /// One line saying what runs: image, GPUs by index and UUID, workspace, user, network.

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use super::error::ShellError;
 use super::size::{parse_limit, parse_size};
-use super::workspace::ScanLimits;
 use crate::config::{ShellConfig, UserMode};
+use crate::launch_check::ScanLimits;
 
 /// The `[shell]` config section, read into values a container body takes.
 #[derive(Debug, Clone, PartialEq, Eq)]

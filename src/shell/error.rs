@@ -1,14 +1,9 @@
 //! Why a shell could not be opened or ended badly, each with what to do about it.
 
-use std::path::PathBuf;
-
 use thiserror::Error;
 
 use crate::docker::DockerError;
-
-/// The one message for "Docker cannot hand GPUs to containers", whether pre-flight found it or
-/// the engine said so itself (`could not select device driver`).
-pub const TOOLKIT_MESSAGE: &str = "NVIDIA Container Toolkit is not configured for Docker: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`";
+use crate::launch_check::{LaunchError, Workload};
 
 /// A failure of `gpudeck shell` (or the TUI's shell) before or around the session.
 #[derive(Debug, Clone, Error, PartialEq, Eq)]
@@ -23,24 +18,9 @@ pub enum ShellError {
         value: String,
         why: String,
     },
-    #[error("there is no GPU {missing}: this machine has {present}")]
-    NoSuchGpu { missing: String, present: String },
-    #[error("GPUs were requested but they could not be read: {detail}")]
-    GpusUnreadable { detail: String },
-    #[error("{TOOLKIT_MESSAGE}")]
-    NoToolkit { detail: String },
-    #[error("the image {image} is not on this machine")]
-    ImageNotLocal { image: String },
-    #[error("{image} will not run on this machine:\n{reasons}")]
-    WontRun { image: String, reasons: String },
-    #[error("refusing to mount {path} as the workspace: {why}")]
-    DangerousWorkdir { path: PathBuf, why: String },
-    #[error("the workspace {path} cannot be used: {why}")]
-    BadWorkdir { path: PathBuf, why: String },
-    #[error("refusing to mount {path} as the workspace:\nit holds the Unix socket {socket}")]
-    WorkspaceSocket { path: PathBuf, socket: PathBuf },
-    #[error("refusing to mount {path} as the workspace:\nit could not all be checked for Unix sockets:\n{why}")]
-    WorkspaceUnchecked { path: PathBuf, why: String },
+    /// What pre-flight shares with container runs: GPUs, toolkit, image, verdict, workspace.
+    #[error("{0}")]
+    Launch(LaunchError),
     #[error("no kept shell is called {name}")]
     NoSuchShell { name: String },
     #[error("detached from the shell {id}; it keeps running")]
@@ -70,39 +50,7 @@ impl ShellError {
             ShellError::BadSetting { .. } => {
                 "Correct it in config.toml (config/default.toml documents every [shell] key) or delete the line to use the default.".into()
             }
-            ShellError::NoSuchGpu { .. } => {
-                "Pick from the GPUs listed (`gpudeck gpus` shows them), or `--gpus all`.".into()
-            }
-            ShellError::GpusUnreadable { .. } => {
-                "Run `gpudeck doctor` to see why the driver cannot be read. Meanwhile `--gpus none` gives a shell without GPUs, and `--demo` tries gpudeck on simulated GPUs.".into()
-            }
-            ShellError::NoToolkit { .. } => {
-                "Then `sudo systemctl restart docker`; `docker info | grep -i runtime` should list nvidia. Until then `--gpus none` gives a shell without GPUs.".into()
-            }
-            ShellError::ImageNotLocal { image } => format!(
-                "Pull it first: gpudeck pull {image} (gpudeck never pulls on its own; `gpudeck images` lists what is here)."
-            ),
-            ShellError::WontRun { .. } => {
-                "Pick an image the verdicts allow (`gpudeck compat` lists them), or add --force to start it anyway.".into()
-            }
-            ShellError::DangerousWorkdir { .. } => {
-                "Run gpudeck from your project directory or pass `--workdir ~/project`;\n\
-                 the Docker socket must never be inside a container\n\
-                 (--force does not change this).".into()
-            }
-            ShellError::WorkspaceSocket { .. } => {
-                "A socket in a container can forward to a host service (a Docker socket is root\n\
-                 on this host). Move or delete it, or pass a --workdir that does not hold it\n\
-                 (--force does not change this).".into()
-            }
-            ShellError::WorkspaceUnchecked { .. } => {
-                "Pass a narrower --workdir (the project, not the whole data tree), or raise\n\
-                 workspace_scan_entries / workspace_scan_seconds under [shell] in config.toml\n\
-                 (--force does not skip the check).".into()
-            }
-            ShellError::BadWorkdir { .. } => {
-                "Pass an existing directory with --workdir (or cd into one).".into()
-            }
+            ShellError::Launch(e) => e.fix(),
             ShellError::NoSuchShell { .. } => {
                 "`gpudeck shell --list` shows the kept shells by name.".into()
             }
@@ -132,7 +80,10 @@ impl From<DockerError> for ShellError {
     /// The engine's own "no GPU driver" answer means what pre-flight would have said.
     fn from(e: DockerError) -> Self {
         match e {
-            DockerError::NoGpuRuntime { detail } => ShellError::NoToolkit { detail },
+            DockerError::NoGpuRuntime { detail } => ShellError::Launch(LaunchError::NoToolkit {
+                workload: Workload::Shell,
+                detail,
+            }),
             DockerError::Other(detail) if detail.contains("error setting rlimit") => {
                 // runc names the limit by number: RLIMIT_STACK is 3, RLIMIT_MEMLOCK 8.
                 let limit = if detail.contains("rlimit type 3") {
@@ -147,9 +98,16 @@ impl From<DockerError> for ShellError {
     }
 }
 
+impl From<LaunchError> for ShellError {
+    fn from(e: LaunchError) -> Self {
+        ShellError::Launch(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch_check::TOOLKIT_MESSAGE;
 
     #[test]
     fn the_engines_gpu_refusal_reads_as_the_toolkit_message() {
@@ -166,9 +124,9 @@ mod tests {
     #[test]
     fn every_error_says_what_to_do() {
         let errors = [
-            ShellError::ImageNotLocal {
+            ShellError::Launch(LaunchError::ImageNotLocal {
                 image: "x:1".into(),
-            },
+            }),
             ShellError::NoSuchShell { name: "n".into() },
             ShellError::BadGpuList {
                 value: "a".into(),

@@ -1,7 +1,7 @@
 //! What a shell asks for (image, GPUs, workspace, user, limits) and the container body built from it.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use bollard::models::{
@@ -11,6 +11,7 @@ use bollard::models::{
 use super::defaults::{check_network, ShellDefaults};
 use super::error::ShellError;
 use crate::config::UserMode;
+use crate::launch_check::{refuse_dangerous_workdir, GpuPlumbing};
 
 /// Every shell container carries this label (value "1"): `docker ps -a --filter label=gpudeck.shell`.
 pub const LABEL_SHELL: &str = "gpudeck.shell";
@@ -31,15 +32,6 @@ pub const DEFAULT_SHELL: [&str; 3] = [
     "/bin/sh",
     "-c",
     "if [ -x /bin/bash ]; then exec /bin/bash; fi; exec /bin/sh",
-];
-
-/// Docker sockets that must never end up inside a shell container.
-const DOCKER_SOCKETS: [&str; 2] = ["/var/run/docker.sock", "/run/docker.sock"];
-
-/// Directories that are never a workspace, nor is anything below them ("/" itself only: every
-/// path is below it).
-pub const SYSTEM_DIRS: [&str; 9] = [
-    "/etc", "/proc", "/sys", "/dev", "/boot", "/usr", "/var", "/run", "/root",
 ];
 
 /// Which GPUs a shell gets.
@@ -159,18 +151,6 @@ impl ResolvedGpus {
     }
 }
 
-/// How the engine is asked for GPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuPlumbing {
-    /// No GPUs requested.
-    None,
-    /// A device request as `docker run --gpus device=UUID` sends it (driver "", capability
-    /// "gpu"): the daemon hands it to the NVIDIA Container Toolkit's hook.
-    DeviceRequest,
-    /// CDI device names `nvidia.com/gpu=UUID` in a device request with driver "cdi" (API 1.44+).
-    Cdi,
-}
-
 /// The container for one shell. Pure: every fact about the host comes in as an argument.
 /// `cwd` is the directory used when the request names no workdir.
 pub fn container_body(
@@ -246,44 +226,6 @@ fn isolated_host(req: &ShellRequest, defaults: &ShellDefaults, workdir: &Path) -
         auto_remove: Some(false),
         ..Default::default()
     }
-}
-
-/// Refuses a workspace that is, contains or lives beside the Docker socket (mounting it would
-/// hand the container root on the host), and the host's system directories.
-pub fn refuse_dangerous_workdir(path: &Path) -> Result<(), ShellError> {
-    let refuse = |why: String| {
-        Err(ShellError::DangerousWorkdir {
-            path: path.to_path_buf(),
-            why,
-        })
-    };
-    if !path.is_absolute() {
-        return refuse("it is not an absolute path".into());
-    }
-    if path.components().any(|c| c == Component::ParentDir) {
-        return refuse("it contains `..`; pass the directory itself".into());
-    }
-    if path == Path::new("/") {
-        return refuse("it is the whole host filesystem, Docker socket included".into());
-    }
-    if let Some(socket) = DOCKER_SOCKETS
-        .iter()
-        .find(|s| Path::new(s).starts_with(path))
-    {
-        return refuse(format!("it contains the Docker socket {socket}"));
-    }
-    if path.starts_with("/run") || path.starts_with("/var/run") {
-        return refuse("it is under /run, where the Docker and containerd sockets live".into());
-    }
-    if let Some(dir) = SYSTEM_DIRS.iter().find(|d| path.starts_with(d)) {
-        return refuse(format!(
-            "{dir} and everything below it belong to the host system"
-        ));
-    }
-    if path.components().any(|c| c.as_os_str() == "docker.sock") {
-        return refuse("it is a Docker socket".into());
-    }
-    Ok(())
 }
 
 fn gpu_parts(

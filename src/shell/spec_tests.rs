@@ -1,5 +1,6 @@
 use super::*;
 use crate::config::ShellConfig;
+use crate::launch_check::LaunchError;
 
 const UUID_2: &str = "GPU-2222";
 const UUID_3: &str = "GPU-3333";
@@ -329,7 +330,7 @@ fn docker_socket_workdirs_are_refused() {
             Path::new("/home/ada"),
         );
         match refused {
-            Err(e @ ShellError::DangerousWorkdir { .. }) => {
+            Err(ShellError::Launch(e @ LaunchError::DangerousWorkdir { .. })) => {
                 assert!(e.to_string().contains("refusing to mount"), "{e}");
                 assert!(e.fix().contains("--workdir"));
             }
@@ -338,6 +339,50 @@ fn docker_socket_workdirs_are_refused() {
     }
     for fine in ["/home/ada/project", "/srv/data", "/variable"] {
         assert!(refuse_dangerous_workdir(Path::new(fine)).is_ok(), "{fine}");
+    }
+}
+
+/// `launch_check`'s workspace tests refuse the same paths in `check_workspace`.
+#[test]
+fn system_directories_and_their_children_are_refused_in_the_body_even_forced() {
+    for path in [
+        "/",
+        "/etc",
+        "/etc/ssl",
+        "/proc",
+        "/proc/1",
+        "/sys",
+        "/sys/fs/cgroup",
+        "/dev",
+        "/dev/shm",
+        "/boot",
+        "/usr",
+        "/usr/local/src",
+        "/var",
+        "/var/lib/docker",
+        "/run",
+        "/run/user/1000",
+        "/root",
+        "/root/project",
+    ] {
+        let mut req = ShellRequest::new("img");
+        req.workdir = Some(path.into());
+        req.force = true;
+        let body = container_body(
+            &req,
+            &ShellDefaults::default(),
+            &ResolvedGpus::default(),
+            GpuPlumbing::None,
+            (0, 0),
+            Path::new("/home/ada"),
+        );
+        assert!(
+            matches!(
+                body,
+                Err(ShellError::Launch(LaunchError::DangerousWorkdir { .. }))
+            ),
+            "{path}"
+        );
     }
 }
 

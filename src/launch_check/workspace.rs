@@ -1,14 +1,22 @@
 //! The one check every directory mounted into a container passes (shells, container runs; later
 //! notebooks): not a system directory, not near the engine's own socket, no Unix socket below it.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use walkdir::WalkDir;
 
-use super::error::ShellError;
-use super::spec::refuse_dangerous_workdir;
+use super::error::LaunchError;
 use crate::docker::resolve_host;
+
+/// Docker sockets that must never end up inside a container.
+const DOCKER_SOCKETS: [&str; 2] = ["/var/run/docker.sock", "/run/docker.sock"];
+
+/// Directories that are never a workspace, nor is anything below them ("/" itself only: every
+/// path is below it).
+pub const SYSTEM_DIRS: [&str; 9] = [
+    "/etc", "/proc", "/sys", "/dev", "/boot", "/usr", "/var", "/run", "/root",
+];
 
 /// Deeper than this the walk stops and the workspace counts as not fully checked.
 pub const MAX_DEPTH: usize = 64;
@@ -61,18 +69,73 @@ impl WorkspaceGuard {
     }
 }
 
+/// The real directory behind a path (symlinks resolved, so a link to /var/run is seen as that),
+/// refused when [`check_workspace`] refuses it.
+pub fn resolve_workdir(path: &Path, guard: &WorkspaceGuard) -> Result<PathBuf, LaunchError> {
+    let real = path.canonicalize().map_err(|e| LaunchError::BadWorkdir {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    if !real.is_dir() {
+        return Err(LaunchError::BadWorkdir {
+            path: real,
+            why: "it is not a directory".into(),
+        });
+    }
+    check_workspace(&real, guard)?;
+    Ok(real)
+}
+
 /// Every check a directory passes before it is mounted into a container: `path` is absolute
 /// with its symlinks resolved. `--force` skips none of them.
-pub fn check_workspace(path: &Path, guard: &WorkspaceGuard) -> Result<(), ShellError> {
+pub fn check_workspace(path: &Path, guard: &WorkspaceGuard) -> Result<(), LaunchError> {
     refuse_dangerous_workdir(path)?;
     refuse_engine_dir(path, guard)?;
     refuse_sockets_below(path, &guard.limits)
 }
 
-/// Refuses the engine's socket's own directory, anything below it, and anything holding it.
-pub fn refuse_engine_dir(path: &Path, guard: &WorkspaceGuard) -> Result<(), ShellError> {
+/// Refuses a workspace that is, contains or lives beside the Docker socket (mounting it would
+/// hand the container root on the host), and the host's system directories.
+pub fn refuse_dangerous_workdir(path: &Path) -> Result<(), LaunchError> {
     let refuse = |why: String| {
-        Err(ShellError::DangerousWorkdir {
+        Err(LaunchError::DangerousWorkdir {
+            path: path.to_path_buf(),
+            why,
+        })
+    };
+    if !path.is_absolute() {
+        return refuse("it is not an absolute path".into());
+    }
+    if path.components().any(|c| c == Component::ParentDir) {
+        return refuse("it contains `..`; pass the directory itself".into());
+    }
+    if path == Path::new("/") {
+        return refuse("it is the whole host filesystem, Docker socket included".into());
+    }
+    if let Some(socket) = DOCKER_SOCKETS
+        .iter()
+        .find(|s| Path::new(s).starts_with(path))
+    {
+        return refuse(format!("it contains the Docker socket {socket}"));
+    }
+    if path.starts_with("/run") || path.starts_with("/var/run") {
+        return refuse("it is under /run, where the Docker and containerd sockets live".into());
+    }
+    if let Some(dir) = SYSTEM_DIRS.iter().find(|d| path.starts_with(d)) {
+        return refuse(format!(
+            "{dir} and everything below it belong to the host system"
+        ));
+    }
+    if path.components().any(|c| c.as_os_str() == "docker.sock") {
+        return refuse("it is a Docker socket".into());
+    }
+    Ok(())
+}
+
+/// Refuses the engine's socket's own directory, anything below it, and anything holding it.
+pub fn refuse_engine_dir(path: &Path, guard: &WorkspaceGuard) -> Result<(), LaunchError> {
+    let refuse = |why: String| {
+        Err(LaunchError::DangerousWorkdir {
             path: path.to_path_buf(),
             why,
         })
@@ -100,11 +163,11 @@ pub fn refuse_engine_dir(path: &Path, guard: &WorkspaceGuard) -> Result<(), Shel
 
 /// Walks `root` (symlinks not followed) and refuses it when a Unix socket is anywhere below it,
 /// or when the walk could not look at everything within the limits.
-pub fn refuse_sockets_below(root: &Path, limits: &ScanLimits) -> Result<(), ShellError> {
+pub fn refuse_sockets_below(root: &Path, limits: &ScanLimits) -> Result<(), LaunchError> {
     let started = Instant::now();
     let mut seen: u64 = 0;
     let stopped = |why: String| {
-        Err(ShellError::WorkspaceUnchecked {
+        Err(LaunchError::WorkspaceUnchecked {
             path: root.to_path_buf(),
             why,
         })
@@ -138,7 +201,7 @@ pub fn refuse_sockets_below(root: &Path, limits: &ScanLimits) -> Result<(), Shel
             ));
         }
         if is_socket(&entry) {
-            return Err(ShellError::WorkspaceSocket {
+            return Err(LaunchError::WorkspaceSocket {
                 path: root.to_path_buf(),
                 socket: entry.into_path(),
             });

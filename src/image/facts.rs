@@ -2,7 +2,22 @@
 
 use std::collections::BTreeMap;
 
-use super::types::ImageFacts;
+use serde::Serialize;
+
+/// What an image says it carries.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ImageFacts {
+    /// e.g. "12.4.1", from `CUDA_VERSION` (or a known tag).
+    pub cuda: Option<String>,
+    /// e.g. "9.1.0.70", from `NV_CUDNN_VERSION` / `CUDNN_VERSION`.
+    pub cudnn: Option<String>,
+    /// The raw `NVIDIA_REQUIRE_CUDA` constraint (driver branches for forward compatibility).
+    pub require_cuda: Option<String>,
+    pub tensorflow: Option<String>,
+    pub pytorch: Option<String>,
+    /// Where each fact came from, e.g. "env CUDA_VERSION", "label ...", "tag".
+    pub sources: Vec<String>,
+}
 
 /// Reads CUDA / cuDNN / framework versions from an image. Precedence: the image's own env (what
 /// NVIDIA's and NGC's images set), then labels (NGC's `com.nvidia.*.version`), then the tag of a
