@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::detach::{start_run, StartContext, Started};
 use super::error::RunError;
+use super::local::detach::{start_run, StartContext, Started};
 use super::slurm::{Backend, SlurmSettings};
 use super::spec::RunSpec;
 
@@ -22,7 +22,7 @@ pub fn start(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunError
         Backend::Slurm => {
             let (spec, settings) = slurm_job(spec, &ctx.slurm.settings, &ctx.cwd);
             Ok(Started {
-                run: super::slurm_run::submit(&spec, &settings, ctx.store)?,
+                run: super::slurm::run::submit(&spec, &settings, ctx.store)?,
                 warnings: slurm_warnings(&spec),
             })
         }

@@ -12,22 +12,22 @@ use crate::secrets::Secrets;
 
 use super::backend::{slurm_job, slurm_warnings};
 use super::clock;
-use super::container_check::ContainerSetup;
-use super::container_lost::look_at_lost;
-use super::detach::{StartContext, Started};
+use super::container::check::ContainerSetup;
+use super::container::lost::look_at_lost;
 use super::error::RunError;
-use super::export::{export_csv, export_json, ExportFormat};
-use super::logs::print_log;
+use super::local::detach::{StartContext, Started};
+use super::local::stop::{stop_run, StopOutcome};
 use super::record::RunState;
-use super::recorded::with_summaries;
 use super::rerun::rerun as rerun_run;
+use super::slurm::run::look_at_jobs;
 use super::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
-use super::slurm_run::look_at_jobs;
 use super::spec::{parse_env, RunSpec, SpecOverrides};
-use super::stop::{stop_run, StopOutcome};
 use super::store::{LogStream, Run, RunStore};
-use super::table::{listing_json, render_runs};
 use super::target::{interpret, Surroundings};
+use super::watch::export::{export_csv, export_json, ExportFormat};
+use super::watch::logs::print_log;
+use super::watch::recorded::with_summaries;
+use super::watch::table::{listing_json, render_runs};
 
 /// Success.
 const EXIT_OK: u8 = 0;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::container_record::ContainerRecord;
-use super::procs::ProcessRef;
+use super::container::record::ContainerRecord;
+use super::local::procs::ProcessRef;
 use super::slurm::{Backend, SlurmJob};
 use super::spec::Launcher;
 use crate::gpu::GpuSourceChoice;

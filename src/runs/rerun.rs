@@ -1,8 +1,8 @@
 //! Running a run again: a new run from the old one's spec, its work dir resolved as the old one
 //! resolved it, for `gpudeck rerun` and the dashboard.
 
-use super::detach::{start_run, StartContext, Started};
 use super::error::RunError;
+use super::local::detach::{start_run, StartContext, Started};
 use super::slurm::Backend;
 use super::store::Run;
 
@@ -12,7 +12,7 @@ use super::store::Run;
 pub fn rerun(run: &Run, ctx: &StartContext<'_>) -> Result<Started, RunError> {
     if run.record.backend == Backend::Slurm {
         return Ok(Started {
-            run: super::slurm_run::resubmit(run, ctx.store)?,
+            run: super::slurm::run::resubmit(run, ctx.store)?,
             warnings: Vec::new(),
         });
     }

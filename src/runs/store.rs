@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::clock;
 use super::error::RunError;
-use super::index::RunIndex;
 use super::record::{RunRecord, RunState};
+use super::watch::index::RunIndex;
 use crate::private_files;
 
 /// The file holding a run's record.

@@ -3,6 +3,7 @@
 
 mod explain;
 mod job;
+pub(super) mod run;
 mod script;
 mod status;
 mod validate;
