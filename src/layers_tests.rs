@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 const ABOVE: &[&str] = &[
     "app",
     "ui",
-    "cli.rs",
+    "cli",
     "cli_docs.rs",
     "main.rs",
     "lib.rs",

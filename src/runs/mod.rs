@@ -5,7 +5,6 @@
 //! errors, and the backend dispatch that starts, stops and re-runs a run whatever its backend.
 
 mod backend;
-pub mod cli;
 mod clock;
 mod container;
 mod error;
@@ -15,11 +14,13 @@ mod rerun;
 pub mod slurm;
 mod spec;
 mod store;
-mod target;
 pub mod watch;
 
 pub use backend::start;
+pub(crate) use backend::{slurm_job, slurm_warnings};
+pub(crate) use clock::now_ms;
 pub use container::check::ContainerSetup;
+pub(crate) use container::lost::look_at_lost;
 pub use container::record::{ContainerRecord, EngineAway, EngineTls, RankContainerRef};
 pub use container::spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
@@ -35,11 +36,12 @@ pub use local::stop::{stop_run, StopOutcome, DEFAULT_GRACE};
 pub use local::supervisor::supervise;
 pub use record::{LostGpu, RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
 pub use rerun::rerun;
+pub(crate) use slurm::run::look_at_jobs;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub(crate) use store::write_atomic as write_private_atomic;
 pub use store::{LogStream, Run, RunStore};
 pub use watch::export::{
-    export_csv, export_json, CsvExport, ExportFormat, ProgressExport, RunExport, ScalarSeries,
+    export_csv, export_json, CsvExport, ProgressExport, RunExport, ScalarSeries,
     EXPORT_POINTS_PER_SCALAR, EXPORT_SCHEMA,
 };
 pub use watch::index::{Indexed, RunIndex, SETTLE_MS};

@@ -19,15 +19,6 @@ pub const EXPORT_SCHEMA: &str = "gpudeck.export/v1";
 /// Points kept per training scalar in an export; longer series are evenly downsampled.
 pub const EXPORT_POINTS_PER_SCALAR: usize = 16_384;
 
-/// The formats `gpudeck export` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// The metrics rows: the header and every complete row of `metrics.csv`.
-    Csv,
-    /// One document: record, summary, metrics and training progress.
-    Json,
-}
-
 /// `gpudeck export --format json`.
 #[derive(Debug, Serialize)]
 pub struct RunExport {

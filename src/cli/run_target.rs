@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use super::error::RunError;
+use crate::runs::RunError;
 
 /// What the positional arguments of `gpudeck run` come to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,33 +1,72 @@
 //! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
-//! store, the launcher and the supervisor.
+//! store, the launcher and the supervisor; and the choices their flags take, as clap reads them
+//! (the runs' own types know nothing of clap).
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::cli::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
+use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
+use crate::runs::{
+    export_csv, export_json, listing_json, look_at_jobs, look_at_lost, now_ms, parse_env,
+    print_log, render_runs, rerun as rerun_run, slurm_job, slurm_warnings, stop_run,
+    with_summaries, ContainerSetup, Launcher, LogStream, Run, RunError, RunSpec, RunState,
+    RunStore, SpecOverrides, StartContext, Started, StopOutcome,
+};
 use crate::secrets::Secrets;
 
-use super::backend::{slurm_job, slurm_warnings};
-use super::clock;
-use super::container::check::ContainerSetup;
-use super::container::lost::look_at_lost;
-use super::error::RunError;
-use super::local::detach::{StartContext, Started};
-use super::local::stop::{stop_run, StopOutcome};
-use super::record::RunState;
-use super::rerun::rerun as rerun_run;
-use super::slurm::run::look_at_jobs;
-use super::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
-use super::spec::{parse_env, RunSpec, SpecOverrides};
-use super::store::{LogStream, Run, RunStore};
-use super::target::{interpret, Surroundings};
-use super::watch::export::{export_csv, export_json, ExportFormat};
-use super::watch::logs::print_log;
-use super::watch::recorded::with_summaries;
-use super::watch::table::{listing_json, render_runs};
+use super::run_target::{interpret, Surroundings};
+use super::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
+
+/// `--launcher`: how the command is started on the chosen GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LauncherArg {
+    /// One process that sees every chosen GPU (TensorFlow MirroredStrategy, plain scripts).
+    Single,
+    /// `torchrun --standalone --nproc-per-node=N` around the command.
+    Torchrun,
+    /// One process per GPU with RANK, WORLD_SIZE, MASTER_ADDR/PORT and TF_CONFIG set.
+    PerGpu,
+}
+
+impl From<LauncherArg> for Launcher {
+    fn from(arg: LauncherArg) -> Self {
+        match arg {
+            LauncherArg::Single => Launcher::Single,
+            LauncherArg::Torchrun => Launcher::Torchrun,
+            LauncherArg::PerGpu => Launcher::PerGpu,
+        }
+    }
+}
+
+/// `--on`: where a run's processes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// On this machine, as processes or in containers.
+    Local,
+    /// As a Slurm batch job (`gpudeck run --on slurm --dry-run` prints its script).
+    Slurm,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Local => Backend::Local,
+            BackendArg::Slurm => Backend::Slurm,
+        }
+    }
+}
+
+/// The formats `gpudeck export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// The metrics rows: the header and every complete row of `metrics.csv`.
+    Csv,
+    /// One document: record, summary, metrics and training progress.
+    Json,
+}
 
 /// Success.
 const EXIT_OK: u8 = 0;
@@ -45,7 +84,7 @@ pub fn unknown_flag_hint(args: &RunArgs, argv: &[String], at: usize) -> Option<S
         path: path.as_deref(),
         workdir_given: args.workdir.is_some(),
     };
-    super::target::unknown_flag_hint(&args.target, argv, at, &around)
+    super::run_target::unknown_flag_hint(&args.target, argv, at, &around)
 }
 
 /// `gpudeck run`: pre-flight, start detached (or submit to Slurm), print the id and where the
@@ -73,7 +112,7 @@ pub fn run(
             Backend::Slurm => GpuReport::unread(),
         };
         launch(store, (gpu_source, container, slurm), gpus, |ctx| {
-            super::backend::start(&spec, ctx)
+            crate::runs::start(&spec, ctx)
         })
     }))
 }
@@ -238,12 +277,12 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         image: args.image.clone(),
         keep: args.keep,
         gpus: args.gpus.as_deref().map(str::parse).transpose()?,
-        launcher: args.launcher,
+        launcher: args.launcher.map(Launcher::from),
         gpu_memory: args.gpu_memory.clone(),
         env,
         workdir: args.workdir.clone(),
         command: target.command,
-        backend: args.on,
+        backend: args.on.map(Backend::from),
         slurm: SlurmSettings {
             nodes: args.nodes,
             time: args.time.clone(),
@@ -266,7 +305,7 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
     let mut warnings = Vec::new();
     warnings.extend(look_at_lost(&mut runs));
     warnings.extend(look_at_jobs(&mut runs, false));
-    let now = clock::now_ms();
+    let now = now_ms();
     // Newest first, in the table and the JSON alike, as the Runs tab lists them.
     runs.reverse();
     let (runs, metric_warnings) = with_summaries(runs, now);
@@ -299,7 +338,7 @@ pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCod
                 csv.text
             }
             ExportFormat::Json => {
-                let doc = export_json(&run, clock::now_ms(), secrets)?;
+                let doc = export_json(&run, now_ms(), secrets)?;
                 warn_all(&doc.warnings);
                 let mut text =
                     serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod run_target;
+pub mod runs;
+
 /// A terminal home for every GPU on this machine.
 #[derive(Debug, Parser)]
 #[command(name = "gpudeck", version, about, long_about = None)]
@@ -284,7 +287,7 @@ pub struct RunArgs {
     pub gpus: Option<String>,
     /// How the command is started on the GPUs (default single).
     #[arg(long, value_enum)]
-    pub launcher: Option<crate::runs::Launcher>,
+    pub launcher: Option<runs::LauncherArg>,
     /// Free memory each GPU must have, e.g. 20GiB; pre-flight refuses GPUs with less.
     #[arg(long, value_name = "SIZE")]
     pub gpu_memory: Option<String>,
@@ -303,7 +306,7 @@ pub struct RunArgs {
     /// Where the run runs: local (this machine) or slurm (a batch job); default: the spec's
     /// backend, else the config's [runs] backend, else local.
     #[arg(long = "on", value_enum, value_name = "BACKEND")]
-    pub on: Option<crate::runs::slurm::Backend>,
+    pub on: Option<runs::BackendArg>,
     /// Slurm only: print the batch script instead of submitting it; touches no GPU or run store.
     #[arg(long)]
     pub dry_run: bool,
@@ -359,7 +362,7 @@ pub struct ExportArgs {
     pub run: String,
     /// csv: the metrics rows; json: record, summary, metrics and training progress.
     #[arg(long, value_enum)]
-    pub format: crate::runs::ExportFormat,
+    pub format: runs::ExportFormat,
     /// Write to this file (0600; a file or link already there is replaced) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
