@@ -1,7 +1,7 @@
 //! Wall-clock times for run records: Unix milliseconds, UTC text, and durations as people read
-//! them.
+//! them; and waiting, with a deadline, for something to come true.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, now.
 pub(crate) fn now_ms() -> u64 {
@@ -49,6 +49,23 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let year = yoe + era * 400 + i64::from(month <= 2);
     (year, month, day)
+}
+
+/// How often [`wait_for`] looks again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Polls `done` until it holds or `limit` passes; whether it held.
+pub(crate) fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 #[cfg(test)]

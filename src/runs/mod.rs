@@ -21,7 +21,6 @@ pub(crate) use backend::{slurm_job, slurm_warnings};
 pub(crate) use clock::now_ms;
 pub use container::check::ContainerSetup;
 pub(crate) use container::lost::look_at_lost;
-pub use container::record::{ContainerRecord, EngineAway, EngineTls, RankContainerRef};
 pub use container::spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
     CONTAINERS_FILE, CONTAINERS_SCHEMA, HOST_NETWORK, LABEL_RANK, LABEL_RUN,
@@ -32,14 +31,17 @@ pub use local::launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use local::preflight::{preflight, Checked, PreflightInput};
 pub use local::procs::{exit_code_of, ProcStat, ProcessRef};
 pub use local::sampler::METRICS_FILE;
-pub use local::stop::{stop_run, StopOutcome, DEFAULT_GRACE};
+pub use local::stop::{stop_run, DEFAULT_GRACE};
 pub use local::supervisor::supervise;
-pub use record::{LostGpu, RankRecord, RunGpu, RunRecord, RunState, RUN_SCHEMA};
+pub use record::{
+    ContainerRecord, EngineAway, EngineTls, LostGpu, RankContainerRef, RankRecord, RunGpu,
+    RunRecord, RunState, RUN_SCHEMA,
+};
 pub use rerun::rerun;
 pub(crate) use slurm::run::look_at_jobs;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub(crate) use store::write_atomic as write_private_atomic;
-pub use store::{LogStream, Run, RunStore};
+pub use store::{LogStream, Run, RunStore, StopOutcome};
 pub use watch::export::{
     export_csv, export_json, CsvExport, ProgressExport, RunExport, ScalarSeries,
     EXPORT_POINTS_PER_SCALAR, EXPORT_SCHEMA,

@@ -324,6 +324,15 @@ pub(crate) fn open_log(path: &Path) -> Result<File, RunError> {
     private_files::open_append(path).map_err(|e| RunError::store(path, e))
 }
 
+/// How a stop went.
+#[derive(Debug, Clone)]
+pub enum StopOutcome {
+    /// Nothing to do: the run had already ended in this state.
+    AlreadyFinished(RunState),
+    /// The ranks are gone; `signal` is the last one that was needed; `run` as recorded after.
+    Stopped { signal: &'static str, run: Box<Run> },
+}
+
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod tests;

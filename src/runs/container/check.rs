@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use super::engine::block_on;
-use super::record::{engine_fields, ContainerRecord, RankContainerRef};
 use super::spec::{container_plan, run_network, ContainerInput};
 use crate::compat::CompatData;
 use crate::config::ShellConfig;
@@ -14,6 +13,7 @@ use crate::docker::{resolve_host, Engine, HostSpec};
 use crate::gpu::report::GpuReport;
 use crate::runs::error::RunError;
 use crate::runs::local::preflight::Checked;
+use crate::runs::record::{engine_fields, ContainerRecord, RankContainerRef};
 use crate::runs::spec::RunSpec;
 use crate::runs::store::Run;
 use crate::shell::{

@@ -3,9 +3,9 @@
 
 use std::future::Future;
 
-use super::record::ContainerRecord;
 use crate::docker::{DockerError, Engine};
 use crate::runs::error::RunError;
+use crate::runs::record::ContainerRecord;
 
 /// Runs `future` to completion on a fresh current-thread runtime on a scoped thread.
 pub(in crate::runs) fn block_on<F, T, E>(future: F) -> Result<T, RunError>

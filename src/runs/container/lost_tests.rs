@@ -1,8 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::runs::container::record::ContainerRecord;
-use crate::runs::record::RankRecord;
+use crate::runs::record::{ContainerRecord, RankRecord};
 use crate::runs::spec::Launcher;
 
 fn record(ranks: usize) -> RunRecord {

@@ -10,11 +10,10 @@ use std::time::Duration;
 
 use super::launch::{free_ports, plan_ranks, LaunchInput};
 use super::preflight::{preflight, Checked, PreflightInput};
-use super::stop::wait_for;
 use crate::claims::{Claim, Claims, Owner, SystemLiveness};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
-use crate::runs::clock;
+use crate::runs::clock::{self, wait_for};
 use crate::runs::container::check::{check_container_run, prepare_containers, ContainerSetup};
 use crate::runs::error::RunError;
 use crate::runs::record::{RankRecord, RunRecord, RunState};

@@ -2,17 +2,17 @@
 //! container run SIGINT, then `docker stop`); the supervisor records `stopped` (or `gpudeck stop`
 //! does, when the supervisor is gone).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::procs::{group_exists, group_has_live_members, signal_group, ProcStat, ProcessRef};
 use crate::docker::DockerError;
-use crate::runs::clock;
+use crate::runs::clock::{self, wait_for};
 use crate::runs::container::lost::{settle_stopped, stop_containers};
 use crate::runs::error::RunError;
 use crate::runs::record::RunState;
 use crate::runs::slurm::run::stop_job;
 use crate::runs::slurm::Backend;
-use crate::runs::store::Run;
+use crate::runs::store::{Run, StopOutcome};
 
 /// How long each of SIGINT and SIGTERM gets before the next, stronger signal.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
@@ -21,17 +21,6 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long the supervisor gets to record the end once the ranks are gone.
 const RECORD_WAIT: Duration = Duration::from_secs(5);
-/// How often the group is looked at while waiting for it to empty.
-const POLL: Duration = Duration::from_millis(50);
-
-/// How a stop went.
-#[derive(Debug, Clone)]
-pub enum StopOutcome {
-    /// Nothing to do: the run had already ended in this state.
-    AlreadyFinished(RunState),
-    /// The ranks are gone; `signal` is the last one that was needed; `run` as recorded after.
-    Stopped { signal: &'static str, run: Box<Run> },
-}
 
 /// Stops a run and waits until its processes are gone and the end is recorded. Blocks for up to
 /// twice `grace` plus a few seconds.
@@ -146,18 +135,4 @@ fn record_stopped_ourselves(run: &Run) -> Result<(), RunError> {
             .into(),
     );
     run.write_record(&record)
-}
-
-/// Polls `done` until it holds or `limit` passes; whether it held.
-pub(crate) fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(POLL);
-    }
 }

@@ -18,8 +18,7 @@ use super::stop::{escalate, DEFAULT_GRACE};
 use crate::runs::clock;
 use crate::runs::container::engine_link::EngineNotice;
 use crate::runs::container::ranks::{start_containers, ContainerRanks};
-use crate::runs::container::record::EngineAway;
-use crate::runs::record::{RankRecord, RunRecord, RunState};
+use crate::runs::record::{EngineAway, RankRecord, RunRecord, RunState};
 use crate::runs::store::{log_path, open_log, LogStream, Run};
 
 /// Exit code of a rank that could not be started: 127 when the program is missing, as shells do.

@@ -8,12 +8,11 @@ use super::{
     batch_script, cancel, explain_end, explain_wait, job_shape, log_files, observe, submit_script,
     Backend, JobView, SlurmJob, SlurmSettings,
 };
-use crate::runs::clock;
+use crate::runs::clock::{self, wait_for};
 use crate::runs::error::RunError;
-use crate::runs::local::stop::{wait_for, StopOutcome};
 use crate::runs::record::{RankRecord, RunRecord, RunState};
 use crate::runs::spec::RunSpec;
-use crate::runs::store::{log_path, write_atomic, LogStream, Run, RunStore};
+use crate::runs::store::{log_path, write_atomic, LogStream, Run, RunStore, StopOutcome};
 
 /// The batch script's name in the run directory.
 pub const SCRIPT_FILE: &str = "job.sbatch";
