@@ -100,17 +100,14 @@ pub fn run(
 ) -> ExitCode {
     finish(spec_from(args).and_then(|spec| {
         let backend = spec.backend.unwrap_or(slurm.backend);
-        if backend == Backend::Slurm && args.dry_run {
+        if backend.takes_slurm_settings() && args.dry_run {
             return dry_run(&spec, &slurm.settings);
         }
-        if let (Backend::Local, Some(flag)) = (backend, slurm_only_flag(args)) {
+        if let (false, Some(flag)) = (backend.takes_slurm_settings(), slurm_only_flag(args)) {
             return Err(RunError::SlurmOnly { flag });
         }
         // A batch job does not touch this machine's GPUs.
-        let gpus = move || match backend {
-            Backend::Local => gpus(),
-            Backend::Slurm => GpuReport::unread(),
-        };
+        let gpus = move || gpus_on(backend, gpus);
         launch(store, (gpu_source, container, slurm), gpus, |ctx| {
             crate::runs::start(&spec, ctx)
         })
@@ -168,14 +165,20 @@ pub fn rerun(
     finish(store.find(&args.run).and_then(|old| {
         errln!("gpudeck: running {} again", old.id());
         let backend = old.record.backend;
-        let gpus = move || match backend {
-            Backend::Local => gpus(),
-            Backend::Slurm => GpuReport::unread(),
-        };
+        let gpus = move || gpus_on(backend, gpus);
         launch(store, (gpu_source, container, slurm), gpus, |ctx| {
             rerun_run(&old, ctx)
         })
     }))
+}
+
+/// This machine's GPUs when a run on `backend` uses them; unread otherwise.
+fn gpus_on(backend: Backend, gpus: impl FnOnce() -> GpuReport) -> GpuReport {
+    if backend.uses_this_machines_gpus() {
+        gpus()
+    } else {
+        GpuReport::unread()
+    }
 }
 
 /// Gathers what starting needs, starts, and prints the id and how to follow the run.

@@ -14,12 +14,6 @@ pub enum Backend {
     Slurm,
 }
 
-impl Backend {
-    pub fn is_local(&self) -> bool {
-        *self == Backend::Local
-    }
-}
-
 /// How a run with an `image` is containerised on the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

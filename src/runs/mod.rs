@@ -10,13 +10,12 @@ mod container;
 mod error;
 pub mod local;
 mod record;
-mod rerun;
 pub mod slurm;
 mod spec;
 mod store;
 pub mod watch;
 
-pub use backend::start;
+pub use backend::{rerun, start, stop_run};
 pub(crate) use backend::{slurm_job, slurm_warnings};
 pub(crate) use clock::now_ms;
 pub use container::check::ContainerSetup;
@@ -31,13 +30,12 @@ pub use local::launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use local::preflight::{preflight, Checked, PreflightInput};
 pub use local::procs::{exit_code_of, ProcStat, ProcessRef};
 pub use local::sampler::METRICS_FILE;
-pub use local::stop::{stop_run, DEFAULT_GRACE};
+pub use local::stop::DEFAULT_GRACE;
 pub use local::supervisor::supervise;
 pub use record::{
     ContainerRecord, EngineAway, EngineTls, LostGpu, RankContainerRef, RankRecord, RunGpu,
     RunRecord, RunState, RUN_SCHEMA,
 };
-pub use rerun::rerun;
 pub(crate) use slurm::run::look_at_jobs;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
 pub(crate) use store::write_atomic as write_private_atomic;

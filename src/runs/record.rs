@@ -202,7 +202,7 @@ impl RunRecord {
     /// zombie, or its pid now someone else's) is `lost`, unless its containers were looked at.
     pub fn effective_state(&self) -> RunState {
         // A batch job has no supervisor here; its state is what Slurm last said (`look_at_jobs`).
-        if self.backend == Backend::Slurm {
+        if !self.backend.has_supervisor_here() {
             return self.state;
         }
         match self.state {
@@ -232,7 +232,7 @@ impl RunRecord {
     /// The GPUs a summary covers: the run's own, or for a Slurm job (whose GPUs the scheduler
     /// picked on its node) those its metrics name.
     pub fn summary_gpus(&self, seen: impl IntoIterator<Item = u32>) -> Vec<u32> {
-        if !self.gpus.is_empty() || self.backend.is_local() {
+        if !self.gpus.is_empty() || self.backend.uses_this_machines_gpus() {
             return self.gpus.iter().map(|g| g.index).collect();
         }
         let seen: std::collections::BTreeSet<u32> = seen.into_iter().collect();

@@ -10,8 +10,6 @@ use crate::runs::clock::{self, wait_for};
 use crate::runs::container::lost::{settle_stopped, stop_containers};
 use crate::runs::error::RunError;
 use crate::runs::record::RunState;
-use crate::runs::slurm::run::stop_job;
-use crate::runs::slurm::Backend;
 use crate::runs::store::{Run, StopOutcome};
 
 /// How long each of SIGINT and SIGTERM gets before the next, stronger signal.
@@ -22,16 +20,9 @@ const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long the supervisor gets to record the end once the ranks are gone.
 const RECORD_WAIT: Duration = Duration::from_secs(5);
 
-/// Stops a run and waits until its processes are gone and the end is recorded. Blocks for up to
-/// twice `grace` plus a few seconds.
-pub fn stop_run(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
-    let state = run.state();
-    if state.is_finished() {
-        return Ok(StopOutcome::AlreadyFinished(state));
-    }
-    if run.record.backend == Backend::Slurm {
-        return stop_job(run);
-    }
+/// Stops a local run that has not finished (see `backend::stop_run`) and waits until its
+/// processes are gone and the end is recorded. Blocks for up to twice `grace` plus a few seconds.
+pub(crate) fn stop_local(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
     run.request_stop()?;
     let signal = match (&run.record.container, run.record.process_group) {
         (Some(_), _) => match stop_containers(run, grace) {

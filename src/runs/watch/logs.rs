@@ -8,7 +8,6 @@ use super::recorded::LOG_GONE;
 use crate::runs::error::RunError;
 use crate::runs::local::procs::group_has_live_members;
 use crate::runs::record::RunState;
-use crate::runs::slurm::Backend;
 use crate::runs::store::{LogStream, Run};
 
 /// How often a followed log is looked at for new output: a person reading does not notice, and
@@ -77,7 +76,7 @@ fn still_running(run: &Run) -> bool {
         return false;
     };
     // Nobody else records a Slurm job's end while it is followed.
-    if now.record.backend == Backend::Slurm && crate::runs::slurm::run::refresh(&mut now).is_err() {
+    if crate::runs::backend::refresh(&mut now).is_err() {
         return false;
     }
     match now.state() {

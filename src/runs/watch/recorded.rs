@@ -106,7 +106,7 @@ impl Run {
     /// rank, so after that a missing log was deleted or moved. (A Slurm job's logs are written
     /// on its node, whenever it starts there.)
     pub fn logs_created(&self, rank: usize) -> bool {
-        if !self.record.backend.is_local() {
+        if !self.record.backend.has_supervisor_here() {
             return false;
         }
         match &self.record.container {
