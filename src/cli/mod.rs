@@ -1,11 +1,14 @@
 //! Command-line interface: global options and one subcommand per non-interactive twin of a view.
 
+pub mod run_target;
+pub mod runs;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub mod run_target;
-pub mod runs;
+use crate::runs::slurm::Backend;
+use crate::runs::Launcher;
 
 /// A terminal home for every GPU on this machine.
 #[derive(Debug, Parser)]
@@ -287,7 +290,7 @@ pub struct RunArgs {
     pub gpus: Option<String>,
     /// How the command is started on the GPUs (default single).
     #[arg(long, value_enum)]
-    pub launcher: Option<runs::LauncherArg>,
+    pub launcher: Option<LauncherArg>,
     /// Free memory each GPU must have, e.g. 20GiB; pre-flight refuses GPUs with less.
     #[arg(long, value_name = "SIZE")]
     pub gpu_memory: Option<String>,
@@ -306,7 +309,7 @@ pub struct RunArgs {
     /// Where the run runs: local (this machine) or slurm (a batch job); default: the spec's
     /// backend, else the config's [runs] backend, else local.
     #[arg(long = "on", value_enum, value_name = "BACKEND")]
-    pub on: Option<runs::BackendArg>,
+    pub on: Option<BackendArg>,
     /// Slurm only: print the batch script instead of submitting it; touches no GPU or run store.
     #[arg(long)]
     pub dry_run: bool,
@@ -325,6 +328,54 @@ pub struct RunArgs {
     /// The command, after `--` (argv, never a shell string).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// `gpudeck run --launcher`: how the command is started on the chosen GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LauncherArg {
+    /// One process that sees every chosen GPU (TensorFlow MirroredStrategy, plain scripts).
+    Single,
+    /// `torchrun --standalone --nproc-per-node=N` around the command.
+    Torchrun,
+    /// One process per GPU with RANK, WORLD_SIZE, MASTER_ADDR/PORT and TF_CONFIG set.
+    PerGpu,
+}
+
+impl From<LauncherArg> for Launcher {
+    fn from(arg: LauncherArg) -> Self {
+        match arg {
+            LauncherArg::Single => Launcher::Single,
+            LauncherArg::Torchrun => Launcher::Torchrun,
+            LauncherArg::PerGpu => Launcher::PerGpu,
+        }
+    }
+}
+
+/// `gpudeck run --on`: where a run's processes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// On this machine, as processes or in containers.
+    Local,
+    /// As a Slurm batch job (`gpudeck run --on slurm --dry-run` prints its script).
+    Slurm,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Local => Backend::Local,
+            BackendArg::Slurm => Backend::Slurm,
+        }
+    }
+}
+
+/// `gpudeck export --format`: the formats it writes (the runs' own types know nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// The metrics rows: the header and every complete row of `metrics.csv`.
+    Csv,
+    /// One document: record, summary, metrics and training progress.
+    Json,
 }
 
 /// `gpudeck logs`.
@@ -362,7 +413,7 @@ pub struct ExportArgs {
     pub run: String,
     /// csv: the metrics rows; json: record, summary, metrics and training progress.
     #[arg(long, value_enum)]
-    pub format: runs::ExportFormat,
+    pub format: ExportFormat,
     /// Write to this file (0600; a file or link already there is replaced) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,

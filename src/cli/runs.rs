@@ -1,6 +1,5 @@
 //! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
-//! store, the launcher and the supervisor; and the choices their flags take, as clap reads them
-//! (the runs' own types know nothing of clap).
+//! store, the launcher and the supervisor.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -18,55 +17,7 @@ use crate::runs::{
 use crate::secrets::Secrets;
 
 use super::run_target::{interpret, Surroundings};
-use super::{ExportArgs, LogsArgs, RerunArgs, RunArgs, StopArgs};
-
-/// `--launcher`: how the command is started on the chosen GPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LauncherArg {
-    /// One process that sees every chosen GPU (TensorFlow MirroredStrategy, plain scripts).
-    Single,
-    /// `torchrun --standalone --nproc-per-node=N` around the command.
-    Torchrun,
-    /// One process per GPU with RANK, WORLD_SIZE, MASTER_ADDR/PORT and TF_CONFIG set.
-    PerGpu,
-}
-
-impl From<LauncherArg> for Launcher {
-    fn from(arg: LauncherArg) -> Self {
-        match arg {
-            LauncherArg::Single => Launcher::Single,
-            LauncherArg::Torchrun => Launcher::Torchrun,
-            LauncherArg::PerGpu => Launcher::PerGpu,
-        }
-    }
-}
-
-/// `--on`: where a run's processes run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendArg {
-    /// On this machine, as processes or in containers.
-    Local,
-    /// As a Slurm batch job (`gpudeck run --on slurm --dry-run` prints its script).
-    Slurm,
-}
-
-impl From<BackendArg> for Backend {
-    fn from(arg: BackendArg) -> Self {
-        match arg {
-            BackendArg::Local => Backend::Local,
-            BackendArg::Slurm => Backend::Slurm,
-        }
-    }
-}
-
-/// The formats `gpudeck export` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// The metrics rows: the header and every complete row of `metrics.csv`.
-    Csv,
-    /// One document: record, summary, metrics and training progress.
-    Json,
-}
+use super::{ExportArgs, ExportFormat, LogsArgs, RerunArgs, RunArgs, StopArgs};
 
 /// Success.
 const EXIT_OK: u8 = 0;

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use super::clock;
 use super::error::RunError;
 use super::record::{RunRecord, RunState};
-use super::watch::index::RunIndex;
 use crate::private_files;
 
 /// The file holding a run's record.
@@ -208,11 +207,6 @@ impl RunStore {
         }
         runs.sort_by(|a, b| (a.record.created_ms, a.id()).cmp(&(b.record.created_ms, b.id())));
         Ok((runs, damaged))
-    }
-
-    /// An index of the runs, for a reader that looks again and again (nothing read yet).
-    pub fn index(&self) -> RunIndex {
-        RunIndex::new(&self.root)
     }
 
     /// The run a user means: its id, a unique prefix of one, or the newest run of that name. A

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::runs::clock;
-use crate::runs::store::{Run, RECORD_FILE};
+use crate::runs::store::{Run, RunStore, RECORD_FILE};
 
 /// A run that ended this long ago is done changing: its record is not looked at again. The
 /// supervisor (and a Slurm look) writes the end within moments; a minute leaves room for more.
@@ -87,6 +87,13 @@ pub struct RunIndex {
     reads: u64,
     /// Run directories seen since this index was made.
     born: u64,
+}
+
+impl RunStore {
+    /// An index of the runs, for a reader that looks again and again (nothing read yet).
+    pub fn index(&self) -> RunIndex {
+        RunIndex::new(self.root())
+    }
 }
 
 impl RunIndex {
