@@ -19,7 +19,7 @@ use imports::{
 const ABOVE: &[&str] = &[
     "app",
     "ui",
-    "cli.rs",
+    "cli",
     "cli_docs.rs",
     "main.rs",
     "lib.rs",

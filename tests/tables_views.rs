@@ -19,7 +19,7 @@ use gpudeck::config::{Config, Theme};
 use gpudeck::docker::update::DockerUpdate;
 use gpudeck::docker::{ContainerInfo, ContainerState, EngineInfo, ImageFacts, ImageInfo};
 use gpudeck::pull::{Catalog, PullProgress};
-use gpudeck::runs::leftovers::RunOwner;
+use gpudeck::runs::local::leftovers::RunOwner;
 use gpudeck::runs::watch::{RunRow, RunsUpdate};
 use gpudeck::runs::{Launcher, RunState};
 use ratatui::backend::TestBackend;

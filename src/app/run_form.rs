@@ -138,16 +138,15 @@ impl RunForm {
             return Err("the work dir is empty".into());
         }
         let image = Some(self.image.trim().to_string()).filter(|i| !i.is_empty());
-        let (gpus, backend, slurm) = match self.backend {
-            Backend::Local => (
+        let (gpus, backend, slurm) = if self.backend.takes_slurm_settings() {
+            let (gpus, slurm) = self.slurm_settings()?;
+            (gpus, Some(self.backend), slurm)
+        } else {
+            (
                 self.local_gpus(image.is_some())?,
                 None,
                 SlurmSettings::default(),
-            ),
-            Backend::Slurm => {
-                let (gpus, slurm) = self.slurm_settings()?;
-                (gpus, Some(Backend::Slurm), slurm)
-            }
+            )
         };
         Ok(RunSpec {
             name: Some(self.name.trim().to_string()).filter(|n| !n.is_empty()),
@@ -231,9 +230,10 @@ impl RunForm {
 
     /// The fields Tab visits: the Slurm ones only when the run goes to Slurm.
     pub fn fields(&self) -> &'static [Field] {
-        match self.backend {
-            Backend::Local => LOCAL_FIELDS,
-            Backend::Slurm => SLURM_FIELDS,
+        if self.backend.takes_slurm_settings() {
+            SLURM_FIELDS
+        } else {
+            LOCAL_FIELDS
         }
     }
 
@@ -246,7 +246,7 @@ impl RunForm {
             Field::Partition => Some(&mut self.partition),
             Field::Time => Some(&mut self.time),
             Field::Nodes => Some(&mut self.nodes),
-            Field::Gpus if self.backend == Backend::Slurm => Some(&mut self.gpus_per_node),
+            Field::Gpus if self.backend.takes_slurm_settings() => Some(&mut self.gpus_per_node),
             Field::Gpus if self.gpu_mode == GpuMode::Count => Some(&mut self.gpu_count),
             Field::Launcher | Field::Backend | Field::Gpus => None,
         }
@@ -265,7 +265,7 @@ impl RunForm {
 
     /// A key typed into the focused field.
     fn input(&mut self, c: char) {
-        if self.field == Field::Gpus && self.backend.is_local() && c == 'm' {
+        if self.field == Field::Gpus && self.backend.uses_this_machines_gpus() && c == 'm' {
             self.gpu_mode = self.gpu_mode.next();
             return;
         }
@@ -281,12 +281,7 @@ impl RunForm {
                     Launcher::PerGpu => Launcher::Single,
                 }
             }
-            (Field::Backend, ' ') => {
-                self.backend = match self.backend {
-                    Backend::Local => Backend::Slurm,
-                    Backend::Slurm => Backend::Local,
-                }
-            }
+            (Field::Backend, ' ') => self.backend = self.backend.next(),
             (Field::Gpus, ' ') if self.gpu_mode == GpuMode::Chosen => {
                 if let Some(g) = self.gpus.get_mut(self.gpu_row) {
                     g.chosen = !g.chosen;
@@ -320,10 +315,10 @@ impl AppState {
         match action {
             Action::NextTab => form.move_field(true),
             Action::PrevTab => form.move_field(false),
-            Action::Up if form.field == Field::Gpus && form.backend.is_local() => {
+            Action::Up if form.field == Field::Gpus && form.backend.uses_this_machines_gpus() => {
                 form.gpu_row = form.gpu_row.saturating_sub(1)
             }
-            Action::Down if form.field == Field::Gpus && form.backend.is_local() => {
+            Action::Down if form.field == Field::Gpus && form.backend.uses_this_machines_gpus() => {
                 form.gpu_row = (form.gpu_row + 1).min(last)
             }
             Action::Up => form.move_field(false),

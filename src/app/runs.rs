@@ -7,8 +7,8 @@ use super::filter::ListFilter;
 use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
 use crate::gpu::{GpuSample, GpuStatic};
-use crate::runs::metrics::{rows_from, MetricsRow};
-use crate::runs::summary::{memory_held_after_end, Alert};
+use crate::runs::watch::samples::{rows_from, MetricsRow};
+use crate::runs::watch::summary::{memory_held_after_end, Alert};
 use crate::runs::watch::{LogChunk, RunDetail, RunRow, RunsUpdate};
 use crate::runs::RunState;
 
@@ -273,7 +273,7 @@ pub fn run_text(r: &RunRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::leftovers::RunOwner;
+    use crate::runs::local::leftovers::RunOwner;
 
     fn row(n: usize, state: RunState) -> RunRow {
         RunRow {

@@ -4,6 +4,7 @@
 mod dirs;
 mod error;
 pub(crate) mod layer;
+mod runs;
 mod settings;
 mod theme;
 mod words;
@@ -17,6 +18,7 @@ use std::path::Path;
 
 pub use dirs::{Dirs, UnsafeFallback, DIR_VARIABLES};
 pub use error::ConfigError;
+pub use runs::{Backend, SlurmContainer, SlurmSettings};
 pub use settings::{
     Config, GeneralConfig, GpuConfig, GraphMetric, MetricsConfig, ProcessConfig, ProcessSort,
     ShellConfig, UserMode, DEFAULT_CONFIG_TOML, MIN_REFRESH_MS,

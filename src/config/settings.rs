@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runs::slurm::{Backend, SlurmContainer, SlurmSettings};
+use super::runs::{Backend, SlurmContainer, SlurmSettings};
 
 /// The documented built-in configuration; a user's file is layered over it.
 pub const DEFAULT_CONFIG_TOML: &str = include_str!("../../config/default.toml");

@@ -145,12 +145,7 @@ pub fn attribute(
                 id: record.id.clone(),
                 name: record.name.clone(),
                 state: state.as_str().to_string(),
-                backend: if record.backend.is_local() {
-                    "local"
-                } else {
-                    "slurm"
-                }
-                .into(),
+                backend: record.backend.as_str().into(),
                 slurm_job: record.slurm.as_ref().map(|j| j.job_id.clone()),
                 gpus,
                 processes,

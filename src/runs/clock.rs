@@ -1,7 +1,7 @@
 //! Wall-clock times for run records: Unix milliseconds, UTC text, and durations as people read
-//! them.
+//! them; and waiting, with a deadline, for something to come true.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, now.
 pub(crate) fn now_ms() -> u64 {
@@ -27,6 +27,23 @@ pub(crate) fn rfc3339_utc(ms: u64) -> String {
 /// `3h04m`, `12m05s` or `42s`: see [`crate::units::run_duration`].
 pub(crate) fn duration(ms: u64) -> String {
     crate::units::run_duration(ms)
+}
+
+/// How often [`wait_for`] looks again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Polls `done` until it holds or `limit` passes; whether it held.
+pub(crate) fn wait_for(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 #[cfg(test)]

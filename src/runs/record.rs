@@ -1,4 +1,6 @@
-//! `run.json`: what a run resolved to and how it went, and the state a reader derives from it.
+//! `run.json`: what a run resolved to and how it went, and the state a reader derives from it;
+//! and its `container` part: which engine a container run is on, which image (by id and digest)
+//! its ranks run, how they were given GPUs, and each rank's container.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -6,10 +8,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::container_record::ContainerRecord;
-use super::procs::ProcessRef;
+use super::local::procs::ProcessRef;
 use super::slurm::{Backend, SlurmJob};
 use super::spec::Launcher;
+use crate::docker::{HostSpec, TlsFiles};
 use crate::gpu::GpuSourceChoice;
 
 /// The JSON schema id of `run.json`; bump it when a field changes meaning or disappears.
@@ -200,7 +202,7 @@ impl RunRecord {
     /// zombie, or its pid now someone else's) is `lost`, unless its containers were looked at.
     pub fn effective_state(&self) -> RunState {
         // A batch job has no supervisor here; its state is what Slurm last said (`look_at_jobs`).
-        if self.backend == Backend::Slurm {
+        if !self.backend.has_supervisor_here() {
             return self.state;
         }
         match self.state {
@@ -230,7 +232,7 @@ impl RunRecord {
     /// The GPUs a summary covers: the run's own, or for a Slurm job (whose GPUs the scheduler
     /// picked on its node) those its metrics name.
     pub fn summary_gpus(&self, seen: impl IntoIterator<Item = u32>) -> Vec<u32> {
-        if !self.gpus.is_empty() || self.backend.is_local() {
+        if !self.gpus.is_empty() || self.backend.uses_this_machines_gpus() {
             return self.gpus.iter().map(|g| g.index).collect();
         }
         let seen: std::collections::BTreeSet<u32> = seen.into_iter().collect();
@@ -247,4 +249,95 @@ impl RunRecord {
         let start = self.started_ms?;
         Some(self.ended_ms.unwrap_or(now_ms).saturating_sub(start))
     }
+}
+
+/// How a container run was set up; absent from a host run's record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerRecord {
+    /// The engine the containers are on, as `--docker-host` / `DOCKER_HOST` resolved when the
+    /// run started (`unix:///var/run/docker.sock`): `stop` and `runs` go back to the same one.
+    pub engine: String,
+    /// The client certificate files for a TLS engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_tls: Option<EngineTls>,
+    /// The image's id (`sha256:...`, the digest of its config): exactly what ran, whatever its
+    /// tag points at later.
+    pub image_id: String,
+    /// Its registry digests (`repo@sha256:...`); empty for an image built or imported here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_digests: Vec<String>,
+    /// `bridge` or `none` (one container), `host` (per-gpu, so ranks meet on 127.0.0.1).
+    pub network: String,
+    /// How GPUs were asked for: `none`, `device-request` (by UUID) or `cdi`.
+    pub gpu_request: String,
+    /// Whether the containers stay after the run.
+    #[serde(default)]
+    pub keep: bool,
+    /// One per rank, rank order.
+    #[serde(default)]
+    pub containers: Vec<RankContainerRef>,
+    /// What a reader found on the engine for a run whose supervisor is gone; never written.
+    #[serde(skip)]
+    pub observed: Option<RunState>,
+    /// Set by the supervisor while the engine is away (it waits for it; the containers run on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_away: Option<EngineAway>,
+}
+
+/// The engine stopped answering the supervisor of a running container run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineAway {
+    /// When the supervisor noticed, Unix milliseconds.
+    pub since_ms: u64,
+    /// The failure that showed it.
+    pub detail: String,
+}
+
+/// A rank's container: its name (known before it exists) and, once created, its id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankContainerRef {
+    pub rank: usize,
+    pub name: String,
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// `ca.pem`, `cert.pem`, `key.pem` of a TLS engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineTls {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl ContainerRecord {
+    /// The engine as a connection address.
+    pub fn host_spec(&self) -> HostSpec {
+        HostSpec {
+            uri: self.engine.clone(),
+            tls: self.engine_tls.as_ref().map(|t| TlsFiles {
+                ca: t.ca.clone(),
+                cert: t.cert.clone(),
+                key: t.key.clone(),
+            }),
+        }
+    }
+
+    /// The id, else the name, of each rank's container, rank order.
+    pub fn handles(&self) -> Vec<String> {
+        self.containers
+            .iter()
+            .map(|c| c.id.clone().unwrap_or_else(|| c.name.clone()))
+            .collect()
+    }
+}
+
+/// The part of a resolved engine address run.json keeps.
+pub(crate) fn engine_fields(spec: &HostSpec) -> (String, Option<EngineTls>) {
+    let tls = spec.tls.as_ref().map(|t| EngineTls {
+        ca: t.ca.clone(),
+        cert: t.cert.clone(),
+        key: t.key.clone(),
+    });
+    (spec.uri.clone(), tls)
 }

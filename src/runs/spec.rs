@@ -120,7 +120,7 @@ impl From<GpuSelection> for String {
 }
 
 /// How the command is started on the chosen GPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Launcher {
     /// One process that sees every chosen GPU (TensorFlow MirroredStrategy, plain scripts).

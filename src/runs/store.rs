@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use super::clock;
 use super::error::RunError;
-use super::index::RunIndex;
 use super::record::{RunRecord, RunState};
 use crate::private_files;
 
@@ -210,11 +209,6 @@ impl RunStore {
         Ok((runs, damaged))
     }
 
-    /// An index of the runs, for a reader that looks again and again (nothing read yet).
-    pub fn index(&self) -> RunIndex {
-        RunIndex::new(&self.root)
-    }
-
     /// The run a user means: its id, a unique prefix of one, or the newest run of that name. A
     /// damaged run directory that matches says what is wrong with it.
     pub fn find(&self, query: &str) -> Result<Run, RunError> {
@@ -322,6 +316,15 @@ pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), R
 /// place is refused, an older log readable by others is made private.
 pub(crate) fn open_log(path: &Path) -> Result<File, RunError> {
     private_files::open_append(path).map_err(|e| RunError::store(path, e))
+}
+
+/// How a stop went.
+#[derive(Debug, Clone)]
+pub enum StopOutcome {
+    /// Nothing to do: the run had already ended in this state.
+    AlreadyFinished(RunState),
+    /// The ranks are gone; `signal` is the last one that was needed; `run` as recorded after.
+    Stopped { signal: &'static str, run: Box<Run> },
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 
 use super::*;
-use crate::runs::procs::ProcessRef;
+use crate::runs::local::procs::ProcessRef;
 use crate::runs::record::{RankRecord, RunGpu, RUN_SCHEMA};
 use crate::runs::spec::Launcher;
 

@@ -10,15 +10,15 @@ use super::compat::{level_mark, problem_lines};
 use super::style::Styles;
 use crate::app::run_form::{Field, GpuMode, RunForm};
 use crate::compat::Assessment;
-use crate::runs::slurm::Backend;
 
 /// `verdict` is the typed image's compatibility verdict, when it is a local image.
 pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, verdict: Option<&Assessment>, s: &Styles) {
     let w = area.width.min(90);
     let verdict = verdict_lines(f, verdict, w, s);
-    let body = match f.backend {
-        Backend::Local => f.gpus.len() as u16 + 1,
-        Backend::Slurm => 4,
+    let body = if f.backend.takes_slurm_settings() {
+        4
+    } else {
+        f.gpus.len() as u16 + 1
     };
     let h = (body + 11 + verdict.1).min(area.height.saturating_sub(2));
     let popup = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
@@ -64,19 +64,15 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, verdict: Option<&Assess
     } else {
         s.text()
     };
-    let backend = match f.backend {
-        Backend::Local => "local",
-        Backend::Slurm => "slurm",
-    };
     lines.push(Line::from(vec![
         Span::styled("Backend   ", s.accent()),
-        Span::styled(backend, backend_style),
+        Span::styled(f.backend.as_str(), backend_style),
         Span::styled(
             "  (Space: local on this machine, slurm as a batch job)",
             s.muted(),
         ),
     ]));
-    if f.backend == Backend::Slurm {
+    if f.backend.takes_slurm_settings() {
         lines.push(text_field(
             Field::Partition,
             "Partition ",
@@ -99,7 +95,7 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, verdict: Option<&Assess
     } else {
         lines.push(gpu_mode_line(f, s));
     }
-    let rows_shown = f.backend.is_local() && f.gpu_mode == GpuMode::Chosen;
+    let rows_shown = f.backend.uses_this_machines_gpus() && f.gpu_mode == GpuMode::Chosen;
     for (i, g) in f.gpus.iter().enumerate().filter(|_| rows_shown) {
         let mark = if g.chosen { "[x]" } else { "[ ]" };
         let style = if f.field == Field::Gpus && i == f.gpu_row {
@@ -124,10 +120,10 @@ pub fn render(area: Rect, buf: &mut Buffer, f: &RunForm, verdict: Option<&Assess
         .block(
             Block::bordered()
                 .title(Span::styled(
-                    match f.backend {
-                        Backend::Local => " New run · Tab next field · Enter start · Esc cancel ",
-                        Backend::Slurm => " New run · Tab next field · Enter submit · Esc cancel ",
-                    },
+                    format!(
+                        " New run · Tab next field · Enter {} · Esc cancel ",
+                        f.backend.start_verb()
+                    ),
                     s.title(),
                 ))
                 .border_style(s.accent()),
@@ -174,7 +170,7 @@ fn verdict_lines(
     width: u16,
     s: &Styles,
 ) -> (Vec<Line<'static>>, u16) {
-    let with_gpus = f.backend.is_local()
+    let with_gpus = f.backend.uses_this_machines_gpus()
         && match f.gpu_mode {
             GpuMode::Chosen => f.gpus.iter().any(|g| g.chosen),
             GpuMode::Count => f.gpu_count.trim().parse::<usize>().is_ok_and(|n| n > 0),

@@ -1,13 +1,14 @@
-//! The Slurm backend: the `[slurm]` settings of a run spec, why a spec cannot become a batch
-//! job, the batch script itself (pure), and what Slurm's tools say of a submitted job.
+//! The Slurm backend: why a spec cannot become a batch job, the batch script itself (pure), and
+//! what Slurm's tools say of a submitted job. The `[slurm]` settings and the `Backend` are the
+//! config's types, re-exported here.
 
 mod explain;
 mod job;
+pub(super) mod run;
 mod script;
 mod status;
 mod validate;
 
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use explain::{ended as explain_end, waiting as explain_wait};
@@ -18,22 +19,7 @@ pub use status::{
     JobView, SubmitError, SACCT_FORMAT,
 };
 
-/// Where a run's processes run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Backend {
-    /// On this machine, as processes or in containers.
-    #[default]
-    Local,
-    /// As a Slurm batch job (`gpudeck run --on slurm --dry-run` prints its script).
-    Slurm,
-}
-
-impl Backend {
-    pub fn is_local(&self) -> bool {
-        *self == Backend::Local
-    }
-}
+pub use crate::config::{Backend, SlurmContainer, SlurmSettings};
 
 /// What the config gives runs that do not say: the backend, and the Slurm settings a spec's
 /// `[slurm]` table is laid over.
@@ -41,55 +27,6 @@ impl Backend {
 pub struct SlurmDefaults {
     pub backend: Backend,
     pub settings: SlurmSettings,
-}
-
-/// How a run with an `image` is containerised on the cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SlurmContainer {
-    /// NVIDIA pyxis/enroot: `srun --container-image=...`.
-    Pyxis,
-    /// `apptainer exec --nv docker://IMAGE ...` around the command.
-    Apptainer,
-}
-
-/// The `[slurm]` table of a run spec; every field is optional and a flag replaces it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SlurmSettings {
-    /// Nodes to run on (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<u32>,
-    /// GPUs on each node (default: the count `gpus` asks for; `count:N` means N per node).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpus_per_node: Option<u32>,
-    /// Time limit in a form sbatch takes: "02:00:00", "1-00:00:00", "90".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub account: Option<String>,
-    /// How an `image` run is containerised; required for a run with an image.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container: Option<SlurmContainer>,
-    /// More `#SBATCH` options, each starting with `--` ("--mem=64G"), written as given.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub extra: Vec<String>,
-}
-
-impl SlurmSettings {
-    /// These settings with every field `over` sets laid over them (`extra` adds).
-    pub fn overlaid(mut self, over: SlurmSettings) -> SlurmSettings {
-        self.nodes = over.nodes.or(self.nodes);
-        self.gpus_per_node = over.gpus_per_node.or(self.gpus_per_node);
-        self.time = over.time.or(self.time);
-        self.partition = over.partition.or(self.partition);
-        self.account = over.account.or(self.account);
-        self.container = over.container.or(self.container);
-        self.extra.extend(over.extra);
-        self
-    }
 }
 
 /// Why a run spec cannot become a Slurm batch script.

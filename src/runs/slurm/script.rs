@@ -10,7 +10,7 @@ use super::validate::{
     env_name, extra_line, mount_source, quote, quote_all, sbatch_path, sbatch_word, time_limit,
 };
 use super::{SlurmContainer, SlurmError, SlurmSettings};
-use crate::runs::sampler::METRICS_FILE;
+use crate::runs::local::sampler::METRICS_FILE;
 use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
 
 /// Each per-gpu task's place in the job, from what Slurm sets for the task. Rank order follows

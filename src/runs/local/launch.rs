@@ -1,0 +1,178 @@
+//! Launchers: a resolved run turned into the processes to start, each an argv and the
+//! environment gpudeck sets for it. Pure, apart from [`free_ports`].
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::runs::record::{RankRecord, RunGpu};
+use crate::runs::spec::Launcher;
+
+/// Where the ranks of a per-gpu run meet: PyTorch's rendezvous port, and one port per worker
+/// for TensorFlow's `TF_CONFIG` cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ports {
+    pub master: u16,
+    pub workers: Vec<u16>,
+}
+
+/// What a launcher needs to know.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchInput<'a> {
+    pub run_id: &'a str,
+    pub launcher: Launcher,
+    pub command: &'a [String],
+    pub gpus: &'a [RunGpu],
+    /// The spec's own variables; gpudeck's win where both set one.
+    pub env: &'a BTreeMap<String, String>,
+    pub workdir: &'a Path,
+    /// Needed for `per-gpu` only.
+    pub ports: Option<&'a Ports>,
+}
+
+/// One process to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankPlan {
+    pub rank: usize,
+    pub argv: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub gpus: Vec<u32>,
+}
+
+impl From<RankPlan> for RankRecord {
+    fn from(plan: RankPlan) -> RankRecord {
+        RankRecord {
+            rank: plan.rank,
+            argv: plan.argv,
+            env: plan.env,
+            gpus: plan.gpus,
+            pid: None,
+            exit_code: None,
+        }
+    }
+}
+
+/// The processes for a run, rank 0 first.
+pub fn plan_ranks(input: &LaunchInput<'_>) -> Vec<RankPlan> {
+    let command = absolute_program(input.command, input.workdir);
+    let all: Vec<&RunGpu> = input.gpus.iter().collect();
+    match input.launcher {
+        Launcher::Single => vec![RankPlan {
+            rank: 0,
+            argv: command,
+            env: base_env(input, &all),
+            gpus: indices(&all),
+        }],
+        Launcher::Torchrun => {
+            let mut argv = vec![
+                "torchrun".to_string(),
+                "--standalone".to_string(),
+                format!("--nproc-per-node={}", all.len()),
+            ];
+            argv.extend(command);
+            vec![RankPlan {
+                rank: 0,
+                argv,
+                env: base_env(input, &all),
+                gpus: indices(&all),
+            }]
+        }
+        Launcher::PerGpu => input
+            .gpus
+            .iter()
+            .enumerate()
+            .map(|(rank, gpu)| RankPlan {
+                rank,
+                argv: command.clone(),
+                env: per_gpu_env(input, rank, gpu),
+                gpus: vec![gpu.index],
+            })
+            .collect(),
+    }
+}
+
+/// Variables every rank gets: the spec's, then which GPUs it sees. UUIDs rather than indices,
+/// because CUDA numbers devices fastest-first by default, not in the order NVML and
+/// `gpudeck gpus` use; a UUID means the same GPU to both.
+fn base_env(input: &LaunchInput<'_>, gpus: &[&RunGpu]) -> BTreeMap<String, String> {
+    let mut env = input.env.clone();
+    let uuids: Vec<&str> = gpus.iter().map(|g| g.uuid.as_str()).collect();
+    let visible = uuids.join(",");
+    env.insert("CUDA_VISIBLE_DEVICES".into(), visible.clone());
+    env.insert("NVIDIA_VISIBLE_DEVICES".into(), visible);
+    // So that devices a program enumerates itself come in PCI order, as NVML numbers them.
+    env.insert("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into());
+    env.insert("GPUDECK_RUN_ID".into(), input.run_id.to_string());
+    let list: Vec<String> = gpus.iter().map(|g| g.index.to_string()).collect();
+    env.insert("GPUDECK_GPUS".into(), list.join(","));
+    env
+}
+
+fn per_gpu_env(input: &LaunchInput<'_>, rank: usize, gpu: &RunGpu) -> BTreeMap<String, String> {
+    let mut env = base_env(input, &[gpu]);
+    let world = input.gpus.len().to_string();
+    env.insert("RANK".into(), rank.to_string());
+    env.insert("LOCAL_RANK".into(), rank.to_string());
+    env.insert("WORLD_SIZE".into(), world.clone());
+    env.insert("LOCAL_WORLD_SIZE".into(), world);
+    env.insert("MASTER_ADDR".into(), "127.0.0.1".into());
+    if let Some(ports) = input.ports {
+        env.insert("MASTER_PORT".into(), ports.master.to_string());
+        env.insert("TF_CONFIG".into(), tf_config(&ports.workers, rank));
+    }
+    env
+}
+
+/// TensorFlow's MultiWorkerMirroredStrategy cluster: every worker's address, and which one
+/// this process is.
+fn tf_config(worker_ports: &[u16], index: usize) -> String {
+    let workers: Vec<String> = worker_ports
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
+    json!({
+        "cluster": { "worker": workers },
+        "task": { "type": "worker", "index": index },
+    })
+    .to_string()
+}
+
+/// A program given as a relative path (`./train.sh`) is made absolute against the work dir, so
+/// it means the same file whichever directory the supervisor runs in; a bare name stays for the
+/// PATH lookup.
+fn absolute_program(command: &[String], workdir: &Path) -> Vec<String> {
+    let mut argv = command.to_vec();
+    if let Some(program) = argv.first_mut() {
+        if program.contains('/') && !program.starts_with('/') {
+            *program = workdir.join(&*program).to_string_lossy().into_owned();
+        }
+    }
+    argv
+}
+
+fn indices(gpus: &[&RunGpu]) -> Vec<u32> {
+    gpus.iter().map(|g| g.index).collect()
+}
+
+/// `n + 1` distinct free TCP ports on the loopback: a master port and one per worker. All are
+/// held open until every one is chosen, so none is handed out twice; another program may still
+/// take one before the ranks bind it, which the rank then reports.
+pub fn free_ports(workers: usize) -> std::io::Result<Ports> {
+    let listeners: Vec<TcpListener> = (0..=workers)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()?;
+    let ports: Vec<u16> = listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<Result<_, _>>()?;
+    Ok(Ports {
+        master: ports[0],
+        workers: ports[1..].to_vec(),
+    })
+}
+
+#[cfg(test)]
+#[path = "launch_tests.rs"]
+mod tests;

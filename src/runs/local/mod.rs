@@ -1,0 +1,13 @@
+//! Runs supervised on this host, as processes or in containers: starting one (pre-flight, the
+//! launcher's ranks, the detached supervisor), the supervisor and its GPU sampler, the processes
+//! it leaves and how they are told apart from other users', the run's lock, and stopping it.
+
+pub(super) mod detach;
+pub(super) mod launch;
+pub mod leftovers;
+pub(super) mod preflight;
+pub(super) mod procs;
+pub(super) mod run_lock;
+pub(super) mod sampler;
+pub(super) mod stop;
+pub(super) mod supervisor;

@@ -1,0 +1,358 @@
+//! Pre-flight for a run: the GPUs exist (and which are busy, claimed by a live run or shell
+//! included), the command and work dir exist. Each refusal says why and what to do; busy GPUs
+//! only warn. A container run's engine and image
+//! are checked by `container_check`.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::claims::{owner_of, Claim};
+use crate::gpu::report::{GpuEntry, GpuReport};
+use crate::launch_check::{check_readable, find_gpus, LaunchError, Workload};
+use crate::runs::error::RunError;
+use crate::runs::record::RunGpu;
+use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
+use crate::units;
+
+/// Above this share of its memory in use a GPU counts as taken by someone else.
+const BUSY_MEMORY_SHARE: f64 = 0.5;
+
+/// What pre-flight needs to know about the machine, gathered by the caller.
+#[derive(Debug, Clone, Copy)]
+pub struct PreflightInput<'a> {
+    pub spec: &'a RunSpec,
+    pub gpus: &'a GpuReport,
+    /// The directory relative work dirs are taken from.
+    pub cwd: &'a Path,
+    /// The PATH the ranks will search (the launching environment's).
+    pub path: Option<&'a OsString>,
+    /// GPUs live runs and shells hold: busy even before their processes show in NVML.
+    pub claimed: &'a [Claim],
+}
+
+/// What pre-flight decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub gpus: Vec<RunGpu>,
+    pub workdir: PathBuf,
+    pub warnings: Vec<String>,
+}
+
+/// Checks a spec against the machine; refuses what cannot work, warns about what may not.
+pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
+    let spec = input.spec;
+    if spec.command.is_empty() {
+        return Err(RunError::NoCommand);
+    }
+    let workdir = check_workdir(spec.workdir.as_deref(), input.cwd)?;
+    let busy = Busy {
+        report: input.gpus,
+        claimed: input.claimed,
+    };
+    let gpus = resolve_gpus(&spec.gpus, &busy)?;
+    if gpus.is_empty() && spec.launcher != Launcher::Single {
+        return Err(RunError::NeedsGpus {
+            launcher: spec.launcher.as_str(),
+        });
+    }
+    check_not_lost(&gpus, input.gpus)?;
+    check_memory(spec, &gpus, input.gpus)?;
+    check_command(spec, &workdir, input.path)?;
+    let warnings = busy_warnings(&gpus, &busy);
+    Ok(Checked {
+        gpus,
+        workdir,
+        warnings,
+    })
+}
+
+fn check_workdir(workdir: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
+    let path = workdir.map_or_else(|| cwd.to_path_buf(), |w| cwd.join(w));
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_dir() => Ok(path),
+        Ok(_) => Err(RunError::BadWorkdir {
+            path,
+            why: "it is not a directory".into(),
+        }),
+        Err(e) => Err(RunError::BadWorkdir {
+            path,
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// The program must exist. On the host: on PATH (the spec's, else the launching one), or the file
+/// a path names; torchrun for the torchrun launcher. In a container only a relative path can be
+/// checked here, since the work dir is the container's /workspace; PATH is the image's.
+fn check_command(spec: &RunSpec, workdir: &Path, path: Option<&OsString>) -> Result<(), RunError> {
+    let program = &spec.command[0];
+    if spec.image.is_some() {
+        if program.contains('/') && !program.starts_with('/') {
+            find_program(program, workdir, None)?;
+        }
+        return Ok(());
+    }
+    let path = spec
+        .env
+        .get("PATH")
+        .map(OsString::from)
+        .or_else(|| path.cloned());
+    if spec.launcher == Launcher::Torchrun {
+        find_program("torchrun", workdir, path.as_ref())?;
+    } else {
+        find_program(program, workdir, path.as_ref())?;
+    }
+    Ok(())
+}
+
+/// The file `program` names: a path (relative to the work dir), or the first match on PATH.
+fn find_program(
+    program: &str,
+    workdir: &Path,
+    path: Option<&OsString>,
+) -> Result<PathBuf, RunError> {
+    let not_found = |why: String| RunError::CommandNotFound {
+        program: program.to_string(),
+        why,
+    };
+    if program.contains('/') {
+        let file = workdir.join(program);
+        return match std::fs::metadata(&file) {
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => Ok(file),
+            Ok(m) if m.is_file() => Err(not_found(format!(
+                "{} is not executable (chmod +x it, or run it through its interpreter)",
+                file.display()
+            ))),
+            Ok(_) => Err(not_found(format!("{} is not a file", file.display()))),
+            Err(e) => Err(not_found(format!("{}: {e}", file.display()))),
+        };
+    }
+    let Some(path) = path else {
+        return Err(not_found("PATH is not set".into()));
+    };
+    std::env::split_paths(path)
+        .map(|dir| dir.join(program))
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .ok_or_else(|| not_found("it is on no directory of PATH".into()))
+}
+
+/// The GPUs as NVML reads them, and those claimed by live runs and shells.
+#[derive(Clone, Copy)]
+struct Busy<'a> {
+    report: &'a GpuReport,
+    claimed: &'a [Claim],
+}
+
+/// The GPUs a selection means on this machine, in the order given.
+fn resolve_gpus(wanted: &GpuSelection, busy: &Busy<'_>) -> Result<Vec<RunGpu>, RunError> {
+    let report = busy.report;
+    if *wanted == GpuSelection::None {
+        return Ok(Vec::new());
+    }
+    check_readable(report, Workload::Run)?;
+    if report.gpus.is_empty() {
+        let none = LaunchError::gpus_unreadable(Workload::Run, "the driver reports no GPU");
+        return Err(none.into());
+    }
+    let chosen: Vec<&GpuEntry> = match wanted {
+        GpuSelection::None => Vec::new(),
+        GpuSelection::All => report.gpus.iter().collect(),
+        GpuSelection::Count(n) => pick_free(busy, *n)?,
+        GpuSelection::Indices(indices) => find_gpus(
+            indices,
+            report,
+            |g, i| g.info.index == *i,
+            |i| i.to_string(),
+        )?,
+        GpuSelection::Uuids(uuids) => find_gpus(
+            uuids,
+            report,
+            |g, u| g.info.uuid.eq_ignore_ascii_case(u),
+            Clone::clone,
+        )?,
+    };
+    Ok(chosen
+        .into_iter()
+        .map(|g| RunGpu {
+            index: g.info.index,
+            uuid: g.info.uuid.clone(),
+            name: g.info.name.clone(),
+        })
+        .collect())
+}
+
+/// No chosen GPU has fallen off the bus: it answers nothing, and a run on it would fail at its
+/// first CUDA call.
+fn check_not_lost(chosen: &[RunGpu], report: &GpuReport) -> Result<(), RunError> {
+    let lost: Vec<String> = chosen
+        .iter()
+        .filter(|c| {
+            report
+                .gpus
+                .iter()
+                .any(|g| g.info.uuid == c.uuid && g.sample.lost)
+        })
+        .map(|c| c.index.to_string())
+        .collect();
+    if lost.is_empty() {
+        return Ok(());
+    }
+    let healthy: Vec<String> = report
+        .gpus
+        .iter()
+        .filter(|g| !g.sample.lost)
+        .map(|g| g.info.index.to_string())
+        .collect();
+    Err(RunError::LostGpu {
+        lost: lost.join(","),
+        healthy: healthy.join(","),
+    })
+}
+
+/// Every chosen GPU has the free memory the spec asks for (total less used, as NVML reads it).
+fn check_memory(spec: &RunSpec, chosen: &[RunGpu], report: &GpuReport) -> Result<(), RunError> {
+    let Some(text) = &spec.gpu_memory else {
+        return Ok(());
+    };
+    let need = crate::shell::size::parse_size(text).map_err(|e| RunError::BadSpec {
+        location: "gpu_memory".into(),
+        reason: e.to_string(),
+    })?;
+    let free = |g: &GpuEntry| match (g.info.memory_total_bytes, g.sample.memory_used_bytes) {
+        (Some(total), Some(used)) => Some(total.saturating_sub(used)),
+        _ => None,
+    };
+    let short: Vec<String> = chosen
+        .iter()
+        .filter_map(|c| report.gpus.iter().find(|g| g.info.uuid == c.uuid))
+        .filter(|g| free(g).is_some_and(|f| f < need))
+        .map(|g| {
+            let f = free(g).unwrap_or(0);
+            format!("GPU {} has {} free", g.info.index, units::human_bytes(f))
+        })
+        .collect();
+    if short.is_empty() {
+        return Ok(());
+    }
+    let roomy: Vec<String> = report
+        .gpus
+        .iter()
+        .filter(|g| free(g).is_some_and(|f| f >= need))
+        .map(|g| g.info.index.to_string())
+        .collect();
+    Err(RunError::NotEnoughGpuMemory {
+        need: units::human_bytes(need),
+        short: short.join(", "),
+        roomy: roomy.join(","),
+    })
+}
+
+/// `n` GPUs nobody uses or claims, lowest index first.
+fn pick_free<'r>(busy: &Busy<'r>, n: usize) -> Result<Vec<&'r GpuEntry>, RunError> {
+    let report = busy.report;
+    if n > report.gpus.len() {
+        return Err(RunError::TooFewGpus {
+            wanted: n,
+            present: present_gpus(report),
+            count: report.gpus.len(),
+        });
+    }
+    let free: Vec<&GpuEntry> = report.gpus.iter().filter(|g| !busy.is(g)).collect();
+    if free.len() >= n {
+        return Ok(free.into_iter().take(n).collect());
+    }
+    let taken: Vec<String> = report
+        .gpus
+        .iter()
+        .filter(|g| busy.is(g))
+        .map(|g| format!("GPU {} ({})", g.info.index, busy.reason(g)))
+        .collect();
+    Err(RunError::NotEnoughFreeGpus {
+        wanted: n,
+        free: format!(
+            "only {} of {} {} free; busy: {}",
+            free.len(),
+            report.gpus.len(),
+            if free.len() == 1 { "is" } else { "are" },
+            taken.join("; ")
+        ),
+    })
+}
+
+impl Busy<'_> {
+    fn is(&self, g: &GpuEntry) -> bool {
+        is_busy(g) || owner_of(self.claimed, &g.info.uuid).is_some()
+    }
+
+    /// Who holds a GPU: the live run or shell that claimed it, else what NVML shows.
+    fn reason(&self, g: &GpuEntry) -> String {
+        match owner_of(self.claimed, &g.info.uuid) {
+            Some(owner) => format!("claimed by {owner}"),
+            None => busy_reason(g),
+        }
+    }
+}
+
+fn is_busy(g: &GpuEntry) -> bool {
+    g.sample.lost || !g.sample.processes.is_empty() || memory_busy(g)
+}
+
+fn memory_busy(gpu: &GpuEntry) -> bool {
+    match (gpu.sample.memory_used_bytes, gpu.info.memory_total_bytes) {
+        (Some(used), Some(total)) if total > 0 => used as f64 / total as f64 > BUSY_MEMORY_SHARE,
+        _ => false,
+    }
+}
+
+/// Who holds a GPU: its processes, else how much memory is in use.
+fn busy_reason(g: &GpuEntry) -> String {
+    if g.sample.lost {
+        return "fallen off the bus".into();
+    }
+    if !g.sample.processes.is_empty() {
+        let procs: Vec<String> = g
+            .sample
+            .processes
+            .iter()
+            .map(|p| {
+                let user = p
+                    .user
+                    .as_deref()
+                    .map(|u| format!(", {u}"))
+                    .unwrap_or_default();
+                format!(
+                    "{} (pid {}{user})",
+                    p.command.as_deref().unwrap_or("?"),
+                    p.pid
+                )
+            })
+            .collect();
+        return format!("in use by {}", procs.join(", "));
+    }
+    format!(
+        "{} of memory in use",
+        units::memory_pair(g.sample.memory_used_bytes, g.info.memory_total_bytes)
+    )
+}
+
+fn busy_warnings(chosen: &[RunGpu], busy: &Busy<'_>) -> Vec<String> {
+    chosen
+        .iter()
+        .filter_map(|c| busy.report.gpus.iter().find(|g| g.info.uuid == c.uuid))
+        .filter(|g| busy.is(g))
+        .map(|g| format!("GPU {} is {}", g.info.index, busy.reason(g)))
+        .collect()
+}
+
+/// "GPUs 0-3 (4 × NVIDIA A100)": index and name, never the UUIDs.
+fn present_gpus(report: &GpuReport) -> String {
+    crate::gpu::report::brief_list(report)
+}
+
+#[cfg(test)]
+#[path = "preflight_tests.rs"]
+mod tests;

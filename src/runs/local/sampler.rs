@@ -1,0 +1,343 @@
+//! The supervisor's GPU sampler: a thread of its own (NVML calls block) that opens the GPU source
+//! the run was started with, samples only the run's GPUs once a second into `metrics.csv`, and
+//! takes one last sample once the ranks have ended. A write that fails (a full disk) is undone
+//! and sampling goes on, so recording resumes once there is room; a GPU that falls off the bus is
+//! reported once, with when.
+
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc as async_mpsc;
+
+use crate::gpu::{GpuSource, GpuSourceChoice, GpuStatic};
+use crate::runs::clock;
+use crate::runs::record::{LostGpu, RunGpu, RunRecord};
+use crate::runs::watch::samples::{rows_from, MetricsWriter};
+
+/// The run's per-second GPU metrics, in the run's directory.
+pub const METRICS_FILE: &str = "metrics.csv";
+/// How often the run's GPUs are sampled.
+const PERIOD: Duration = Duration::from_secs(1);
+/// How long the end of a run waits for its last sample (a hung driver must not hold it up).
+const LAST_SAMPLE_WAIT: Duration = Duration::from_secs(5);
+
+/// The running sampler of one run.
+pub(crate) struct Sampler {
+    stop: Option<mpsc::Sender<()>>,
+    done: mpsc::Receiver<()>,
+    failures: async_mpsc::UnboundedReceiver<String>,
+    lost: Arc<Mutex<Vec<LostGpu>>>,
+}
+
+/// Opens the metrics file; a seam so tests can make its writes fail.
+type OpenSink = fn(&Path) -> io::Result<Box<dyn MetricsSink>>;
+
+/// Where the metrics rows go: a file that can be cut back to its last complete batch.
+pub(crate) trait MetricsSink: Write + Send {
+    /// Cuts the file back to `len` bytes and continues writing there.
+    fn truncate_to(&mut self, len: u64) -> io::Result<()>;
+    /// Bytes written so far.
+    fn position(&mut self) -> io::Result<u64>;
+}
+
+impl Sampler {
+    /// Starts sampling the GPUs of `record` into `dir/metrics.csv`; returns at once.
+    pub(crate) fn start(dir: &Path, record: &RunRecord) -> Sampler {
+        Self::start_with(dir, record, |path| {
+            create(path).map(|f| Box::new(f) as Box<dyn MetricsSink>)
+        })
+    }
+
+    fn start_with(dir: &Path, record: &RunRecord, open: OpenSink) -> Sampler {
+        let (stop_tx, stop_rx) = mpsc::channel();
+        let (done_tx, done) = mpsc::channel();
+        let (fail_tx, failures) = async_mpsc::unbounded_channel();
+        let lost = Arc::new(Mutex::new(Vec::new()));
+        let job = Job {
+            path: dir.join(METRICS_FILE),
+            choice: record.gpu_source.clone(),
+            gpus: record.gpus.clone(),
+            failures: fail_tx.clone(),
+            lost: Arc::clone(&lost),
+            open,
+        };
+        let spawned = std::thread::Builder::new()
+            .name("gpu-sampler".into())
+            .spawn(move || {
+                job.run(&stop_rx);
+                let _ = done_tx.send(());
+            });
+        if let Err(e) = spawned {
+            report(
+                &fail_tx,
+                format!("the sampling thread could not start: {e}"),
+            );
+        }
+        Sampler {
+            stop: Some(stop_tx),
+            done,
+            failures,
+            lost,
+        }
+    }
+
+    /// The run's GPUs that fell off the bus so far (each reported as a failure too).
+    pub(crate) fn lost_gpus(&self) -> Vec<LostGpu> {
+        self.lost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The next reason metrics are missing (None once the sampler has ended).
+    pub(crate) async fn failure(&mut self) -> Option<String> {
+        self.failures.recv().await
+    }
+
+    /// Takes the last sample and ends the thread, waiting a bounded time; returns a failure not
+    /// yet taken with [`failure`](Self::failure).
+    pub(crate) fn finish(mut self) -> Option<String> {
+        drop(self.stop.take());
+        if let Err(RecvTimeoutError::Timeout) = self.done.recv_timeout(LAST_SAMPLE_WAIT) {
+            errln!(
+                "gpudeck supervisor: the last GPU sample did not come within {}s",
+                LAST_SAMPLE_WAIT.as_secs()
+            );
+        }
+        let mut missed = Vec::new();
+        while let Ok(why) = self.failures.try_recv() {
+            missed.push(why);
+        }
+        (!missed.is_empty()).then(|| missed.join("; "))
+    }
+}
+
+fn report(failures: &async_mpsc::UnboundedSender<String>, why: String) {
+    errln!("gpudeck supervisor: GPU metrics: {why}");
+    let _ = failures.send(why);
+}
+
+/// What the sampling thread is given.
+struct Job {
+    path: PathBuf,
+    choice: Option<GpuSourceChoice>,
+    gpus: Vec<RunGpu>,
+    failures: async_mpsc::UnboundedSender<String>,
+    lost: Arc<Mutex<Vec<LostGpu>>>,
+    open: OpenSink,
+}
+
+impl Job {
+    /// Samples every PERIOD until `stop` is dropped, then once more. A failed write is reported
+    /// once, and so is the first one that succeeds after it: the gap shows in `metrics_error`.
+    fn run(self, stop: &mpsc::Receiver<()>) {
+        let mut recorder = match Recorder::open(&self) {
+            Ok(recorder) => recorder,
+            Err(why) => return report(&self.failures, why),
+        };
+        let mut failing_since: Option<u64> = None;
+        loop {
+            let tick = Instant::now();
+            self.record(&mut recorder, &mut failing_since);
+            match stop.recv_timeout(PERIOD.saturating_sub(tick.elapsed())) {
+                Err(RecvTimeoutError::Timeout) => {}
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        self.record(&mut recorder, &mut failing_since);
+    }
+
+    fn record(&self, recorder: &mut Recorder, failing_since: &mut Option<u64>) {
+        let now = clock::now_ms();
+        match recorder.record_once(now) {
+            Ok(lost) => {
+                for gpu in lost {
+                    self.gpu_lost(gpu);
+                }
+                if let Some(since) = failing_since.take() {
+                    report(
+                        &self.failures,
+                        format!(
+                            "{} written again from {} (no samples for {})",
+                            recorder.path.display(),
+                            clock::rfc3339_utc(now),
+                            clock::duration(now.saturating_sub(since))
+                        ),
+                    );
+                }
+            }
+            Err(why) if failing_since.is_none() => {
+                *failing_since = Some(now);
+                report(
+                    &self.failures,
+                    format!(
+                        "{why} at {}; sampling goes on and resumes once it can be written",
+                        clock::rfc3339_utc(now)
+                    ),
+                );
+            }
+            Err(_) => {}
+        }
+    }
+
+    fn gpu_lost(&self, gpu: LostGpu) {
+        let why = format!(
+            "GPU {} ({}) fell off the bus at {}; its rows from then on are empty",
+            gpu.index,
+            gpu.uuid,
+            clock::rfc3339_utc(gpu.at_ms)
+        );
+        self.lost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(gpu);
+        report(&self.failures, why);
+    }
+}
+
+/// An open GPU source, the run's GPUs in it, and the metrics file.
+struct Recorder {
+    source: Box<dyn GpuSource>,
+    gpus: Vec<GpuStatic>,
+    indices: Vec<u32>,
+    path: PathBuf,
+    writer: MetricsWriter<Box<dyn MetricsSink>>,
+    /// Bytes of whole batches in the file: a failed write is cut back to this.
+    complete: u64,
+    /// The run's GPUs already seen lost.
+    lost: Vec<u32>,
+}
+
+impl Recorder {
+    /// Opens the source (static facts once) and the file. A GPU of the run that the source does
+    /// not know is reported and left out; none known at all is a failure.
+    fn open(job: &Job) -> Result<Recorder, String> {
+        let choice = job.choice.as_ref().ok_or(
+            "run.json does not say which GPU source to sample (the run was started by an older gpudeck)",
+        )?;
+        let mut source = choice
+            .open()
+            .map_err(|e| format!("{choice} could not be opened: {e}"))?;
+        let inventory = source
+            .inventory()
+            .map_err(|e| format!("{choice} could not list the GPUs: {e}"))?;
+        let (gpus, missing) = pick(&inventory.gpus, &job.gpus);
+        if !missing.is_empty() {
+            let why = format!(
+                "{} not among the GPUs {choice} reports; not recorded",
+                missing.join(", ")
+            );
+            if gpus.is_empty() {
+                return Err(why);
+            }
+            report(&job.failures, why);
+        }
+        let mut writer = (job.open)(&job.path)
+            .and_then(MetricsWriter::new)
+            .map_err(|e| format!("{} could not be created: {e}", job.path.display()))?;
+        let complete = writer
+            .get_mut()
+            .position()
+            .map_err(|e| format!("{} could not be created: {e}", job.path.display()))?;
+        Ok(Recorder {
+            indices: gpus.iter().map(|g| g.index).collect(),
+            source,
+            gpus,
+            path: job.path.clone(),
+            writer,
+            complete,
+            lost: Vec::new(),
+        })
+    }
+
+    /// One sample of the run's GPUs at `now_ms`, written and synced as one batch; the GPUs seen
+    /// lost for the first time. A batch that could not be written whole is cut off again.
+    fn record_once(&mut self, now_ms: u64) -> Result<Vec<LostGpu>, String> {
+        let t = i64::try_from(now_ms).unwrap_or(i64::MAX);
+        let samples: Vec<_> = self.gpus.iter().map(|g| self.source.sample(g)).collect();
+        let mut newly_lost = Vec::new();
+        for (gpu, sample) in self.gpus.iter().zip(&samples) {
+            if sample.lost && self.indices.contains(&gpu.index) && !self.lost.contains(&gpu.index) {
+                self.lost.push(gpu.index);
+                newly_lost.push(LostGpu {
+                    index: gpu.index,
+                    uuid: gpu.uuid.clone(),
+                    at_ms: now_ms,
+                });
+            }
+        }
+        let rows = rows_from(t, &self.gpus, &samples, &self.indices);
+        let written = self
+            .writer
+            .write_batch(&rows)
+            .and_then(|()| self.writer.get_mut().position());
+        match written {
+            Ok(len) => {
+                self.complete = len;
+                Ok(newly_lost)
+            }
+            Err(e) => {
+                // Half a batch would join the next one into a line no reader can parse.
+                let _ = self.writer.get_mut().truncate_to(self.complete);
+                Err(format!("{} could not be written: {e}", self.path.display()))
+            }
+        }
+    }
+}
+
+/// The source's facts for each of the run's GPUs, matched by UUID; and the run's GPUs it lacks.
+fn pick(known: &[GpuStatic], wanted: &[RunGpu]) -> (Vec<GpuStatic>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for gpu in wanted {
+        match known
+            .iter()
+            .find(|k| k.uuid.eq_ignore_ascii_case(&gpu.uuid))
+        {
+            Some(k) => found.push(k.clone()),
+            None => missing.push(format!("GPU {} ({})", gpu.index, gpu.uuid)),
+        }
+    }
+    (found, missing)
+}
+
+/// A private (0600) metrics file, replacing any left from before.
+fn create(path: &Path) -> io::Result<SyncedFile> {
+    crate::private_files::open(
+        crate::private_files::options().create(true).truncate(true),
+        path,
+    )
+    .map(SyncedFile)
+}
+
+/// A file whose flush reaches the disk, so a machine crash too loses at most the last batch.
+struct SyncedFile(File);
+
+impl Write for SyncedFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+}
+
+impl MetricsSink for SyncedFile {
+    fn truncate_to(&mut self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)?;
+        self.0.seek(SeekFrom::Start(len)).map(drop)
+    }
+
+    fn position(&mut self) -> io::Result<u64> {
+        self.0.stream_position()
+    }
+}
+
+#[cfg(test)]
+#[path = "sampler_tests.rs"]
+mod tests;

@@ -1,0 +1,130 @@
+//! Stopping a run: SIGINT to its process group, SIGTERM after a grace period, then SIGKILL (for a
+//! container run SIGINT, then `docker stop`); the supervisor records `stopped` (or `gpudeck stop`
+//! does, when the supervisor is gone).
+
+use std::time::Duration;
+
+use super::procs::{group_exists, group_has_live_members, signal_group, ProcStat, ProcessRef};
+use crate::docker::DockerError;
+use crate::runs::clock::{self, wait_for};
+use crate::runs::container::lost::{settle_stopped, stop_containers};
+use crate::runs::error::RunError;
+use crate::runs::record::RunState;
+use crate::runs::store::{Run, StopOutcome};
+
+/// How long each of SIGINT and SIGTERM gets before the next, stronger signal.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+/// How long SIGKILL gets before gpudeck gives up (a process in uninterruptible sleep on a hung
+/// GPU or file system can outlive it).
+const KILL_WAIT: Duration = Duration::from_secs(5);
+/// How long the supervisor gets to record the end once the ranks are gone.
+const RECORD_WAIT: Duration = Duration::from_secs(5);
+
+/// Stops a local run that has not finished (see `backend::stop_run`) and waits until its
+/// processes are gone and the end is recorded. Blocks for up to twice `grace` plus a few seconds.
+pub(crate) fn stop_local(run: &Run, grace: Duration) -> Result<StopOutcome, RunError> {
+    run.request_stop()?;
+    let signal = match (&run.record.container, run.record.process_group) {
+        (Some(_), _) => match stop_containers(run, grace) {
+            Err(RunError::Docker(DockerError::Unreachable { host, .. })) => {
+                return tell_the_supervisor(run, host)
+            }
+            other => other?,
+        },
+        (None, Some(group)) if group_is_ours(&group) => {
+            escalate(group.pid, grace).map_err(|why| RunError::StopFailed {
+                id: run.id().to_string(),
+                why,
+            })?
+        }
+        _ => "none",
+    };
+    // The supervisor records the end; when it is gone (lost), nobody will, so no wait.
+    let recorded = wait_for(RECORD_WAIT, || {
+        run.reload()
+            .is_ok_and(|r| r.record.state.is_finished() || r.state() == RunState::Lost)
+    });
+    if !recorded || run.reload()?.state() == RunState::Lost {
+        // A container run's end can still be read from its containers.
+        let settled = run.record.container.is_some() && settle_stopped(run)?;
+        if !settled {
+            record_stopped_ourselves(run)?;
+        }
+    }
+    Ok(StopOutcome::Stopped {
+        signal,
+        run: Box::new(run.reload()?),
+    })
+}
+
+/// SIGINT (what Ctrl-C sends, which training loops catch to save a checkpoint), SIGTERM, then
+/// SIGKILL, each until the group is empty or its wait passes; the last signal sent.
+pub(crate) fn escalate(pgid: u32, grace: Duration) -> Result<&'static str, String> {
+    let steps = [
+        (libc::SIGINT, "SIGINT", grace),
+        (libc::SIGTERM, "SIGTERM", grace),
+        (libc::SIGKILL, "SIGKILL", KILL_WAIT),
+    ];
+    let mut last = "none";
+    for (signal, name, wait) in steps {
+        if !signal_group(pgid, signal) {
+            return Ok(last);
+        }
+        last = name;
+        if wait_for(wait, || !group_has_live_members(pgid)) {
+            return Ok(last);
+        }
+    }
+    Err(format!(
+        "processes of group {pgid} outlived SIGKILL by {}s (stuck in the kernel?)",
+        KILL_WAIT.as_secs()
+    ))
+}
+
+/// Whether the recorded group is still the run's: its leader is the same process, or the leader
+/// has exited but the group lives on (Linux reuses no pid while a group carries it).
+fn group_is_ours(group: &ProcessRef) -> bool {
+    match ProcStat::read(group.pid) {
+        Some(stat) => stat.start_ticks == group.start_ticks,
+        None => group_exists(group.pid),
+    }
+}
+
+/// The engine of a container run is away: its supervisor, which waits for the engine, is told to
+/// stop the containers (SIGTERM) once it is back. Without a supervisor there is nobody to tell.
+#[allow(unsafe_code)]
+fn tell_the_supervisor(run: &Run, host: String) -> Result<StopOutcome, RunError> {
+    let unreachable = || {
+        RunError::Docker(DockerError::Unreachable {
+            host: host.clone(),
+            detail: "its containers cannot be stopped while it is away".into(),
+        })
+    };
+    let Some(supervisor) = run.record.supervisor.filter(ProcessRef::is_alive) else {
+        return Err(unreachable());
+    };
+    let pid = i32::try_from(supervisor.pid).map_err(|_| unreachable())?;
+    // SAFETY: kill(2) on the run's own live supervisor; no memory is touched.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+        return Err(unreachable());
+    }
+    Err(RunError::StopDeferred {
+        id: run.id().to_string(),
+        host,
+    })
+}
+
+/// The supervisor is gone (killed, crashed): nobody else will write the end.
+fn record_stopped_ourselves(run: &Run) -> Result<(), RunError> {
+    let mut record = run.reload()?.record;
+    if record.state.is_finished() {
+        return Ok(());
+    }
+    record.state = RunState::Stopped;
+    record.ended_ms = Some(clock::now_ms());
+    record.error = Some(
+        "the supervisor was gone; gpudeck stop recorded the end, the ranks' exit codes are unknown"
+            .into(),
+    );
+    run.write_record(&record)
+}

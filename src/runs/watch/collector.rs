@@ -1,0 +1,578 @@
+//! The runs collector: a thread that follows the run store for the dashboard. It lists the runs
+//! with their GPU use, and for the run in focus follows its metrics, its training progress and
+//! one rank's logs, reading only what was appended since it last looked.
+
+#[path = "feeds.rs"]
+mod feeds;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::Sender;
+
+use super::index::RunIndex;
+use super::progress::ProgressEvent;
+use super::summary::{Alert, RunSummary};
+use crate::claims::{Claim, SystemLiveness};
+use crate::runs::clock;
+use crate::runs::local::leftovers::RunOwner;
+use crate::runs::record::RunState;
+use crate::runs::spec::Launcher;
+use crate::runs::store::{Run, RunStore};
+use feeds::{FocusFeed, LogFeed, SummaryFeed};
+
+/// How often the store is looked at.
+const TICK: Duration = Duration::from_millis(500);
+/// Lost container runs are looked at in the engine, and Slurm jobs in the queue, every this
+/// many ticks.
+const LOST_LOOK_TICKS: u64 = 10;
+
+/// One run as the runs list shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    pub id: String,
+    pub name: String,
+    pub state: RunState,
+    pub launcher: Launcher,
+    pub image: Option<String>,
+    pub gpus: Vec<u32>,
+    pub ranks: usize,
+    /// Rank 0's command line, as the Runs tab lists it.
+    pub command: String,
+    pub created_ms: u64,
+    pub started_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub first_failed_rank: Option<usize>,
+    pub error: Option<String>,
+    pub dir: PathBuf,
+    /// GPU use so far, from its metrics (None before the first sample).
+    pub summary: Option<RunSummary>,
+    /// A Slurm run's job: id, nodes, why it waits, how Slurm ended it.
+    pub slurm: Option<crate::runs::slurm::SlurmJob>,
+    /// A running container run whose supervisor is waiting for the Docker Engine to come back.
+    pub engine_away: Option<crate::runs::EngineAway>,
+    /// What its leftover processes are recognised by.
+    pub owner: RunOwner,
+}
+
+/// Looks between two looks at the claims when `claims.json` did not change (5 s at two a second).
+const CLAIMS_EVERY: u64 = 10;
+
+/// One GPU's history over a run: x is seconds since the run started.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GpuTrace {
+    pub index: u32,
+    pub util_pct: Vec<(f64, f64)>,
+    pub mem_pct: Vec<(f64, f64)>,
+    pub power_w: Vec<(f64, f64)>,
+}
+
+/// Training progress parsed from rank 0's output.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProgressView {
+    pub latest: Option<ProgressEvent>,
+    /// The scalar drawn as the curve (the loss when there is one), and its points.
+    pub curve: Option<(String, Vec<(f64, f64)>)>,
+    /// Every scalar's latest value, in the order they first appeared.
+    pub last_values: Vec<(String, f64)>,
+    pub non_finite: u64,
+}
+
+/// What the run in focus looks like now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunDetail {
+    pub id: String,
+    pub gpus: Vec<GpuTrace>,
+    pub progress: ProgressView,
+    /// Stragglers and idle runs, from the last minutes of metrics of a live run.
+    pub alerts: Vec<Alert>,
+    /// Metrics bytes not read because the file could not be parsed (the reason).
+    pub metrics_error: Option<String>,
+}
+
+/// New lines of the rank whose logs are shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogChunk {
+    pub id: String,
+    pub rank: usize,
+    /// The lines, oldest first, each marked stderr or not.
+    pub lines: Vec<(bool, String)>,
+    /// Start over: these lines replace what was shown (another run or rank, or the first read).
+    pub reset: bool,
+    /// Bytes passed over because they came faster than a screen can show.
+    pub skipped: u64,
+}
+
+/// What the collector tells the app.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunsUpdate {
+    Listed {
+        runs: Vec<RunRow>,
+        warnings: Vec<String>,
+    },
+    /// The rows of the last listing that changed since (the same runs otherwise), and the
+    /// listing's warnings now: a live run costs its own row, not the whole history's.
+    Changed {
+        rows: Vec<RunRow>,
+        warnings: Vec<String>,
+    },
+    Detail(Box<RunDetail>),
+    Log(LogChunk),
+    /// The GPU claims of live runs and shells, sent when they change: the dashboard's
+    /// suggestions of free GPUs leave these out.
+    Claimed(Vec<Claim>),
+    /// The store itself cannot be read: what is wrong and what to do (not "no runs yet").
+    StoreUnreadable(String),
+}
+
+/// What the app asks of the collector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunsCommand {
+    /// Follow this run's metrics and progress (None: none).
+    Focus(Option<String>),
+    /// Follow this rank's logs of this run.
+    FollowLogs {
+        id: String,
+        rank: usize,
+    },
+    /// Look at the store now (a run was just started or stopped).
+    Refresh,
+    Shutdown,
+}
+
+/// The running collector; dropping it stops the thread.
+pub struct RunsHandle {
+    commands: mpsc::Sender<RunsCommand>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunsHandle {
+    pub fn send(&self, command: RunsCommand) {
+        // The thread lives as long as the handle, so a failed send has no one to tell.
+        let _ = self.commands.send(command);
+    }
+}
+
+impl Drop for RunsHandle {
+    fn drop(&mut self) {
+        let _ = self.commands.send(RunsCommand::Shutdown);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Starts following `store`.
+pub fn spawn(store: RunStore, updates: Sender<RunsUpdate>) -> RunsHandle {
+    let (tx, rx) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("runs-collector".into())
+        .spawn(move || Watcher::new(store, updates).run(&rx))
+        .ok();
+    if thread.is_none() {
+        tracing::error!("could not start the runs collector thread");
+    }
+    RunsHandle {
+        commands: tx,
+        thread,
+    }
+}
+
+/// One run of the list: its summary as followed, and its row as last sent.
+struct Listed {
+    /// The run directory it follows (see [`super::Indexed::born`]).
+    born: u64,
+    /// None once the run is settled and summarised: its row will not change again, and what
+    /// followed its metrics is let go.
+    feed: Option<SummaryFeed>,
+    row: Option<RunRow>,
+}
+
+/// The collector's own state: what it follows and how far it has read.
+pub struct Watcher {
+    store: RunStore,
+    updates: Sender<RunsUpdate>,
+    index: RunIndex,
+    /// The rows by run directory, kept between looks.
+    listed: BTreeMap<OsString, Listed>,
+    /// Why a run's metrics could not be read whole (bad lines skipped), by run directory.
+    problems: BTreeMap<OsString, String>,
+    /// The runs whose rows may still change (live, or not summarised yet).
+    pending: BTreeSet<OsString>,
+    /// What the last listing sent said, so an unchanged store sends nothing.
+    sent_warnings: Option<Vec<String>>,
+    /// The app has every run of the store as it is now: changed rows are enough.
+    listing_current: bool,
+    focus: Option<FocusFeed>,
+    /// The focused run's detail as last sent: an ended run's is not sent again on every look.
+    sent_detail: Option<RunDetail>,
+    logs: Option<LogFeed>,
+    /// Lost container runs as their containers showed them at the last look.
+    observed: HashMap<String, Run>,
+    ticks: u64,
+    /// Metrics bytes the summaries may read per look.
+    summary_budget: u64,
+    /// The live claims last sent.
+    claimed: Vec<Claim>,
+    /// `claims.json` as it was when the claims were last looked at, and at which look.
+    claims_stamp: Option<(u64, u64, i64, i64)>,
+    claims_looked: u64,
+}
+
+impl Watcher {
+    pub fn new(store: RunStore, updates: Sender<RunsUpdate>) -> Self {
+        Self {
+            index: store.index(),
+            store,
+            updates,
+            listed: BTreeMap::new(),
+            problems: BTreeMap::new(),
+            pending: BTreeSet::new(),
+            sent_warnings: None,
+            listing_current: false,
+            focus: None,
+            sent_detail: None,
+            logs: None,
+            observed: HashMap::new(),
+            ticks: 0,
+            summary_budget: feeds::SUMMARY_BUDGET,
+            claimed: Vec::new(),
+            claims_stamp: None,
+            claims_looked: 0,
+        }
+    }
+
+    /// The same watcher reading at most `bytes` of metrics per look for the list's summaries.
+    pub fn with_summary_budget(mut self, bytes: u64) -> Self {
+        self.summary_budget = bytes;
+        self
+    }
+
+    fn run(mut self, commands: &mpsc::Receiver<RunsCommand>) {
+        loop {
+            let started = Instant::now();
+            if !self.look(false) {
+                return;
+            }
+            let deadline = started + TICK;
+            loop {
+                let wait = deadline.saturating_duration_since(Instant::now());
+                match commands.recv_timeout(wait) {
+                    Ok(RunsCommand::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+                    Ok(command) => {
+                        if !self.apply(command) {
+                            return;
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => break,
+                }
+            }
+        }
+    }
+
+    /// Takes a command in; false once the app is gone.
+    pub fn apply(&mut self, command: RunsCommand) -> bool {
+        match command {
+            RunsCommand::Focus(id) => {
+                if self.focus.as_ref().map(FocusFeed::id) != id.as_deref() {
+                    self.focus = id.and_then(|id| self.open_run(&id)).map(FocusFeed::new);
+                }
+                // The app forgets a detail when its selection changes: asked, it is sent.
+                self.sent_detail = None;
+                self.send_detail()
+            }
+            RunsCommand::FollowLogs { id, rank } => {
+                self.logs = self.open_run(&id).map(|run| LogFeed::new(&run, rank));
+                self.send_logs()
+            }
+            RunsCommand::Refresh => self.tick(),
+            RunsCommand::Shutdown => false,
+        }
+    }
+
+    /// One look at everything followed, sending the list whether or not it changed; false once
+    /// the app is gone.
+    pub fn tick(&mut self) -> bool {
+        self.sent_detail = None;
+        self.look(true)
+    }
+
+    /// One look at everything followed; the list is sent when it changed or `always`.
+    fn look(&mut self, always: bool) -> bool {
+        self.ticks += 1;
+        self.send_list(always) && self.send_claims() && self.send_detail() && self.send_logs()
+    }
+
+    /// How many run records the collector has read since it started (each ended run's once).
+    pub fn records_read(&self) -> u64 {
+        self.index.reads()
+    }
+
+    /// The live claims, looked at when `claims.json` changed (a claim made or given back) and
+    /// otherwise every [`CLAIMS_EVERY`] looks (a claim whose owner died): telling a live shell
+    /// from a dead one can mean reading every process's cgroup, too much for twice a second.
+    fn send_claims(&mut self) -> bool {
+        let stamp = std::fs::metadata(self.store.claims().file())
+            .ok()
+            .map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec()));
+        let due = self.ticks.saturating_sub(self.claims_looked) >= CLAIMS_EVERY;
+        if stamp == self.claims_stamp && !due && self.claims_looked > 0 {
+            return true;
+        }
+        self.claims_stamp = stamp;
+        self.claims_looked = self.ticks;
+        let claimed = match self.store.claims().live(&SystemLiveness) {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                tracing::warn!("{e}");
+                return true;
+            }
+        };
+        if claimed == self.claimed {
+            return true;
+        }
+        self.claimed = claimed.clone();
+        self.send(RunsUpdate::Claimed(claimed))
+    }
+
+    /// A container run whose supervisor died is still running while its containers do: asks
+    /// the engine now and then (each look connects to it), and shows the last answer between.
+    fn look_at_lost(&mut self, runs: &mut [Run], warnings: &mut Vec<String>) {
+        let lost = |r: &Run| r.record.container.is_some() && r.state() == RunState::Lost;
+        if !runs.iter().any(lost) {
+            self.observed.clear();
+            return;
+        }
+        if self.ticks % LOST_LOOK_TICKS == 1 || self.observed.is_empty() {
+            let before: Vec<String> = runs
+                .iter()
+                .filter(|r| lost(r))
+                .map(|r| r.id().to_string())
+                .collect();
+            warnings.extend(crate::runs::container::lost::look_at_lost(runs));
+            self.observed = runs
+                .iter()
+                .filter(|r| before.iter().any(|id| id == r.id()))
+                .map(|r| (r.id().to_string(), r.clone()))
+                .collect();
+            return;
+        }
+        for run in runs.iter_mut().filter(|r| lost(r)) {
+            if let Some(seen) = self.observed.get(run.id()) {
+                *run = seen.clone();
+            }
+        }
+    }
+
+    fn open_run(&self, id: &str) -> Option<Run> {
+        Run::open(&self.store.root().join(id)).ok()
+    }
+
+    /// Looks at the store; sends the list when a row or a warning changed, or `always`. Only
+    /// runs that may still change are looked at: a settled run's row is made once.
+    fn send_list(&mut self, always: bool) -> bool {
+        let relisted = self.index.refresh();
+        if let Some(e) = self.index.unreadable() {
+            // A store that cannot be read is not an empty one; once it can be, all of it is sent.
+            self.listing_current = false;
+            return self.send(RunsUpdate::StoreUnreadable(format!("{e}. {}", e.fix())));
+        }
+        if relisted {
+            self.relist();
+        }
+        let (mut live, mut warnings): (Vec<(OsString, Run)>, Vec<String>) = (
+            self.index
+                .unsettled()
+                .map(|i| (i.name.to_os_string(), i.run.clone()))
+                .collect(),
+            self.index.warnings(),
+        );
+        let mut runs: Vec<Run> = live.iter().map(|(_, r)| r.clone()).collect();
+        self.look_at_lost(&mut runs, &mut warnings);
+        // Each look runs squeue; between looks the record on disk holds the last answer. A job
+        // just submitted is looked at every second, so it shows running soon after it does.
+        let every_job = self.ticks % LOST_LOOK_TICKS == 1;
+        if every_job || self.ticks % 2 == 1 {
+            warnings.extend(crate::runs::slurm::run::look_at_jobs(&mut runs, !every_job));
+        }
+        for ((_, run), looked) in live.iter_mut().zip(runs) {
+            *run = looked;
+        }
+        let changed = self.update_rows(&live);
+        // Bad lines skipped in runs' metrics, said as `gpudeck runs` says them.
+        warnings.extend(self.problems.values().cloned());
+        let new_warnings = self.sent_warnings.as_ref() != Some(&warnings);
+        let full = always || !self.listing_current;
+        if !full && changed.is_empty() && !new_warnings {
+            return true;
+        }
+        self.sent_warnings = Some(warnings.clone());
+        if !full {
+            let rows = changed
+                .iter()
+                .filter_map(|name| self.listed.get(name)?.row.clone())
+                .collect();
+            return self.send(RunsUpdate::Changed { rows, warnings });
+        }
+        let rows: Vec<RunRow> = self
+            .index
+            .indexed()
+            .filter_map(|i| self.listed.get(i.name)?.row.clone())
+            .collect();
+        self.listing_current = true;
+        self.send(RunsUpdate::Listed {
+            runs: rows,
+            warnings,
+        })
+    }
+
+    /// The store's runs changed: forgets the rows of runs gone, and looks again at every run
+    /// whose row is not fixed.
+    fn relist(&mut self) {
+        self.listing_current = false;
+        let index = &self.index;
+        self.listed
+            .retain(|name, l| index.get(name).is_some_and(|i| i.born == l.born));
+        self.pending = index
+            .indexed()
+            .filter(|i| self.listed.get(i.name).is_none_or(|l| l.feed.is_some()))
+            .map(|i| i.name.to_os_string())
+            .collect();
+    }
+
+    /// Updates the rows that may change, newest first (recent runs get the metrics budget
+    /// first); `live` holds the unsettled runs as looked at now. Returns the runs whose row
+    /// changed.
+    fn update_rows(&mut self, live: &[(OsString, Run)]) -> Vec<OsString> {
+        let live_runs: HashMap<&OsString, &Run> = live.iter().map(|(n, r)| (n, r)).collect();
+        self.pending.extend(live.iter().map(|(n, _)| n.clone()));
+        let now = clock::now_ms();
+        let mut budget = self.summary_budget;
+        let mut changed = Vec::new();
+        let mut fixed = Vec::new();
+        for name in self.pending.iter().rev() {
+            let Some(indexed) = self.index.get(name) else {
+                fixed.push(name.clone());
+                continue;
+            };
+            let run = live_runs.get(name).copied().unwrap_or(indexed.run);
+            let fresh = || Listed {
+                born: indexed.born,
+                feed: Some(SummaryFeed::new(run)),
+                row: None,
+            };
+            let listed = self.listed.entry(name.clone()).or_insert_with(fresh);
+            if listed.born != indexed.born {
+                *listed = fresh();
+            }
+            let Some(feed) = listed.feed.as_mut() else {
+                fixed.push(name.clone());
+                continue;
+            };
+            let summary = feed.update(run, now, &mut budget);
+            match feed.problem() {
+                Some(problem) => self.problems.insert(name.clone(), problem),
+                None => self.problems.remove(name),
+            };
+            let done = indexed.settled && feed.is_done();
+            let row = row_of(run, summary);
+            if listed.row.as_ref() != Some(&row) {
+                listed.row = Some(row);
+                changed.push(name.clone());
+            }
+            if done {
+                listed.feed = None;
+                fixed.push(name.clone());
+            }
+        }
+        for name in fixed {
+            self.pending.remove(&name);
+        }
+        changed
+    }
+
+    fn send_detail(&mut self) -> bool {
+        let Some(focus) = self.focus.as_mut() else {
+            return true;
+        };
+        let detail = focus.update();
+        if self.sent_detail.as_ref() == Some(&detail) {
+            return true;
+        }
+        self.sent_detail = Some(detail.clone());
+        self.send(RunsUpdate::Detail(Box::new(detail)))
+    }
+
+    fn send_logs(&mut self) -> bool {
+        let Some(logs) = self.logs.as_mut() else {
+            return true;
+        };
+        match logs.read() {
+            Some(chunk) => self.send(RunsUpdate::Log(chunk)),
+            None => true,
+        }
+    }
+
+    fn send(&self, update: RunsUpdate) -> bool {
+        self.updates.blocking_send(update).is_ok()
+    }
+}
+
+fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
+    let r = &run.record;
+    let state = run.state();
+    // A lost run's end is its last evidence, so its time stops counting as `gpudeck runs`'s does.
+    let lost_end = || {
+        (state == RunState::Lost)
+            .then(|| run.last_evidence_ms(summary.as_ref().map(|s| s.ended_ms)))
+            .flatten()
+    };
+    RunRow {
+        id: r.id.clone(),
+        name: r.name.clone(),
+        state,
+        launcher: r.launcher,
+        image: r.image.clone(),
+        gpus: r.gpus.iter().map(|g| g.index).collect(),
+        ranks: r.ranks.len(),
+        command: r
+            .ranks
+            .first()
+            .map(|rank| {
+                shlex::try_join(rank.argv.iter().map(String::as_str))
+                    .unwrap_or_else(|_| rank.argv.join(" "))
+            })
+            .unwrap_or_default(),
+        created_ms: r.created_ms,
+        started_ms: r.started_ms,
+        ended_ms: r.ended_ms.or_else(lost_end),
+        exit_code: r.exit_code,
+        first_failed_rank: r.first_failed_rank,
+        error: r.error.clone(),
+        dir: run.dir.clone(),
+        summary,
+        slurm: r.slurm.clone(),
+        engine_away: r
+            .container
+            .as_ref()
+            .and_then(|c| c.engine_away.clone())
+            .filter(|_| run.state() == RunState::Running),
+        owner: RunOwner {
+            uid: std::fs::metadata(&run.dir).ok().map(|m| m.uid()),
+            process_group: r.process_group.map(|g| g.pid),
+            session: r.supervisor.map(|s| s.pid),
+            created_ms: r.created_ms,
+            ended_ms: r.ended_ms,
+        },
+    }
+}
+
+#[cfg(test)]
+#[path = "collector_tests.rs"]
+mod tests;

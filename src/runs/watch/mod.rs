@@ -1,0 +1,21 @@
+//! Reading runs back: the runs collector behind the dashboard's Runs tab, the store's index,
+//! following logs, what a run recorded (per-second GPU samples, training progress parsed from
+//! logs, the summaries and alerts they add up to), and the runs as a table or an export.
+
+mod collector;
+pub(super) mod export;
+pub(super) mod index;
+pub(super) mod logs;
+pub mod progress;
+pub(super) mod recorded;
+pub mod samples;
+pub(super) mod saved_summary;
+pub mod series;
+pub mod summary;
+pub(super) mod table;
+pub mod tail;
+
+pub use collector::{
+    spawn, GpuTrace, LogChunk, ProgressView, RunDetail, RunRow, RunsCommand, RunsHandle,
+    RunsUpdate, Watcher,
+};

@@ -1,0 +1,251 @@
+//! What a run recorded, read back from its directory: its per-second GPU metrics, the summary
+//! they add up to, the spec it was started from, and the training progress in rank 0's logs.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use super::progress::ProgressTracker;
+use super::samples::{read_csv_skipping, MetricsRead, MetricsRow, SkippedLines};
+use super::summary::{summarize, RunSummary};
+use crate::runs::error::RunError;
+use crate::runs::local::sampler::METRICS_FILE;
+use crate::runs::record::{RunRecord, RunState};
+use crate::runs::spec::RunSpec;
+use crate::runs::store::{LogStream, Run, SPEC_FILE};
+
+/// Why a log the supervisor created is not there.
+pub(crate) const LOG_GONE: &str = "it was deleted or moved after the rank started, and its \
+                                   output with it";
+
+/// Longer log lines are not progress output and are skipped when reading progress.
+const MAX_LINE_BYTES: usize = 64 * 1024;
+
+impl Run {
+    /// `metrics.csv`: every complete row (a line torn by a crash is dropped), or None when the
+    /// run has no metrics file (not started yet, started by an older gpudeck, or the GPU source
+    /// could not be opened: see `record.metrics_error`).
+    pub fn metrics(&self) -> Result<Option<Vec<MetricsRow>>, RunError> {
+        Ok(self.read_metrics()?.map(|read| read.rows))
+    }
+
+    /// `metrics.csv` as [`metrics`](Self::metrics) reads it, with the bad lines inside it that
+    /// were skipped, counted.
+    pub fn read_metrics(&self) -> Result<Option<MetricsRead>, RunError> {
+        let path = self.dir.join(METRICS_FILE);
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(RunError::store(&path, e)),
+        };
+        // A file created but not yet given its header reads as having no rows.
+        if text.is_empty() {
+            return Ok(Some(MetricsRead::default()));
+        }
+        read_csv_skipping(&text)
+            .map(Some)
+            .map_err(|e| RunError::BadMetrics {
+                path,
+                why: e.to_string(),
+            })
+    }
+
+    /// What `skipped` says of this run's metrics file, for a warning.
+    pub fn skipped_text(&self, skipped: &SkippedLines) -> Option<String> {
+        skipped.describe(&self.dir.join(METRICS_FILE).display().to_string())
+    }
+
+    /// The run's summary from its metrics, up to `now_ms` for a live run; None without metrics.
+    pub fn summary(&self, now_ms: u64) -> Result<Option<RunSummary>, RunError> {
+        Ok(self.summary_and_skipped(now_ms)?.0)
+    }
+
+    /// The summary, and what was skipped reading the metrics (see [`Run::skipped_text`]).
+    fn summary_and_skipped(
+        &self,
+        now_ms: u64,
+    ) -> Result<(Option<RunSummary>, SkippedLines), RunError> {
+        let Some(read) = self.read_metrics()? else {
+            return Ok((None, SkippedLines::default()));
+        };
+        let summary = summary_of(&self.record, self.state(), &read.rows, now_ms);
+        Ok((summary, read.skipped))
+    }
+
+    /// When a run that ended unrecorded (lost) was last seen at work: its last metrics sample
+    /// or the last write to a rank's log, whichever is later; its start without either.
+    pub fn last_evidence_ms(&self, last_sample_ms: Option<i64>) -> Option<u64> {
+        let started = self.record.started_ms?;
+        let last_log = (0..self.record.ranks.len())
+            .flat_map(|rank| [LogStream::Stdout, LogStream::Stderr].map(|s| self.log_path(rank, s)))
+            .filter_map(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
+            .filter_map(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as u64)
+            .max();
+        let last_sample = last_sample_ms.and_then(|t| u64::try_from(t).ok());
+        Some(last_log.max(last_sample).unwrap_or(started).max(started))
+    }
+
+    /// How long it ran: to its recorded end, to its last evidence when it was lost (a lost run
+    /// does not go on counting), or to `now_ms` while it runs. `summary` is its summary, whose
+    /// end is a lost run's last sample.
+    pub fn duration_ms(&self, summary: Option<&RunSummary>, now_ms: u64) -> Option<u64> {
+        let start = self.record.started_ms?;
+        let end = match (self.record.ended_ms, self.state()) {
+            (Some(ended), _) => ended,
+            (None, RunState::Lost) => self
+                .last_evidence_ms(summary.map(|s| s.ended_ms))
+                .unwrap_or(start),
+            (None, _) => now_ms,
+        };
+        Some(end.saturating_sub(start))
+    }
+
+    /// Whether the supervisor has created rank `rank`'s log files: it does as it starts the
+    /// rank, so after that a missing log was deleted or moved. (A Slurm job's logs are written
+    /// on its node, whenever it starts there.)
+    pub fn logs_created(&self, rank: usize) -> bool {
+        if !self.record.backend.has_supervisor_here() {
+            return false;
+        }
+        match &self.record.container {
+            None => self.record.ranks.get(rank).is_some_and(|r| r.pid.is_some()),
+            Some(_) => self.record.started_ms.is_some() && rank < self.record.ranks.len(),
+        }
+    }
+
+    /// A warning for each of rank `rank`'s logs that the supervisor created and that is gone,
+    /// naming the file.
+    pub fn missing_logs(&self, rank: usize) -> Vec<String> {
+        if !self.logs_created(rank) {
+            return Vec::new();
+        }
+        [LogStream::Stdout, LogStream::Stderr]
+            .into_iter()
+            .map(|stream| self.log_path(rank, stream))
+            .filter(|path| !path.exists())
+            .map(|path| format!("{} is gone: {}", path.display(), LOG_GONE))
+            .collect()
+    }
+
+    /// The spec the run was started from: its `spec.toml`, flags applied, as stored (a relative
+    /// work dir in it was relative to where `gpudeck run` ran; `record.workdir` is what it meant).
+    pub fn spec(&self) -> Result<RunSpec, RunError> {
+        let path = self.dir.join(SPEC_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| RunError::store(&path, e))?;
+        RunSpec::parse(&path.display().to_string(), &text)
+    }
+
+    /// The training progress in rank 0's stdout then stderr, `points` points at most per scalar.
+    pub fn progress(&self, points: usize) -> Result<ProgressTracker, RunError> {
+        let mut tracker = ProgressTracker::with_points(points);
+        for stream in [LogStream::Stdout, LogStream::Stderr] {
+            feed_file(&mut tracker, &self.log_path(0, stream))?;
+        }
+        Ok(tracker)
+    }
+}
+
+/// Each run with its summary up to `now_ms` (None without metrics), and a warning for each run
+/// whose metrics could not be read or had bad lines skipped. An ended run's saved summary is
+/// taken as it is.
+pub fn with_summaries(
+    runs: Vec<Run>,
+    now_ms: u64,
+) -> (Vec<(Run, Option<RunSummary>)>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let listed = runs
+        .into_iter()
+        .map(|run| {
+            let summary = match run.saved_summary() {
+                Some(saved) => saved,
+                None => match run.summary_and_skipped(now_ms) {
+                    Ok((summary, skipped)) => {
+                        warnings.extend(run.skipped_text(&skipped));
+                        summary
+                    }
+                    Err(e) => {
+                        warnings.push(e.to_string());
+                        None
+                    }
+                },
+            };
+            (run, summary)
+        })
+        .collect();
+    (listed, warnings)
+}
+
+/// The summary of `rows` for a run in `state`: from its start to its end, to `now_ms` while it
+/// runs, or to its last sample when it ended unrecorded (lost). None before it started or
+/// without a single row.
+pub fn summary_of(
+    record: &RunRecord,
+    state: RunState,
+    rows: &[MetricsRow],
+    now_ms: u64,
+) -> Option<RunSummary> {
+    let started = record.started_ms?;
+    let last_row = rows.iter().map(|r| r.t_unix_ms).max()?;
+    let ended = match (record.ended_ms, state) {
+        (Some(ended), _) => ended as i64,
+        (None, RunState::Running | RunState::Starting) => now_ms as i64,
+        (None, _) => last_row,
+    };
+    let gpus = record.summary_gpus(rows.iter().map(|r| r.gpu_index));
+    let mut summary = summarize(rows, started as i64, ended, &gpus);
+    summary.lost_gpus = record.lost_gpus.clone();
+    Some(summary)
+}
+
+/// Feeds a log to the tracker one line at a time, a line ending at `\n` or at a progress bar's
+/// `\r`, so a bar redrawn for hours without a newline never has to fit in memory.
+fn feed_file(tracker: &mut ProgressTracker, path: &Path) -> Result<(), RunError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(RunError::store(path, e)),
+    };
+    for_each_line(BufReader::new(file), |line| {
+        tracker.feed_bytes(line);
+    })
+    .map_err(|e| RunError::store(path, e))
+}
+
+/// Calls `each` with every line of `reader`, split at `\n` and `\r`; a line longer than
+/// MAX_LINE_BYTES (no progress line is) is skipped whole, never held in memory beyond that.
+fn for_each_line(mut reader: impl BufRead, mut each: impl FnMut(&[u8])) -> std::io::Result<()> {
+    let mut line = Vec::new();
+    let mut overlong = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        let (used, ended) = match chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(i) => (i + 1, Some(i)),
+            None => (chunk.len(), None),
+        };
+        let part = &chunk[..ended.unwrap_or(used)];
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        overlong |= part.len() > room;
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        reader.consume(used);
+        if ended.is_some() {
+            if !overlong {
+                each(&line);
+            }
+            line.clear();
+            overlong = false;
+        }
+    }
+    if !line.is_empty() && !overlong {
+        each(&line);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "recorded_tests.rs"]
+mod tests;

@@ -1,0 +1,179 @@
+//! The runs as a table for people and as a JSON document for scripts.
+
+use serde::Serialize;
+
+use super::summary::RunSummary;
+use crate::runs::clock;
+use crate::runs::record::{RunRecord, RunState};
+use crate::runs::store::Run;
+use crate::secrets::Secrets;
+
+/// Columns of the runs table.
+const COLUMNS: usize = 10;
+
+/// The JSON schema id of `gpudeck runs --json`.
+pub const RUNS_SCHEMA: &str = "gpudeck.runs/v1";
+
+/// `gpudeck runs --json`: every run's record, its state as a reader derives it (`lost`), where
+/// its directory is, and its summary.
+#[derive(Debug, Serialize)]
+pub struct Listing<'a> {
+    pub schema: &'static str,
+    pub runs: Vec<ListedRun<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ListedRun<'a> {
+    #[serde(flatten)]
+    pub record: RunRecord,
+    pub dir: &'a std::path::Path,
+    /// What its GPU metrics add up to; null without metrics.
+    pub summary: Option<&'a RunSummary>,
+    /// How long it ran: to its end, to now while it runs, to its last evidence (last sample or
+    /// log write) when it was lost; null before it started.
+    pub duration_ms: Option<u64>,
+}
+
+/// The runs, each with its summary (see [`Run::summary`]).
+/// The environment values of secret-looking names are hidden as `secrets` says.
+pub fn listing_json<'a>(
+    runs: &'a [(Run, Option<RunSummary>)],
+    now_ms: u64,
+    secrets: &Secrets,
+) -> Listing<'a> {
+    Listing {
+        schema: RUNS_SCHEMA,
+        runs: runs
+            .iter()
+            .map(|(run, summary)| {
+                let mut record = run.record.clone();
+                record.state = run.state();
+                record.redact(secrets);
+                ListedRun {
+                    record,
+                    dir: &run.dir,
+                    summary: summary.as_ref(),
+                    duration_ms: run.duration_ms(summary.as_ref(), now_ms),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The columns' names, in the order they are printed.
+const HEADER: [&str; COLUMNS] = [
+    "ID", "NAME", "STATE", "GPUS", "LAUNCHER", "STARTED", "DURATION", "UTIL", "BUSY", "EXIT",
+];
+
+/// The columns left out, in this order, while the table is wider than the terminal: first what
+/// another column repeats (the id holds the name and the date), then how it was launched, last
+/// how the run used its GPUs and how it ended. ID, STATE, GPUS and DURATION always stay.
+const FOLD_ORDER: [usize; 6] = [1, 5, 4, 8, 7, 9];
+
+/// One line per run in the order given (the caller lists them newest first, as the Runs tab
+/// does), columns as wide as their widest cell, within `width` columns where leaving out the
+/// less telling columns gets it there; a line then says which are left out. UTIL is the GPUs'
+/// mean utilisation, BUSY the share of the GPU-seconds held that they were busy (`-` without
+/// metrics); a run without GPUs shows `none` under GPUS, as in the Runs tab.
+pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64, width: usize) -> String {
+    if runs.is_empty() {
+        return crate::output::wrap_to(
+            "No runs yet (start one with `gpudeck run --gpus 0,1 -- CMD...`).",
+            "",
+            width,
+        ) + "\n";
+    }
+    let header = HEADER.map(String::from);
+    let rows: Vec<[String; COLUMNS]> = runs
+        .iter()
+        .map(|(run, summary)| {
+            let r = &run.record;
+            [
+                r.id.clone(),
+                r.name.clone(),
+                state_text(run),
+                match &r.slurm {
+                    Some(job) => job.placement(),
+                    None if r.gpus.is_empty() => "none".into(),
+                    None => r.gpu_indices(),
+                },
+                r.launcher.as_str().to_string(),
+                clock::rfc3339_utc(r.started_ms.unwrap_or(r.created_ms)),
+                run.duration_ms(summary.as_ref(), now_ms)
+                    .map_or_else(|| "-".into(), clock::duration),
+                utilisation(summary.as_ref()),
+                busy(summary.as_ref()),
+                r.exit_code.map_or_else(|| "-".into(), |c| c.to_string()),
+            ]
+        })
+        .collect();
+    let mut widths = [0usize; COLUMNS];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let shown = columns_within(&widths, width);
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = shown
+            .iter()
+            .map(|&c| format!("{:<w$}", row[c], w = widths[c]))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let left_out: Vec<&str> = (0..COLUMNS)
+        .filter(|c| !shown.contains(c))
+        .map(|c| HEADER[c])
+        .collect();
+    if !left_out.is_empty() {
+        let note = format!(
+            "({} left out to fit {width} columns; a wider terminal shows them, and \
+             `gpudeck runs --json` has everything.)",
+            left_out.join(", ")
+        );
+        out.push_str(&crate::output::wrap_to(&note, " ", width));
+        out.push('\n');
+    }
+    out
+}
+
+/// The columns to print, in order: all of them when they fit `width`, else without the first
+/// of [`FOLD_ORDER`] until they do (or only those that always stay are left).
+fn columns_within(widths: &[usize; COLUMNS], width: usize) -> Vec<usize> {
+    let mut shown: Vec<usize> = (0..COLUMNS).collect();
+    let line = |shown: &[usize]| {
+        shown.iter().map(|&c| widths[c]).sum::<usize>() + 2 * shown.len().saturating_sub(1)
+    };
+    for column in FOLD_ORDER {
+        if line(&shown) <= width {
+            break;
+        }
+        shown.retain(|&c| c != column);
+    }
+    shown
+}
+
+/// The state, with why a Slurm job still waits in the queue: "starting (Resources)".
+fn state_text(run: &Run) -> String {
+    let reason = run.record.slurm.as_ref().and_then(|j| j.reason.as_deref());
+    match (run.state(), reason) {
+        (RunState::Starting, Some(reason)) => format!("starting ({reason})"),
+        (state, _) => state.to_string(),
+    }
+}
+
+/// The mean utilisation as a whole percentage, `-` when there is none.
+fn utilisation(summary: Option<&RunSummary>) -> String {
+    summary
+        .and_then(RunSummary::mean_util_pct)
+        .map_or_else(|| "-".into(), |u| format!("{u:.0}%"))
+}
+
+/// The busy ratio as a whole percentage, `-` when there is none.
+fn busy(summary: Option<&RunSummary>) -> String {
+    summary
+        .and_then(|s| s.busy_ratio)
+        .map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0))
+}
