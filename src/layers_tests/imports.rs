@@ -266,7 +266,13 @@ pub(super) fn paths(tokens: &[String], children: &[String]) -> Vec<Vec<String>> 
         let is_head = ["crate", "super", "self", "gpudeck"].contains(&head)
             || children.iter().any(|c| c == head);
         let after_separator = i > 0 && (tokens[i - 1] == "::" || tokens[i - 1] == "$");
-        if is_head && !after_separator && tokens.get(i + 1).is_some_and(|t| t == "::") {
+        // `pub(in crate::runs)` names where an item is visible, not what the file uses.
+        let visibility = i > 1 && tokens[i - 1] == "in" && tokens[i - 2] == "(";
+        if is_head
+            && !after_separator
+            && !visibility
+            && tokens.get(i + 1).is_some_and(|t| t == "::")
+        {
             path_tree(tokens, i, Vec::new(), &mut found);
         }
     }

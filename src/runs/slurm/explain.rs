@@ -2,7 +2,7 @@
 //! Slurm's reason codes ("PartitionTimeLimit", "JobLaunchFailure") are terse, and some pending
 //! reasons mean the job will never start on its own.
 
-use super::JobView;
+use super::status::JobView;
 use crate::runs::record::RunState;
 
 /// Why a pending job waits, in words, with what to do when waiting will not help.

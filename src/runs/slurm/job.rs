@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde::{Deserialize, Serialize};
 
 use super::status::{parse_sacct, parse_scontrol, parse_squeue, submitted_job_id, SACCT_FORMAT};
-use super::{JobView, SubmitError};
+use super::status::{JobView, SubmitError};
 
 /// The `slurm` section of a Slurm run's `run.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

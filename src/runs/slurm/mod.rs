@@ -2,6 +2,7 @@
 //! what Slurm's tools say of a submitted job. The `[slurm]` settings and the `Backend` are the
 //! config's types, re-exported here.
 
+mod error;
 mod explain;
 mod job;
 pub(super) mod run;
@@ -9,8 +10,7 @@ mod script;
 mod status;
 mod validate;
 
-use thiserror::Error;
-
+pub use error::SlurmError;
 pub use explain::{ended as explain_end, waiting as explain_wait};
 pub use job::{cancel, observe, submit_script, SlurmJob};
 pub use script::{batch_script, job_shape, log_files};
@@ -27,55 +27,4 @@ pub use crate::config::{Backend, SlurmContainer, SlurmSettings};
 pub struct SlurmDefaults {
     pub backend: Backend,
     pub settings: SlurmSettings,
-}
-
-/// Why a run spec cannot become a Slurm batch script.
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum SlurmError {
-    #[error(
-        "gpus = \"{selection}\" names GPUs, but on Slurm the scheduler picks them; \
-         ask for `count:N` (N per node) or set slurm.gpus_per_node"
-    )]
-    NamedGpus { selection: String },
-    #[error("gpus = \"all\" has no meaning on a cluster; set slurm.gpus_per_node (or gpus = \"count:N\")")]
-    AllGpus,
-    #[error("the {launcher} launcher needs at least one GPU per node")]
-    NeedsGpus { launcher: &'static str },
-    #[error("the single launcher starts one task, so it runs on one node, not {nodes}")]
-    SingleOnManyNodes { nodes: u32 },
-    #[error("slurm.nodes must be at least 1")]
-    NoNodes,
-    #[error("the {field} `{value}` cannot be used: {why}")]
-    BadValue {
-        field: &'static str,
-        value: String,
-        why: &'static str,
-    },
-    #[error("the extra #SBATCH line `{line}` cannot be used: {why}")]
-    BadExtra { line: String, why: &'static str },
-    #[error("the run has an image but slurm.container is not set (pyxis or apptainer)")]
-    NoContainerSupport,
-    #[error("the run has no command")]
-    NoCommand,
-}
-
-impl SlurmError {
-    /// What to do about it.
-    pub fn fix(&self) -> String {
-        match self {
-            SlurmError::NamedGpus { .. } | SlurmError::AllGpus => {
-                "Write `--gpus count:N` or `gpus_per_node = N` under [slurm].".into()
-            }
-            SlurmError::NeedsGpus { .. } => {
-                "Ask for GPUs (`--gpus count:N`) or use `--launcher single`.".into()
-            }
-            SlurmError::SingleOnManyNodes { .. } => {
-                "Use `--launcher torchrun` or `per-gpu` for several nodes, or `--nodes 1`.".into()
-            }
-            SlurmError::NoContainerSupport => "Set `container = \"pyxis\"` or \
-                `container = \"apptainer\"` under [slurm], as the cluster supports."
-                .into(),
-            _ => "Correct the value; docs/slurm.md lists what each field takes.".into(),
-        }
-    }
 }

@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::SlurmError;
 use super::validate::{
     env_name, extra_line, mount_source, quote, quote_all, sbatch_path, sbatch_word, time_limit,
 };
-use super::{SlurmContainer, SlurmError, SlurmSettings};
+use crate::config::{SlurmContainer, SlurmSettings};
 use crate::runs::local::sampler::METRICS_FILE;
 use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
 

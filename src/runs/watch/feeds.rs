@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::{GpuTrace, LogChunk, ProgressView, RunDetail};
 use crate::runs::record::RunState;
 use crate::runs::store::{LogStream, Run};
 use crate::runs::watch::progress::ProgressTracker;
@@ -12,6 +11,7 @@ use crate::runs::watch::samples::{MetricsRow, RowReader, SkippedLines};
 use crate::runs::watch::series::Series;
 use crate::runs::watch::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
 use crate::runs::watch::tail::Follower;
+use crate::runs::watch::update::{GpuTrace, LogChunk, ProgressView, RunDetail};
 use crate::runs::METRICS_FILE;
 
 /// Metrics read per look and run: a day of 8 GPUs is caught up with in a few seconds.

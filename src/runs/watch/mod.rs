@@ -14,8 +14,7 @@ pub mod series;
 pub mod summary;
 pub(super) mod table;
 pub mod tail;
+mod update;
 
-pub use collector::{
-    spawn, GpuTrace, LogChunk, ProgressView, RunDetail, RunRow, RunsCommand, RunsHandle,
-    RunsUpdate, Watcher,
-};
+pub use collector::{spawn, RunsHandle, Watcher};
+pub use update::{GpuTrace, LogChunk, ProgressView, RunDetail, RunRow, RunsCommand, RunsUpdate};

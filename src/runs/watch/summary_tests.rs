@@ -1,6 +1,8 @@
 //! Tests of run summaries on hand-made rows (gaps and clipping included) and of each alert.
 
+use super::totals::*;
 use super::*;
+use crate::runs::watch::samples::MetricsRow;
 
 const GIB: u64 = 1 << 30;
 

@@ -5,8 +5,8 @@
 //! which strict JSON parsers refuse, and reprs may hold `tensor(0.5, device='cuda:0')` or
 //! `np.float64(0.5)` values. Nested objects flatten into `outer/inner` names.
 
+use super::event::ProgressEvent;
 use super::pairs::{add_pair, parse_number};
-use super::ProgressEvent;
 
 /// Nesting beyond this is skipped rather than flattened; it also bounds the recursion.
 const MAX_DEPTH: usize = 4;

@@ -1,8 +1,8 @@
 //! Keras `model.fit` output: `Epoch 3/10` headers and the progress bars of Keras 3
 //! (`45/100 ━━━━ 2s 30ms/step - loss: 0.2345`) and tf.keras 2 (`45/100 [===>...] - ETA: 2s - loss: 0.2345`).
 
+use super::event::ProgressEvent;
 use super::pairs::{add_pair, split_fraction};
-use super::ProgressEvent;
 
 /// `Epoch 3/10`, printed by Keras before each epoch's bar.
 pub(super) fn parse_epoch_header(text: &str) -> Option<ProgressEvent> {

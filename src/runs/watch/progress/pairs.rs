@@ -1,7 +1,7 @@
 //! Generic `key=value` and `key: value` lines, and the naming rules every format shares: which
 //! keys are the step, the epoch and their totals, and which look like training metrics.
 
-use super::ProgressEvent;
+use super::event::ProgressEvent;
 
 /// Keys longer than this are not metric names; the cap also bounds what a tracker stores.
 const MAX_KEY_BYTES: usize = 64;

@@ -1,5 +1,6 @@
 //! Tests of `parse_line` against fixtures written in each tool's real output format.
 
+use super::line::MAX_SEGMENT_BYTES;
 use super::*;
 
 const KERAS3: &str = include_str!("../testdata/keras3.log");

@@ -1,8 +1,8 @@
 //! Progress bars drawn by tqdm (the Hugging Face Trainer, PyTorch Lightning's default bar) and by
 //! rich (Lightning's `RichProgressBar`), with their `key=value` / `key: value` postfix metrics.
 
+use super::event::ProgressEvent;
 use super::pairs::{add_pair, split_fraction, Pairs};
-use super::ProgressEvent;
 
 /// Bars of evaluation loops: their steps are not the training step, and they carry no metrics.
 /// Also bars of data preparation (`datasets`' `Map:`, `Loading checkpoint shards:`), whose counts

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::{parse_line, ProgressEvent};
+use super::event::ProgressEvent;
+use super::line::parse_line;
 use crate::runs::watch::series::Series;
 
 /// Points kept per scalar: more than a wide terminal's braille chart can show.

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::rows_of;
+use super::totals::rows_of;
 use crate::runs::watch::samples::MetricsRow;
 use crate::units::human_bytes;
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{GpuSummary, RunSummary, DEFAULT_PERIOD_MS, GAP_FACTOR};
+use super::totals::{assemble, GpuSummary, RunSummary, DEFAULT_PERIOD_MS, GAP_FACTOR};
 use crate::runs::watch::samples::MetricsRow;
 
 /// Gaps used to learn a GPU's sampling period; the median of the first ones, as `summarize`
@@ -72,7 +72,7 @@ impl SummaryBuilder {
                 None => GpuSums::default().summary(gpu, self.started_ms),
             })
             .collect();
-        super::assemble(self.started_ms, ended_ms, gpus.len(), per_gpu)
+        assemble(self.started_ms, ended_ms, gpus.len(), per_gpu)
     }
 }
 
