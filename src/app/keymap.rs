@@ -1,38 +1,12 @@
-//! Keys to actions, each binding with its description; the help overlay and footer are generated from it.
+//! Keys to actions through the keymap table (`bindings`), and the help lines and footer hints
+//! generated from the same table.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::{Action, Tab};
 use super::state::{AppState, Overlay};
 
-pub use super::bindings::bindings;
-
-/// Where a binding applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Context {
-    Global,
-    Tab(Tab),
-    /// A logs view: a container's (Containers tab) or a run's (Runs tab).
-    Logs,
-    /// Only in a run's logs view: its ranks.
-    RunLogs,
-    /// The view of one process (Enter on the Processes tab).
-    ProcessView,
-}
-
-/// One key binding.
-#[derive(Clone, Debug)]
-pub struct Binding {
-    pub code: KeyCode,
-    pub modifiers: KeyModifiers,
-    pub action: Action,
-    pub context: Context,
-    /// The key as help shows it; one label may stand for several bindings (e.g. "↓/j").
-    pub label: &'static str,
-    pub description: &'static str,
-    /// The footer's short wording, for the few keys worth a place there (it must fit in 80 columns).
-    pub footer: Option<&'static str>,
-}
+pub use super::bindings::{bindings, Binding, Context, KEYS};
 
 /// Maps a key press to an action in the current mode.
 pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option<Action> {
@@ -249,5 +223,20 @@ mod tests {
         let mut dedup = labels.clone();
         dedup.dedup();
         assert_eq!(labels.len(), dedup.len());
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_where_it_applies() {
+        // A second binding of a key in the same context would never be reached.
+        for (i, a) in KEYS.iter().enumerate() {
+            let shadowed = KEYS[..i]
+                .iter()
+                .any(|b| b.code == a.code && b.modifiers == a.modifiers && b.context == a.context);
+            assert!(
+                !shadowed,
+                "{:?} {:?} in {:?}",
+                a.modifiers, a.code, a.context
+            );
+        }
     }
 }

@@ -2,7 +2,6 @@
 
 pub mod action;
 mod bindings;
-mod bindings_runs;
 pub mod compat;
 mod cursor;
 pub mod docker;
