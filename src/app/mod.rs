@@ -388,10 +388,10 @@ pub async fn run(
                     docker_host.clone(),
                     Some(effects.store.claims()),
                 );
-                let (line, is_error) = shell_run::run(launch, ctx, &app.shell).await;
+                let ended = shell_run::run(launch, ctx, &app.shell).await;
                 terminal::resume(&mut terminal, mouse)?;
                 input = EventStream::new();
-                app.state.set_status(line, is_error);
+                app.state.set_status(ended.text, ended.is_error);
                 pacer.input = true;
             }
             if app.state.quit {
