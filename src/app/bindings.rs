@@ -1,8 +1,9 @@
-//! The keymap as a table, one line per binding: the key, where it applies, what it does and the
-//! words help and the footer show. Keys are looked up and help is generated from this table only.
+//! The keymap as tables, one line per binding: the key, where it applies, what it does and the
+//! words help and the footer show; and the keys of the dialogs, which take every key before the
+//! tabs do. Keys are looked up and help is generated from these tables only.
 
 use crossterm::event::KeyCode::{
-    self, BackTab, Char, Down, End, Enter, Esc, Home, PageDown, PageUp, Up, F,
+    self, BackTab, Backspace, Char, Down, End, Enter, Esc, Home, PageDown, PageUp, Up, F,
 };
 use crossterm::event::KeyModifiers;
 
@@ -163,3 +164,73 @@ pub const KEYS: &[Binding] = &[
 pub fn bindings() -> Vec<Binding> {
     KEYS.to_vec()
 }
+
+/// A dialog, or text being typed, that takes the keys before the tabs do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    /// A yes/no question: any key without a line here answers no.
+    Confirm,
+    /// Help or the messages view: any key without a line here closes it.
+    Scroll,
+    Shell,
+    RunForm,
+    Pull,
+    /// A filter or a logs search being typed.
+    Typing,
+}
+
+/// One key of a dialog, whatever the modifiers; a character without a line is typed
+/// (`FilterInput`) in the dialogs that take text.
+#[derive(Clone, Debug)]
+pub struct DialogKey {
+    pub dialog: Dialog,
+    pub code: KeyCode,
+    pub action: A,
+}
+
+const fn dialog(dialog: Dialog, code: KeyCode, action: A) -> DialogKey {
+    DialogKey {
+        dialog,
+        code,
+        action,
+    }
+}
+
+/// Every dialog key.
+#[rustfmt::skip]
+pub const DIALOG_KEYS: &[DialogKey] = &[
+    //     dialog            key            action
+    dialog(Dialog::Confirm,  Char('y'),     A::Confirm),
+    dialog(Dialog::Confirm,  Char('Y'),     A::Confirm),
+    dialog(Dialog::Confirm,  Enter,         A::Confirm),
+    dialog(Dialog::Scroll,   Up,            A::Up),
+    dialog(Dialog::Scroll,   Char('k'),     A::Up),
+    dialog(Dialog::Scroll,   Down,          A::Down),
+    dialog(Dialog::Scroll,   Char('j'),     A::Down),
+    dialog(Dialog::Scroll,   PageUp,        A::PageUp),
+    dialog(Dialog::Scroll,   PageDown,      A::PageDown),
+    dialog(Dialog::Scroll,   Char(' '),     A::PageDown),
+    dialog(Dialog::Scroll,   Home,          A::Top),
+    dialog(Dialog::Scroll,   Char('g'),     A::Top),
+    dialog(Dialog::Scroll,   End,           A::Bottom),
+    dialog(Dialog::Scroll,   Char('G'),     A::Bottom),
+    dialog(Dialog::Shell,    Enter,         A::Confirm),
+    dialog(Dialog::Shell,    Esc,           A::Cancel),
+    dialog(Dialog::Shell,    Up,            A::Up),
+    dialog(Dialog::Shell,    Down,          A::Down),
+    dialog(Dialog::RunForm,  Enter,         A::Confirm),
+    dialog(Dialog::RunForm,  Esc,           A::Cancel),
+    dialog(Dialog::RunForm,  KeyCode::Tab,  A::NextTab),
+    dialog(Dialog::RunForm,  BackTab,       A::PrevTab),
+    dialog(Dialog::RunForm,  Up,            A::Up),
+    dialog(Dialog::RunForm,  Down,          A::Down),
+    dialog(Dialog::RunForm,  Backspace,     A::FilterBackspace),
+    dialog(Dialog::Pull,     Enter,         A::Confirm),
+    dialog(Dialog::Pull,     Esc,           A::Cancel),
+    dialog(Dialog::Pull,     Up,            A::Up),
+    dialog(Dialog::Pull,     Down,          A::Down),
+    dialog(Dialog::Pull,     Backspace,     A::FilterBackspace),
+    dialog(Dialog::Typing,   Enter,         A::FilterDone),
+    dialog(Dialog::Typing,   Esc,           A::FilterClear),
+    dialog(Dialog::Typing,   Backspace,     A::FilterBackspace),
+];

@@ -1,12 +1,12 @@
-//! Keys to actions through the keymap table (`bindings`), and the help lines and footer hints
-//! generated from the same table.
+//! Keys to actions through the keymap tables (`bindings`), and the help lines and footer hints
+//! generated from the same tables.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::{Action, Tab};
 use super::state::{AppState, Overlay};
 
-pub use super::bindings::{bindings, Binding, Context, KEYS};
+pub use super::bindings::{bindings, Binding, Context, Dialog, DialogKey, DIALOG_KEYS, KEYS};
 
 /// Maps a key press to an action in the current mode.
 pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option<Action> {
@@ -18,60 +18,20 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
             _ => {}
         }
     }
-    match &state.overlay {
-        Overlay::Confirm(_) => {
-            return Some(match key.code {
-                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => Action::Confirm,
-                _ => Action::Cancel,
-            });
+    let dialog = match &state.overlay {
+        Overlay::Confirm(_) => Some(Dialog::Confirm),
+        Overlay::Help | Overlay::Messages => Some(Dialog::Scroll),
+        Overlay::Shell(_) => Some(Dialog::Shell),
+        Overlay::RunForm(_) => Some(Dialog::RunForm),
+        Overlay::Pull(_) => Some(Dialog::Pull),
+        Overlay::None => {
+            let typing = state.list_filter().is_some_and(|f| f.editing)
+                || open_logs(state).is_some_and(|l| l.editing_search);
+            typing.then_some(Dialog::Typing)
         }
-        Overlay::Help | Overlay::Messages => return Some(scroll_or_close(key.code)),
-        Overlay::Shell(_) => {
-            return match key.code {
-                KeyCode::Enter => Some(Action::Confirm),
-                KeyCode::Esc => Some(Action::Cancel),
-                KeyCode::Up => Some(Action::Up),
-                KeyCode::Down => Some(Action::Down),
-                KeyCode::Char(c) => Some(Action::FilterInput(c)),
-                _ => None,
-            };
-        }
-        Overlay::RunForm(_) => {
-            return match key.code {
-                KeyCode::Enter => Some(Action::Confirm),
-                KeyCode::Esc => Some(Action::Cancel),
-                KeyCode::Tab => Some(Action::NextTab),
-                KeyCode::BackTab => Some(Action::PrevTab),
-                KeyCode::Up => Some(Action::Up),
-                KeyCode::Down => Some(Action::Down),
-                KeyCode::Backspace => Some(Action::FilterBackspace),
-                KeyCode::Char(c) => Some(Action::FilterInput(c)),
-                _ => None,
-            };
-        }
-        Overlay::Pull(_) => {
-            return match key.code {
-                KeyCode::Enter => Some(Action::Confirm),
-                KeyCode::Esc => Some(Action::Cancel),
-                KeyCode::Up => Some(Action::Up),
-                KeyCode::Down => Some(Action::Down),
-                KeyCode::Backspace => Some(Action::FilterBackspace),
-                KeyCode::Char(c) => Some(Action::FilterInput(c)),
-                _ => None,
-            };
-        }
-        Overlay::None => {}
-    }
-    let typing = state.list_filter().is_some_and(|f| f.editing)
-        || open_logs(state).is_some_and(|l| l.editing_search);
-    if typing {
-        return match key.code {
-            KeyCode::Enter => Some(Action::FilterDone),
-            KeyCode::Esc => Some(Action::FilterClear),
-            KeyCode::Backspace => Some(Action::FilterBackspace),
-            KeyCode::Char(c) => Some(Action::FilterInput(c)),
-            _ => None,
-        };
+    };
+    if let Some(dialog) = dialog {
+        return dialog_action(dialog, key.code);
     }
     let modifiers = key.modifiers - KeyModifiers::SHIFT;
     keymap
@@ -81,16 +41,19 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         .map(|b| b.action.clone())
 }
 
-/// In help and the messages view the moving keys scroll; any other key closes.
-fn scroll_or_close(code: KeyCode) -> Action {
-    match code {
-        KeyCode::Up | KeyCode::Char('k') => Action::Up,
-        KeyCode::Down | KeyCode::Char('j') => Action::Down,
-        KeyCode::PageUp => Action::PageUp,
-        KeyCode::PageDown | KeyCode::Char(' ') => Action::PageDown,
-        KeyCode::Home | KeyCode::Char('g') => Action::Top,
-        KeyCode::End | KeyCode::Char('G') => Action::Bottom,
-        _ => Action::Cancel,
+/// A key in a dialog: its line in the table, else a typed character in the dialogs that take
+/// text; in a question or help any other key closes it.
+fn dialog_action(dialog: Dialog, code: KeyCode) -> Option<Action> {
+    let listed = DIALOG_KEYS
+        .iter()
+        .find(|k| k.dialog == dialog && k.code == code);
+    if let Some(k) = listed {
+        return Some(k.action.clone());
+    }
+    match (dialog, code) {
+        (Dialog::Confirm | Dialog::Scroll, _) => Some(Action::Cancel),
+        (_, KeyCode::Char(c)) => Some(Action::FilterInput(c)),
+        _ => None,
     }
 }
 
@@ -238,5 +201,36 @@ mod tests {
                 a.modifiers, a.code, a.context
             );
         }
+    }
+
+    #[test]
+    fn no_dialog_key_is_listed_twice() {
+        for (i, a) in DIALOG_KEYS.iter().enumerate() {
+            let twice = DIALOG_KEYS[..i]
+                .iter()
+                .any(|b| b.dialog == a.dialog && b.code == a.code);
+            assert!(!twice, "{:?} in {:?}", a.code, a.dialog);
+        }
+    }
+
+    #[test]
+    fn a_question_takes_yes_and_a_form_takes_typing() {
+        assert_eq!(
+            dialog_action(Dialog::Confirm, KeyCode::Char('Y')),
+            Some(Action::Confirm)
+        );
+        assert_eq!(
+            dialog_action(Dialog::Confirm, KeyCode::Char('n')),
+            Some(Action::Cancel)
+        );
+        assert_eq!(
+            dialog_action(Dialog::RunForm, KeyCode::Char('g')),
+            Some(Action::FilterInput('g'))
+        );
+        assert_eq!(
+            dialog_action(Dialog::Scroll, KeyCode::Char('g')),
+            Some(Action::Top)
+        );
+        assert_eq!(dialog_action(Dialog::Typing, KeyCode::Left), None);
     }
 }
