@@ -11,11 +11,13 @@ pub use super::bindings::{bindings, Binding, Context, Dialog, DialogKey, DIALOG_
 /// Maps a key press to an action in the current mode.
 pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option<Action> {
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        match key.code {
-            KeyCode::Char('c') => return Some(Action::Quit),
-            // Raw mode turns off the terminal's own Ctrl-Z, so the app does it, from anywhere.
-            KeyCode::Char('z') => return Some(Action::Suspend),
-            _ => {}
+        // Ctrl-C and Ctrl-Z work from anywhere, dialogs included: raw mode turns off the
+        // terminal's own, so the app does them.
+        let anywhere = keymap
+            .iter()
+            .find(|b| b.modifiers == KeyModifiers::CONTROL && b.code == key.code);
+        if let Some(b) = anywhere {
+            return Some(b.action.clone());
         }
     }
     let dialog = match &state.overlay {
