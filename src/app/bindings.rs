@@ -1,23 +1,68 @@
-//! The key bindings themselves: every key, where it applies, and the words help and the footer use.
+//! The keymap as tables, one line per binding: the key, where it applies, what it does and the
+//! words help and the footer show; and the keys of the dialogs, which take every key before the
+//! tabs do. Keys are looked up and help is generated from these tables only.
 
-use crossterm::event::{KeyCode, KeyModifiers};
+use crossterm::event::KeyCode::{
+    self, BackTab, Backspace, Char, Down, End, Enter, Esc, Home, PageDown, PageUp, Up, F,
+};
+use crossterm::event::KeyModifiers;
 
-use super::action::Action;
-use super::keymap::{Binding, Context};
+use super::action::{Action as A, Tab};
 
-pub(super) const NONE: KeyModifiers = KeyModifiers::NONE;
+/// Where a binding applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Context {
+    Global,
+    Tab(Tab),
+    /// A logs view: a container's (Containers tab) or a run's (Runs tab).
+    Logs,
+    /// Only in a run's logs view: its ranks.
+    RunLogs,
+    /// The view of one process (Enter on the Processes tab).
+    ProcessView,
+}
 
-pub(super) fn bind(
+/// One key binding.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    pub code: KeyCode,
+    pub modifiers: KeyModifiers,
+    pub action: A,
+    pub context: Context,
+    /// The key as help shows it; one label may stand for several bindings (e.g. "↓/j").
+    pub label: &'static str,
+    pub description: &'static str,
+    /// The footer's short wording, for the few keys worth a place there (it must fit in 80 columns).
+    pub footer: Option<&'static str>,
+}
+
+const ALL: Context = Context::Global;
+const GPUS: Context = Context::Tab(Tab::Gpus);
+const PROCS: Context = Context::Tab(Tab::Processes);
+const CONTS: Context = Context::Tab(Tab::Containers);
+const IMAGES: Context = Context::Tab(Tab::Images);
+const COMPAT: Context = Context::Tab(Tab::Compat);
+const DOCTOR: Context = Context::Tab(Tab::Doctor);
+const RUNS: Context = Context::Tab(Tab::Runs);
+const LOGS: Context = Context::Logs;
+const RANKS: Context = Context::RunLogs;
+const PROC: Context = Context::ProcessView;
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+
+const fn key(
+    modifiers: KeyModifiers,
     code: KeyCode,
-    action: Action,
     context: Context,
+    action: A,
     label: &'static str,
     description: &'static str,
     footer: Option<&'static str>,
 ) -> Binding {
     Binding {
         code,
-        modifiers: NONE,
+        modifiers,
         action,
         context,
         label,
@@ -26,460 +71,166 @@ pub(super) fn bind(
     }
 }
 
-/// The whole keymap. Bindings sharing a label are one help line.
+/// Every binding. Order matters: the first binding of a key active here wins, bindings sharing a
+/// label are one help line (the first one's words), and help and the footer list them in order.
+#[rustfmt::skip]
+pub const KEYS: &[Binding] = &[
+    //  mods   key            where    action                          label         help text                                              footer
+    key(NONE,  Char('q'),     ALL,     A::Quit,                        "q",          "quit",                                                Some("quit")),
+    key(CTRL,  Char('c'),     ALL,     A::Quit,                        "Ctrl-C",     "quit",                                                None),
+    key(CTRL,  Char('z'),     ALL,     A::Suspend,                     "Ctrl-Z",     "suspend to the shell (fg resumes)",                   None),
+    key(NONE,  Char('M'),     ALL,     A::ShowMessages,                "M",          "messages: the recent ones, each whole",               None),
+    key(NONE,  Char('T'),     ALL,     A::CycleTheme,                  "T",          "switch to the next colour theme",                     None),
+    key(NONE,  Char('?'),     ALL,     A::ToggleHelp,                  "?",          "help: all keys",                                      Some("help")),
+    key(NONE,  KeyCode::Tab,  ALL,     A::NextTab,                     "Tab",        "next tab",                                            Some("tab")),
+    key(NONE,  BackTab,       ALL,     A::PrevTab,                     "Shift-Tab",  "previous tab",                                        None),
+    key(NONE,  Char('1'),     ALL,     A::SelectTab(Tab::Gpus),        "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('2'),     ALL,     A::SelectTab(Tab::Processes),   "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('3'),     ALL,     A::SelectTab(Tab::Topology),    "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('4'),     ALL,     A::SelectTab(Tab::Containers),  "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('5'),     ALL,     A::SelectTab(Tab::Images),      "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('6'),     ALL,     A::SelectTab(Tab::Compat),      "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('7'),     ALL,     A::SelectTab(Tab::Doctor),      "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('8'),     ALL,     A::SelectTab(Tab::Runs),        "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Up,            ALL,     A::Up,                          "↑/k",        "move up",                                             None),
+    key(NONE,  Char('k'),     ALL,     A::Up,                          "↑/k",        "move up",                                             None),
+    key(NONE,  Down,          ALL,     A::Down,                        "↓/j",        "move down",                                           None),
+    key(NONE,  Char('j'),     ALL,     A::Down,                        "↓/j",        "move down",                                           None),
+    key(NONE,  PageUp,        ALL,     A::PageUp,                      "PgUp/PgDn",  "move a page",                                         None),
+    key(NONE,  PageDown,      ALL,     A::PageDown,                    "PgUp/PgDn",  "move a page",                                         None),
+    key(NONE,  Home,          ALL,     A::Top,                         "Home/g",     "first row",                                           None),
+    key(NONE,  Char('g'),     ALL,     A::Top,                         "Home/g",     "first row",                                           None),
+    key(NONE,  End,           ALL,     A::Bottom,                      "End/G",      "last row",                                            None),
+    key(NONE,  Char('G'),     ALL,     A::Bottom,                      "End/G",      "last row",                                            None),
+    key(NONE,  Char('p'),     GPUS,    A::TogglePower,                 "p",          "show/hide the power graph",                           Some("power")),
+    key(NONE,  Char('m'),     GPUS,    A::CycleGraph,                  "m",          "row graph: utilisation, memory, power",               Some("graph")),
+    key(NONE,  Enter,         GPUS,    A::ShowGpuProcesses,            "Enter",      "processes of the selected GPU",                       Some("processes")),
+    key(NONE,  Char('s'),     PROCS,   A::CycleSort,                   "s",          "sort by the next column",                             Some("sort")),
+    key(NONE,  Char('r'),     PROCS,   A::ReverseSort,                 "r",          "reverse the sort order",                              Some("reverse")),
+    key(NONE,  Char('/'),     PROCS,   A::StartFilter,                 "/",          "filter (text, or gpu:N)",                             Some("filter")),
+    key(NONE,  Esc,           PROCS,   A::FilterClear,                 "Esc",        "clear the filter",                                    None),
+    key(NONE,  Enter,         PROCS,   A::OpenProcess,                 "Enter",      "open the selected process's view",                    Some("details")),
+    key(NONE,  Char('x'),     PROCS,   A::KillSelected,                "x/F9",       "kill: SIGTERM, again for SIGKILL",                    Some("kill")),
+    key(NONE,  F(9),          PROCS,   A::KillSelected,                "x/F9",       "kill: SIGTERM, again for SIGKILL",                    None),
+    key(NONE,  Esc,           PROC,    A::CloseView,                   "Esc",        "back to the process list",                            Some("back")),
+    key(NONE,  Char('x'),     PROC,    A::KillSelected,                "x/F9",       "kill this process: SIGTERM, again for SIGKILL",       Some("kill")),
+    key(NONE,  F(9),          PROC,    A::KillSelected,                "x/F9",       "kill this process: SIGTERM, again for SIGKILL",       None),
+    key(NONE,  Enter,         CONTS,   A::OpenLogs,                    "Enter/l",    "logs of the selected container",                      Some("logs")),
+    key(NONE,  Char('l'),     CONTS,   A::OpenLogs,                    "Enter/l",    "logs of the selected container",                      None),
+    key(NONE,  Char('e'),     CONTS,   A::ReenterShell,                "e",          "enter a kept gpudeck shell",                          None),
+    key(NONE,  Char('i'),     CONTS,   A::OpenInspect,                 "i",          "inspect: command, mounts, env, ports",                Some("inspect")),
+    key(NONE,  Char('s'),     CONTS,   A::StartContainer,              "s",          "start the container",                                 Some("start")),
+    key(NONE,  Char('t'),     CONTS,   A::StopContainer,               "t",          "stop the container (asks first)",                     Some("stop")),
+    key(NONE,  Char('R'),     CONTS,   A::RestartContainer,            "R",          "restart the container (asks first)",                  None),
+    key(NONE,  Char('d'),     CONTS,   A::RemoveSelected,              "d",          "remove the container (asks first)",                   Some("remove")),
+    key(NONE,  Esc,           CONTS,   A::CloseView,                   "Esc",        "close the inspect view, or clear the filter",         None),
+    key(NONE,  Char('d'),     IMAGES,  A::RemoveSelected,              "d",          "remove the image (asks first)",                       Some("remove")),
+    key(NONE,  Char('r'),     DOCTOR,  A::RunDoctor,                   "r",          "diagnose again",                                      Some("again")),
+    key(NONE,  Char('p'),     COMPAT,  A::PullSelected,                "p",          "pull the selected image (verdict shown first)",       Some("pull")),
+    key(NONE,  Char('n'),     COMPAT,  A::NextWontRun,                 "n/N",        "next/previous image that will not run here",          Some("next ✗")),
+    key(NONE,  Char('N'),     COMPAT,  A::PrevWontRun,                 "n/N",        "next/previous image that will not run here",          None),
+    key(NONE,  Char('s'),     IMAGES,  A::OpenShell,                   "s",          "a shell in this image on chosen GPUs",                Some("shell")),
+    key(NONE,  Char('p'),     IMAGES,  A::OpenPullPicker,              "p",          "pull an image: pick from the catalog or type any",    Some("pull")),
+    key(NONE,  Char('c'),     IMAGES,  A::CancelPull,                  "c",          "cancel the newest running pull",                      Some("cancel pull")),
+    key(NONE,  Char('r'),     IMAGES,  A::RetryPull,                   "r",          "retry the pull the Docker Engine cut",                None),
+    key(NONE,  Char('f'),     LOGS,    A::ToggleFollow,                "f",          "follow new lines on/off",                             Some("follow")),
+    key(NONE,  Char('/'),     LOGS,    A::StartFilter,                 "/",          "search",                                              Some("search")),
+    key(NONE,  Char('n'),     LOGS,    A::NextMatch,                   "n",          "next (older) match",                                  Some("next")),
+    key(NONE,  Char('w'),     LOGS,    A::SaveLogs,                    "w",          "save the lines to a file",                            Some("save")),
+    key(NONE,  Esc,           LOGS,    A::CloseView,                   "Esc",        "close the logs",                                      Some("close")),
+    key(NONE,  Enter,         RUNS,    A::OpenLogs,                    "Enter/l",    "the run's whole output (follow, search, save)",       Some("logs")),
+    key(NONE,  Char('l'),     RUNS,    A::OpenLogs,                    "Enter/l",    "the run's whole output (follow, search, save)",       None),
+    key(NONE,  Char('n'),     RUNS,    A::NewRun,                      "n",          "start a new run (command, GPUs, launcher)",           Some("new")),
+    key(NONE,  Char('m'),     RUNS,    A::CycleGraph,                  "m",          "chart its GPUs' utilisation, memory or power",        None),
+    key(NONE,  Char('x'),     RUNS,    A::StopRun,                     "x",          "stop: SIGINT, SIGTERM, SIGKILL (asks first)",         Some("stop")),
+    key(NONE,  Char('R'),     RUNS,    A::RerunRun,                    "R",          "run again with the same spec (asks first)",           Some("re-run")),
+    key(NONE,  Char('K'),     RUNS,    A::KillLeftovers,               "K",          "kill what still holds its GPUs (asks first)",         None),
+    key(NONE,  Char('['),     RUNS,    A::PrevRank,                    "[/]",        "previous/next rank's output",                         Some("rank")),
+    key(NONE,  Char(']'),     RUNS,    A::NextRank,                    "[/]",        "previous/next rank's output",                         None),
+    key(NONE,  Char('['),     RANKS,   A::PrevRank,                    "[/]",        "previous/next rank's output",                         Some("rank")),
+    key(NONE,  Char(']'),     RANKS,   A::NextRank,                    "[/]",        "previous/next rank's output",                         None),
+    // `/` and Esc on every list tab but Processes (which words its own); on Containers, Esc
+    // first closes the inspect view (above).
+    key(NONE,  Char('/'),     CONTS,   A::StartFilter,                 "/",          "filter the list: rows with this text in any column",  None),
+    key(NONE,  Char('/'),     IMAGES,  A::StartFilter,                 "/",          "filter the list: rows with this text in any column",  None),
+    key(NONE,  Esc,           IMAGES,  A::FilterClear,                 "Esc",        "clear the filter",                                    None),
+    key(NONE,  Char('/'),     COMPAT,  A::StartFilter,                 "/",          "filter the list: rows with this text in any column",  None),
+    key(NONE,  Esc,           COMPAT,  A::FilterClear,                 "Esc",        "clear the filter",                                    None),
+    key(NONE,  Char('/'),     RUNS,    A::StartFilter,                 "/",          "filter the list: rows with this text in any column",  None),
+    key(NONE,  Esc,           RUNS,    A::FilterClear,                 "Esc",        "clear the filter",                                    None),
+];
+
+/// The whole keymap, as the app holds it.
 pub fn bindings() -> Vec<Binding> {
-    use Context::Global as G;
-    use KeyCode::*;
-    let p = Context::Tab(super::action::Tab::Processes);
-    let g = Context::Tab(super::action::Tab::Gpus);
-    let c = Context::Tab(super::action::Tab::Containers);
-    let im = Context::Tab(super::action::Tab::Images);
-    let cp = Context::Tab(super::action::Tab::Compat);
-    let dr = Context::Tab(super::action::Tab::Doctor);
-    let lg = Context::Logs;
-    let pv = Context::ProcessView;
-    let mut ctrl_c = bind(Char('c'), Action::Quit, G, "Ctrl-C", "quit", None);
-    ctrl_c.modifiers = KeyModifiers::CONTROL;
-    let mut ctrl_z = bind(
-        Char('z'),
-        Action::Suspend,
-        G,
-        "Ctrl-Z",
-        "suspend to the shell (fg resumes)",
-        None,
-    );
-    ctrl_z.modifiers = KeyModifiers::CONTROL;
-    vec![
-        bind(Char('q'), Action::Quit, G, "q", "quit", Some("quit")),
-        ctrl_c,
-        ctrl_z,
-        bind(
-            Char('M'),
-            Action::ShowMessages,
-            G,
-            "M",
-            "messages: the recent ones, each whole",
-            None,
-        ),
-        bind(
-            Char('T'),
-            Action::CycleTheme,
-            G,
-            "T",
-            "switch to the next colour theme",
-            None,
-        ),
-        bind(
-            Char('?'),
-            Action::ToggleHelp,
-            G,
-            "?",
-            "help: all keys",
-            Some("help"),
-        ),
-        bind(Tab, Action::NextTab, G, "Tab", "next tab", Some("tab")),
-        bind(
-            BackTab,
-            Action::PrevTab,
-            G,
-            "Shift-Tab",
-            "previous tab",
-            None,
-        ),
-        bind(
-            Char('1'),
-            Action::SelectTab(super::action::Tab::Gpus),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(
-            Char('2'),
-            Action::SelectTab(super::action::Tab::Processes),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(
-            Char('3'),
-            Action::SelectTab(super::action::Tab::Topology),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(
-            Char('4'),
-            Action::SelectTab(super::action::Tab::Containers),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(
-            Char('5'),
-            Action::SelectTab(super::action::Tab::Images),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(
-            Char('6'),
-            Action::SelectTab(super::action::Tab::Compat),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(
-            Char('7'),
-            Action::SelectTab(super::action::Tab::Doctor),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(
-            Char('8'),
-            Action::SelectTab(super::action::Tab::Runs),
-            G,
-            "1-8",
-            "go to a tab by number",
-            None,
-        ),
-        bind(Up, Action::Up, G, "↑/k", "move up", None),
-        bind(Char('k'), Action::Up, G, "↑/k", "move up", None),
-        bind(Down, Action::Down, G, "↓/j", "move down", None),
-        bind(Char('j'), Action::Down, G, "↓/j", "move down", None),
-        bind(PageUp, Action::PageUp, G, "PgUp/PgDn", "move a page", None),
-        bind(
-            PageDown,
-            Action::PageDown,
-            G,
-            "PgUp/PgDn",
-            "move a page",
-            None,
-        ),
-        bind(Home, Action::Top, G, "Home/g", "first row", None),
-        bind(Char('g'), Action::Top, G, "Home/g", "first row", None),
-        bind(End, Action::Bottom, G, "End/G", "last row", None),
-        bind(Char('G'), Action::Bottom, G, "End/G", "last row", None),
-        bind(
-            Char('p'),
-            Action::TogglePower,
-            g,
-            "p",
-            "show/hide the power graph",
-            Some("power"),
-        ),
-        bind(
-            Char('m'),
-            Action::CycleGraph,
-            g,
-            "m",
-            "row graph: utilisation, memory, power",
-            Some("graph"),
-        ),
-        bind(
-            Enter,
-            Action::ShowGpuProcesses,
-            g,
-            "Enter",
-            "processes of the selected GPU",
-            Some("processes"),
-        ),
-        bind(
-            Char('s'),
-            Action::CycleSort,
-            p,
-            "s",
-            "sort by the next column",
-            Some("sort"),
-        ),
-        bind(
-            Char('r'),
-            Action::ReverseSort,
-            p,
-            "r",
-            "reverse the sort order",
-            Some("reverse"),
-        ),
-        bind(
-            Char('/'),
-            Action::StartFilter,
-            p,
-            "/",
-            "filter (text, or gpu:N)",
-            Some("filter"),
-        ),
-        bind(Esc, Action::FilterClear, p, "Esc", "clear the filter", None),
-        bind(
-            Enter,
-            Action::OpenProcess,
-            p,
-            "Enter",
-            "open the selected process's view",
-            Some("details"),
-        ),
-        bind(
-            Char('x'),
-            Action::KillSelected,
-            p,
-            "x/F9",
-            "kill: SIGTERM, again for SIGKILL",
-            Some("kill"),
-        ),
-        bind(
-            F(9),
-            Action::KillSelected,
-            p,
-            "x/F9",
-            "kill: SIGTERM, again for SIGKILL",
-            None,
-        ),
-        bind(
-            Esc,
-            Action::CloseView,
-            pv,
-            "Esc",
-            "back to the process list",
-            Some("back"),
-        ),
-        bind(
-            Char('x'),
-            Action::KillSelected,
-            pv,
-            "x/F9",
-            "kill this process: SIGTERM, again for SIGKILL",
-            Some("kill"),
-        ),
-        bind(
-            F(9),
-            Action::KillSelected,
-            pv,
-            "x/F9",
-            "kill this process: SIGTERM, again for SIGKILL",
-            None,
-        ),
-        bind(
-            Enter,
-            Action::OpenLogs,
-            c,
-            "Enter/l",
-            "logs of the selected container",
-            Some("logs"),
-        ),
-        bind(
-            Char('l'),
-            Action::OpenLogs,
-            c,
-            "Enter/l",
-            "logs of the selected container",
-            None,
-        ),
-        bind(
-            Char('e'),
-            Action::ReenterShell,
-            c,
-            "e",
-            "enter a kept gpudeck shell",
-            None,
-        ),
-        bind(
-            Char('i'),
-            Action::OpenInspect,
-            c,
-            "i",
-            "inspect: command, mounts, env, ports",
-            Some("inspect"),
-        ),
-        bind(
-            Char('s'),
-            Action::StartContainer,
-            c,
-            "s",
-            "start the container",
-            Some("start"),
-        ),
-        bind(
-            Char('t'),
-            Action::StopContainer,
-            c,
-            "t",
-            "stop the container (asks first)",
-            Some("stop"),
-        ),
-        bind(
-            Char('R'),
-            Action::RestartContainer,
-            c,
-            "R",
-            "restart the container (asks first)",
-            None,
-        ),
-        bind(
-            Char('d'),
-            Action::RemoveSelected,
-            c,
-            "d",
-            "remove the container (asks first)",
-            Some("remove"),
-        ),
-        bind(
-            Esc,
-            Action::CloseView,
-            c,
-            "Esc",
-            "close the inspect view, or clear the filter",
-            None,
-        ),
-        bind(
-            Char('d'),
-            Action::RemoveSelected,
-            im,
-            "d",
-            "remove the image (asks first)",
-            Some("remove"),
-        ),
-        bind(
-            Char('r'),
-            Action::RunDoctor,
-            dr,
-            "r",
-            "diagnose again",
-            Some("again"),
-        ),
-        bind(
-            Char('p'),
-            Action::PullSelected,
-            cp,
-            "p",
-            "pull the selected image (verdict shown first)",
-            Some("pull"),
-        ),
-        bind(
-            Char('n'),
-            Action::NextWontRun,
-            cp,
-            "n/N",
-            "next/previous image that will not run here",
-            Some("next ✗"),
-        ),
-        bind(
-            Char('N'),
-            Action::PrevWontRun,
-            cp,
-            "n/N",
-            "next/previous image that will not run here",
-            None,
-        ),
-        bind(
-            Char('s'),
-            Action::OpenShell,
-            im,
-            "s",
-            "a shell in this image on chosen GPUs",
-            Some("shell"),
-        ),
-        bind(
-            Char('p'),
-            Action::OpenPullPicker,
-            im,
-            "p",
-            "pull an image: pick from the catalog or type any",
-            Some("pull"),
-        ),
-        bind(
-            Char('c'),
-            Action::CancelPull,
-            im,
-            "c",
-            "cancel the newest running pull",
-            Some("cancel pull"),
-        ),
-        bind(
-            Char('r'),
-            Action::RetryPull,
-            im,
-            "r",
-            "retry the pull the Docker Engine cut",
-            None,
-        ),
-        bind(
-            Char('f'),
-            Action::ToggleFollow,
-            lg,
-            "f",
-            "follow new lines on/off",
-            Some("follow"),
-        ),
-        bind(
-            Char('/'),
-            Action::StartFilter,
-            lg,
-            "/",
-            "search",
-            Some("search"),
-        ),
-        bind(
-            Char('n'),
-            Action::NextMatch,
-            lg,
-            "n",
-            "next (older) match",
-            Some("next"),
-        ),
-        bind(
-            Char('w'),
-            Action::SaveLogs,
-            lg,
-            "w",
-            "save the lines to a file",
-            Some("save"),
-        ),
-        bind(
-            Esc,
-            Action::CloseView,
-            lg,
-            "Esc",
-            "close the logs",
-            Some("close"),
-        ),
-    ]
-    .into_iter()
-    .chain(super::bindings_runs::bindings())
-    .chain(filter_bindings())
-    .collect()
+    KEYS.to_vec()
 }
 
-/// `/` and Esc on every list tab but Processes (which words its own); on Containers, Esc
-/// first closes the inspect view.
-fn filter_bindings() -> Vec<Binding> {
-    use super::action::Tab;
-    let mut out = Vec::new();
-    for tab in [Tab::Containers, Tab::Images, Tab::Compat, Tab::Runs] {
-        let context = Context::Tab(tab);
-        out.push(bind(
-            KeyCode::Char('/'),
-            Action::StartFilter,
-            context,
-            "/",
-            "filter the list: rows with this text in any column",
-            None,
-        ));
-        if tab != Tab::Containers {
-            out.push(bind(
-                KeyCode::Esc,
-                Action::FilterClear,
-                context,
-                "Esc",
-                "clear the filter",
-                None,
-            ));
-        }
-    }
-    out
+/// A dialog, or text being typed, that takes the keys before the tabs do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    /// A yes/no question: any key without a line here answers no.
+    Confirm,
+    /// Help or the messages view: any key without a line here closes it.
+    Scroll,
+    Shell,
+    RunForm,
+    Pull,
+    /// A filter or a logs search being typed.
+    Typing,
 }
+
+/// One key of a dialog, whatever the modifiers; a character without a line is typed
+/// (`FilterInput`) in the dialogs that take text.
+#[derive(Clone, Debug)]
+pub struct DialogKey {
+    pub dialog: Dialog,
+    pub code: KeyCode,
+    pub action: A,
+}
+
+const fn dialog(dialog: Dialog, code: KeyCode, action: A) -> DialogKey {
+    DialogKey {
+        dialog,
+        code,
+        action,
+    }
+}
+
+/// Every dialog key.
+#[rustfmt::skip]
+pub const DIALOG_KEYS: &[DialogKey] = &[
+    //     dialog            key            action
+    dialog(Dialog::Confirm,  Char('y'),     A::Confirm),
+    dialog(Dialog::Confirm,  Char('Y'),     A::Confirm),
+    dialog(Dialog::Confirm,  Enter,         A::Confirm),
+    dialog(Dialog::Scroll,   Up,            A::Up),
+    dialog(Dialog::Scroll,   Char('k'),     A::Up),
+    dialog(Dialog::Scroll,   Down,          A::Down),
+    dialog(Dialog::Scroll,   Char('j'),     A::Down),
+    dialog(Dialog::Scroll,   PageUp,        A::PageUp),
+    dialog(Dialog::Scroll,   PageDown,      A::PageDown),
+    dialog(Dialog::Scroll,   Char(' '),     A::PageDown),
+    dialog(Dialog::Scroll,   Home,          A::Top),
+    dialog(Dialog::Scroll,   Char('g'),     A::Top),
+    dialog(Dialog::Scroll,   End,           A::Bottom),
+    dialog(Dialog::Scroll,   Char('G'),     A::Bottom),
+    dialog(Dialog::Shell,    Enter,         A::Confirm),
+    dialog(Dialog::Shell,    Esc,           A::Cancel),
+    dialog(Dialog::Shell,    Up,            A::Up),
+    dialog(Dialog::Shell,    Down,          A::Down),
+    dialog(Dialog::RunForm,  Enter,         A::Confirm),
+    dialog(Dialog::RunForm,  Esc,           A::Cancel),
+    dialog(Dialog::RunForm,  KeyCode::Tab,  A::NextTab),
+    dialog(Dialog::RunForm,  BackTab,       A::PrevTab),
+    dialog(Dialog::RunForm,  Up,            A::Up),
+    dialog(Dialog::RunForm,  Down,          A::Down),
+    dialog(Dialog::RunForm,  Backspace,     A::FilterBackspace),
+    dialog(Dialog::Pull,     Enter,         A::Confirm),
+    dialog(Dialog::Pull,     Esc,           A::Cancel),
+    dialog(Dialog::Pull,     Up,            A::Up),
+    dialog(Dialog::Pull,     Down,          A::Down),
+    dialog(Dialog::Pull,     Backspace,     A::FilterBackspace),
+    dialog(Dialog::Typing,   Enter,         A::FilterDone),
+    dialog(Dialog::Typing,   Esc,           A::FilterClear),
+    dialog(Dialog::Typing,   Backspace,     A::FilterBackspace),
+];

@@ -2,7 +2,7 @@
 
 use super::action::{Action, Command, DockerCommand, Tab};
 use super::docker::EngineStatus;
-use super::logs_view::LogsOutcome;
+use super::logs_view_actions::LogsOutcome;
 use super::state::{AppState, Confirmation, Overlay};
 use crate::docker::update::DockerUpdate;
 use crate::docker::ContainerState;

@@ -7,26 +7,26 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::action::{Command, DockerCommand};
+use super::event::{Event, RunDone, SignalResult};
 use super::saved_logs::save_logs;
 use super::state::AppState;
-use super::unix_now;
-use crate::doctor::DoctorReport;
-use crate::host::{KillSignal, ProcessTable, ProcessTarget};
+use crate::host::{ProcessTable, ProcessTarget};
 use crate::runs::watch::{RunsCommand, RunsHandle};
 use crate::runs::RunStore;
 
-/// Carries out the app's commands: signals, Docker actions, files, diagnoses, runs.
-/// What starting a run needs: the GPUs as read, the binary, the GPU source, container setup.
-type StartParts = (
-    crate::gpu::report::GpuReport,
-    PathBuf,
-    crate::gpu::GpuSourceChoice,
-    crate::runs::ContainerSetup,
-    crate::runs::slurm::SlurmDefaults,
-);
+/// What starting a run needs from the dashboard.
+struct StartParts {
+    /// The GPUs as the collector last read them.
+    gpus: crate::gpu::report::GpuReport,
+    /// This binary, which supervises the run.
+    exe: PathBuf,
+    gpu_source: crate::gpu::GpuSourceChoice,
+    container: crate::runs::ContainerSetup,
+    slurm: crate::runs::slurm::SlurmDefaults,
+}
 
 /// The status line for a start: the new id to select, or why it did not start.
-fn started_line(started: Result<crate::runs::Started, crate::runs::RunError>) -> RunDone {
+fn started_line(started: Result<crate::runs::Started, crate::runs::RunError>) -> Event {
     match started {
         Ok(s) => {
             let mut line = match &s.run.record.slurm {
@@ -36,28 +36,40 @@ fn started_line(started: Result<crate::runs::Started, crate::runs::RunError>) ->
             if let Some(w) = s.warnings.first() {
                 line.push_str(&format!("; warning: {w}"));
             }
-            (line, false, Some(s.run.id().to_string()))
+            run_done(line, false, Some(s.run.id().to_string()))
         }
-        Err(e) => (e.to_string(), true, None),
+        Err(e) => run_done(e.to_string(), true, None),
     }
 }
 
-/// How a stop or restart went: the status line, whether it failed, and a new run to select.
-pub(super) type RunDone = (String, bool, Option<String>);
+/// The event that says how a run's start, stop or restart went.
+fn run_done(line: String, is_error: bool, new_run: Option<String>) -> Event {
+    Event::RunDone(RunDone {
+        line,
+        is_error,
+        new_run,
+    })
+}
 
+/// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
+pub(super) fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Carries out the app's commands: signals, Docker actions, files, diagnoses, runs.
 pub(super) struct Effects {
     /// The GPU collector; dropping the effects stops it.
     pub gpu: crate::gpu::collector::CollectorHandle,
     pub processes: Arc<dyn ProcessTable>,
-    pub signal_done: mpsc::Sender<(ProcessTarget, KillSignal, Result<(), String>)>,
+    /// The loop's events: the results of signals, diagnoses and run starts and stops.
+    pub events: mpsc::Sender<Event>,
     pub docker: tokio::sync::mpsc::UnboundedSender<DockerCommand>,
     pub docker_host: Option<String>,
-    pub doctor_done: mpsc::Sender<DoctorReport>,
     pub data_dir: PathBuf,
     pub runs: RunsHandle,
     pub store: RunStore,
-    /// A stop or restart of a run finished.
-    pub run_done: mpsc::Sender<RunDone>,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     pub container: crate::runs::ContainerSetup,
     pub slurm: crate::runs::slurm::SlurmDefaults,
@@ -72,13 +84,17 @@ impl Effects {
                 signal,
             } => {
                 let table = Arc::clone(&self.processes);
-                let done = self.signal_done.clone();
+                let done = self.events.clone();
                 let target = ProcessTarget { pid, start_ticks };
                 tokio::task::spawn_blocking(move || {
                     let result = table
                         .signal_exact(target, signal)
                         .map_err(|e| e.to_string());
-                    let _ = done.blocking_send((target, signal, result));
+                    let _ = done.blocking_send(Event::Signalled(SignalResult {
+                        target,
+                        signal,
+                        result,
+                    }));
                 });
             }
             Command::Gpu(cmd) => self.gpu.send(cmd),
@@ -115,7 +131,7 @@ impl Effects {
     /// A stop waits for the ranks to go (seconds, up to the grace periods): on a thread.
     fn stop_run(&self, id: String, state: &mut AppState) {
         let store = self.store.clone();
-        let done = self.run_done.clone();
+        let done = self.events.clone();
         let job = state
             .runs
             .runs
@@ -133,15 +149,15 @@ impl Effects {
                 .and_then(|run| crate::runs::stop_run(&run, crate::runs::DEFAULT_GRACE));
             let line = match result {
                 Ok(crate::runs::StopOutcome::AlreadyFinished(s)) => {
-                    (format!("{id} had already ended ({s})"), false, None)
+                    run_done(format!("{id} had already ended ({s})"), false, None)
                 }
-                Ok(crate::runs::StopOutcome::Stopped { signal, run }) => (
+                Ok(crate::runs::StopOutcome::Stopped { signal, run }) => run_done(
                     format!("{id} {} (ranks gone after {signal})", run.state()),
                     false,
                     None,
                 ),
                 // One status line: a message wrapped for the terminal is joined back up.
-                Err(e) => (e.to_string().replace('\n', " "), true, None),
+                Err(e) => run_done(e.to_string().replace('\n', " "), true, None),
             };
             let _ = done.blocking_send(line);
         });
@@ -151,11 +167,18 @@ impl Effects {
     /// A new run from the selected one's spec, checked against the GPUs as the dashboard sees
     /// them now; starting waits for the supervisor (up to seconds): on a thread.
     fn rerun(&self, id: String, state: &mut AppState) {
-        let Some((gpus, exe, choice, container, slurm)) = self.start_parts(state) else {
+        let Some(StartParts {
+            gpus,
+            exe,
+            gpu_source,
+            container,
+            slurm,
+        }) = self.start_parts(state)
+        else {
             return;
         };
         let store = self.store.clone();
-        let done = self.run_done.clone();
+        let done = self.events.clone();
         state.set_status(format!("starting {id} again…"), false);
         self.background("rerun", move || {
             let started = store.find(&id).and_then(|run| {
@@ -165,7 +188,7 @@ impl Effects {
                     cwd: run.record.workdir.clone(),
                     path: std::env::var_os("PATH"),
                     exe,
-                    gpu_source: choice,
+                    gpu_source,
                     container,
                     slurm,
                 };
@@ -181,9 +204,15 @@ impl Effects {
             return;
         };
         let store = self.store.clone();
-        let done = self.run_done.clone();
+        let done = self.events.clone();
         self.background("start-run", move || {
-            let (gpus, exe, choice, container, slurm) = ctx;
+            let StartParts {
+                gpus,
+                exe,
+                gpu_source,
+                container,
+                slurm,
+            } = ctx;
             let cwd = spec.workdir.clone().unwrap_or_else(|| PathBuf::from("."));
             let ctx = crate::runs::StartContext {
                 gpus: &gpus,
@@ -191,7 +220,7 @@ impl Effects {
                 cwd,
                 path: std::env::var_os("PATH"),
                 exe,
-                gpu_source: choice,
+                gpu_source,
                 container,
                 slurm,
             };
@@ -209,13 +238,13 @@ impl Effects {
             return None;
         };
         match std::env::current_exe() {
-            Ok(exe) => Some((
+            Ok(exe) => Some(StartParts {
                 gpus,
                 exe,
-                self.gpu_choice.clone(),
-                self.container.clone(),
-                self.slurm.clone(),
-            )),
+                gpu_source: self.gpu_choice.clone(),
+                container: self.container.clone(),
+                slurm: self.slurm.clone(),
+            }),
             Err(e) => {
                 state.set_status(format!("the gpudeck binary cannot be found: {e}"), true);
                 None
@@ -225,9 +254,11 @@ impl Effects {
 
     fn background(&self, name: &str, work: impl FnOnce() + Send + 'static) {
         if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(work) {
-            let _ = self
-                .run_done
-                .try_send((format!("could not start a thread: {e}"), true, None));
+            let _ = self.events.try_send(run_done(
+                format!("could not start a thread: {e}"),
+                true,
+                None,
+            ));
         }
     }
 
@@ -241,7 +272,7 @@ impl Effects {
         let frameworks =
             crate::compat::doctor::framework_check(&gpu, &state.compat.data, &state.docker.catalog);
         let host = self.docker_host.clone();
-        let done = self.doctor_done.clone();
+        let done = self.events.clone();
         let spawned = std::thread::Builder::new()
             .name("doctor".into())
             .spawn(move || {
@@ -258,7 +289,7 @@ impl Effects {
                 ));
                 let mut report = crate::doctor::run_checks(&facts);
                 report.push(frameworks);
-                let _ = done.blocking_send(report);
+                let _ = done.blocking_send(Event::Doctor(Box::new(report)));
             });
         if let Err(e) = spawned {
             state.doctor.running = false;

@@ -1,103 +1,39 @@
-//! Keys to actions, each binding with its description; the help overlay and footer are generated from it.
+//! Keys to actions through the keymap tables (`bindings`), and the help lines and footer hints
+//! generated from the same tables.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::action::{Action, Tab};
 use super::state::{AppState, Overlay};
 
-pub use super::bindings::bindings;
-
-/// Where a binding applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Context {
-    Global,
-    Tab(Tab),
-    /// A logs view: a container's (Containers tab) or a run's (Runs tab).
-    Logs,
-    /// Only in a run's logs view: its ranks.
-    RunLogs,
-    /// The view of one process (Enter on the Processes tab).
-    ProcessView,
-}
-
-/// One key binding.
-#[derive(Clone, Debug)]
-pub struct Binding {
-    pub code: KeyCode,
-    pub modifiers: KeyModifiers,
-    pub action: Action,
-    pub context: Context,
-    /// The key as help shows it; one label may stand for several bindings (e.g. "↓/j").
-    pub label: &'static str,
-    pub description: &'static str,
-    /// The footer's short wording, for the few keys worth a place there (it must fit in 80 columns).
-    pub footer: Option<&'static str>,
-}
+pub use super::bindings::{bindings, Binding, Context, Dialog, DialogKey, DIALOG_KEYS, KEYS};
 
 /// Maps a key press to an action in the current mode.
 pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option<Action> {
     if key.modifiers.contains(KeyModifiers::CONTROL) {
-        match key.code {
-            KeyCode::Char('c') => return Some(Action::Quit),
-            // Raw mode turns off the terminal's own Ctrl-Z, so the app does it, from anywhere.
-            KeyCode::Char('z') => return Some(Action::Suspend),
-            _ => {}
+        // Ctrl-C and Ctrl-Z work from anywhere, dialogs included: raw mode turns off the
+        // terminal's own, so the app does them.
+        let anywhere = keymap
+            .iter()
+            .find(|b| b.modifiers == KeyModifiers::CONTROL && b.code == key.code);
+        if let Some(b) = anywhere {
+            return Some(b.action.clone());
         }
     }
-    match &state.overlay {
-        Overlay::Confirm(_) => {
-            return Some(match key.code {
-                KeyCode::Char('y') | KeyCode::Char('Y') | KeyCode::Enter => Action::Confirm,
-                _ => Action::Cancel,
-            });
+    let dialog = match &state.overlay {
+        Overlay::Confirm(_) => Some(Dialog::Confirm),
+        Overlay::Help | Overlay::Messages => Some(Dialog::Scroll),
+        Overlay::Shell(_) => Some(Dialog::Shell),
+        Overlay::RunForm(_) => Some(Dialog::RunForm),
+        Overlay::Pull(_) => Some(Dialog::Pull),
+        Overlay::None => {
+            let typing = state.list_filter().is_some_and(|f| f.editing)
+                || open_logs(state).is_some_and(|l| l.editing_search);
+            typing.then_some(Dialog::Typing)
         }
-        Overlay::Help | Overlay::Messages => return Some(scroll_or_close(key.code)),
-        Overlay::Shell(_) => {
-            return match key.code {
-                KeyCode::Enter => Some(Action::Confirm),
-                KeyCode::Esc => Some(Action::Cancel),
-                KeyCode::Up => Some(Action::Up),
-                KeyCode::Down => Some(Action::Down),
-                KeyCode::Char(c) => Some(Action::FilterInput(c)),
-                _ => None,
-            };
-        }
-        Overlay::RunForm(_) => {
-            return match key.code {
-                KeyCode::Enter => Some(Action::Confirm),
-                KeyCode::Esc => Some(Action::Cancel),
-                KeyCode::Tab => Some(Action::NextTab),
-                KeyCode::BackTab => Some(Action::PrevTab),
-                KeyCode::Up => Some(Action::Up),
-                KeyCode::Down => Some(Action::Down),
-                KeyCode::Backspace => Some(Action::FilterBackspace),
-                KeyCode::Char(c) => Some(Action::FilterInput(c)),
-                _ => None,
-            };
-        }
-        Overlay::Pull(_) => {
-            return match key.code {
-                KeyCode::Enter => Some(Action::Confirm),
-                KeyCode::Esc => Some(Action::Cancel),
-                KeyCode::Up => Some(Action::Up),
-                KeyCode::Down => Some(Action::Down),
-                KeyCode::Backspace => Some(Action::FilterBackspace),
-                KeyCode::Char(c) => Some(Action::FilterInput(c)),
-                _ => None,
-            };
-        }
-        Overlay::None => {}
-    }
-    let typing = state.list_filter().is_some_and(|f| f.editing)
-        || open_logs(state).is_some_and(|l| l.editing_search);
-    if typing {
-        return match key.code {
-            KeyCode::Enter => Some(Action::FilterDone),
-            KeyCode::Esc => Some(Action::FilterClear),
-            KeyCode::Backspace => Some(Action::FilterBackspace),
-            KeyCode::Char(c) => Some(Action::FilterInput(c)),
-            _ => None,
-        };
+    };
+    if let Some(dialog) = dialog {
+        return dialog_action(dialog, key.code);
     }
     let modifiers = key.modifiers - KeyModifiers::SHIFT;
     keymap
@@ -107,16 +43,19 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         .map(|b| b.action.clone())
 }
 
-/// In help and the messages view the moving keys scroll; any other key closes.
-fn scroll_or_close(code: KeyCode) -> Action {
-    match code {
-        KeyCode::Up | KeyCode::Char('k') => Action::Up,
-        KeyCode::Down | KeyCode::Char('j') => Action::Down,
-        KeyCode::PageUp => Action::PageUp,
-        KeyCode::PageDown | KeyCode::Char(' ') => Action::PageDown,
-        KeyCode::Home | KeyCode::Char('g') => Action::Top,
-        KeyCode::End | KeyCode::Char('G') => Action::Bottom,
-        _ => Action::Cancel,
+/// A key in a dialog: its line in the table, else a typed character in the dialogs that take
+/// text; in a question or help any other key closes it.
+fn dialog_action(dialog: Dialog, code: KeyCode) -> Option<Action> {
+    let listed = DIALOG_KEYS
+        .iter()
+        .find(|k| k.dialog == dialog && k.code == code);
+    if let Some(k) = listed {
+        return Some(k.action.clone());
+    }
+    match (dialog, code) {
+        (Dialog::Confirm | Dialog::Scroll, _) => Some(Action::Cancel),
+        (_, KeyCode::Char(c)) => Some(Action::FilterInput(c)),
+        _ => None,
     }
 }
 
@@ -249,5 +188,51 @@ mod tests {
         let mut dedup = labels.clone();
         dedup.dedup();
         assert_eq!(labels.len(), dedup.len());
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_where_it_applies() {
+        // A second binding of a key in the same context would never be reached.
+        for (i, a) in KEYS.iter().enumerate() {
+            let shadowed = KEYS[..i]
+                .iter()
+                .any(|b| b.code == a.code && b.modifiers == a.modifiers && b.context == a.context);
+            assert!(
+                !shadowed,
+                "{:?} {:?} in {:?}",
+                a.modifiers, a.code, a.context
+            );
+        }
+    }
+
+    #[test]
+    fn no_dialog_key_is_listed_twice() {
+        for (i, a) in DIALOG_KEYS.iter().enumerate() {
+            let twice = DIALOG_KEYS[..i]
+                .iter()
+                .any(|b| b.dialog == a.dialog && b.code == a.code);
+            assert!(!twice, "{:?} in {:?}", a.code, a.dialog);
+        }
+    }
+
+    #[test]
+    fn a_question_takes_yes_and_a_form_takes_typing() {
+        assert_eq!(
+            dialog_action(Dialog::Confirm, KeyCode::Char('Y')),
+            Some(Action::Confirm)
+        );
+        assert_eq!(
+            dialog_action(Dialog::Confirm, KeyCode::Char('n')),
+            Some(Action::Cancel)
+        );
+        assert_eq!(
+            dialog_action(Dialog::RunForm, KeyCode::Char('g')),
+            Some(Action::FilterInput('g'))
+        );
+        assert_eq!(
+            dialog_action(Dialog::Scroll, KeyCode::Char('g')),
+            Some(Action::Top)
+        );
+        assert_eq!(dialog_action(Dialog::Typing, KeyCode::Left), None);
     }
 }

@@ -2,25 +2,37 @@
 
 pub mod action;
 mod bindings;
-mod bindings_runs;
 pub mod compat;
+mod compat_actions;
 mod cursor;
 pub mod docker;
 mod docker_actions;
 pub mod doctor;
+mod doctor_actions;
 mod effects;
+pub mod event;
 pub mod filter;
+mod filter_actions;
+pub mod gpus;
+mod gpus_actions;
+#[cfg(test)]
+mod handle_tests;
 pub mod keymap;
 pub mod logs_view;
+pub mod logs_view_actions;
 pub mod messages;
+mod messages_actions;
 pub mod processes;
-mod pull_actions;
+mod processes_actions;
 pub mod pulls;
+mod pulls_actions;
 pub mod run_form;
+mod run_form_actions;
 pub mod runs;
 mod runs_actions;
 mod saved_logs;
 pub mod shell_dialog;
+mod shell_dialog_actions;
 mod shell_run;
 pub mod state;
 pub mod terminal;
@@ -30,24 +42,23 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream, KeyEventKind, MouseButton, MouseEventKind};
+use crossterm::event::{EventStream, KeyEventKind, MouseButton, MouseEventKind};
 use futures::StreamExt;
 use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use ratatui::Terminal;
-use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
 use crate::config::{Config, Theme};
 use crate::docker::update::DockerUpdate;
-use crate::doctor::DoctorReport;
 use crate::gpu::collector::{self, GpuUpdate, Opener};
-use crate::host::{KillSignal, ProcessTable, ProcessTarget};
+use crate::host::ProcessTable;
 use crate::metrics::MetricsFeed;
 use crate::runs::watch::{RunsCommand, RunsUpdate};
 use crate::runs::RunStore;
 use action::{Action, Command};
-use effects::Effects;
+use effects::{unix_now, Effects};
+use event::{Event, ExitSignal, Handled, Redraw};
 use keymap::Binding;
 use state::AppState;
 
@@ -72,8 +83,72 @@ impl App {
         }
     }
 
+    /// Folds one event into the state: the one place the loop's events are told apart. `area`
+    /// is the screen that input lands on; `metrics` sees every GPU update.
+    pub fn handle(
+        &mut self,
+        event: Event,
+        area: Rect,
+        metrics: Option<&mut MetricsFeed>,
+    ) -> Handled {
+        let mut handled = Handled::default();
+        match event {
+            Event::Input(input) => {
+                let (redraw, commands) = self.handle_event(&input, area);
+                handled.commands = commands;
+                if redraw {
+                    handled.redraw = Redraw::Now;
+                }
+            }
+            Event::Gpu(update) => {
+                if let Some(feed) = metrics {
+                    feed.observe(&update);
+                }
+                self.state.apply_gpu(update);
+                handled.redraw = Redraw::Data;
+            }
+            Event::Docker(update) => {
+                handled.commands = self.state.apply_docker(update);
+                handled.redraw = Redraw::Data;
+            }
+            Event::Runs(update) => {
+                handled.commands = self.state.apply_runs(update);
+                handled.redraw = Redraw::Data;
+            }
+            Event::RunDone(done) => {
+                self.state.set_status(done.line, done.is_error);
+                self.state.runs.select_when_listed = done.new_run;
+                handled.commands = vec![Command::Runs(RunsCommand::Refresh)];
+                handled.redraw = Redraw::Now;
+            }
+            Event::Doctor(report) => {
+                self.state.apply_doctor(*report);
+                handled.redraw = Redraw::Now;
+            }
+            Event::Signalled(sent) => {
+                self.state
+                    .apply_signal_result(sent.target, sent.signal, sent.result);
+                handled.redraw = Redraw::Now;
+            }
+            Event::Exit(signal) => {
+                match signal {
+                    ExitSignal::Terminate => tracing::info!("SIGTERM: exiting"),
+                    ExitSignal::Hangup => tracing::info!("SIGHUP (terminal gone): exiting"),
+                    ExitSignal::Interrupt => {}
+                }
+                handled.exit = true;
+            }
+        }
+        handled
+    }
+
     /// Turns a terminal event into state changes; returns whether to redraw and any commands.
-    pub fn handle_event(&mut self, event: &Event, area: Rect) -> (bool, Vec<Command>) {
+    pub fn handle_event(
+        &mut self,
+        event: &crossterm::event::Event,
+        area: Rect,
+    ) -> (bool, Vec<Command>) {
+        use crossterm::event::Event;
         let action = match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => {
                 keymap::action_for(&self.state, &self.keymap, *key)
@@ -157,13 +232,6 @@ async fn start_metrics(
     }
 }
 
-/// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// New data is drawn at most this often; keys are drawn at once. Twenty containers' stats streams
 /// each deliver a sample a second, and a frame per sample would cost more than everything else.
 const DATA_FRAME: Duration = Duration::from_millis(250);
@@ -234,42 +302,40 @@ pub async fn run(
 ) -> color_eyre::Result<()> {
     // The form starts from what a start from here gets: the same defaults as the effects.
     app.state.slurm = sources.slurm.clone();
-    let (gpu_tx, mut gpu_rx) = mpsc::channel::<GpuUpdate>(8);
-    let (docker_tx, mut docker_rx) = mpsc::channel::<DockerUpdate>(64);
+    // Everything the loop handles comes through here; each collector keeps its own channel,
+    // forwarded into this one.
+    let (events_tx, mut events_rx) = mpsc::channel::<Event>(64);
+    let (gpu_tx, gpu_rx) = mpsc::channel::<GpuUpdate>(8);
+    let (docker_tx, docker_rx) = mpsc::channel::<DockerUpdate>(64);
+    let (runs_tx, runs_rx) = mpsc::channel::<RunsUpdate>(16);
+    event::forward(gpu_rx, events_tx.clone(), Event::Gpu);
+    event::forward(docker_rx, events_tx.clone(), Event::Docker);
+    event::forward(runs_rx, events_tx.clone(), Event::Runs);
     let collector = collector::spawn(
         sources.open_gpus,
         Arc::clone(&sources.processes),
         interval,
         gpu_tx,
     );
-    let (done_tx, mut done_rx) =
-        mpsc::channel::<(ProcessTarget, KillSignal, Result<(), String>)>(8);
-    let (doctor_tx, mut doctor_rx) = mpsc::channel::<DoctorReport>(1);
-    let (runs_tx, mut runs_rx) = mpsc::channel::<RunsUpdate>(16);
-    let (run_done_tx, mut run_done_rx) = mpsc::channel::<effects::RunDone>(8);
     let store = RunStore::new(&sources.data_dir);
     let mut metrics = start_metrics(sources.metrics_listen, store.clone(), &mut app.state).await;
     let effects = Effects {
         gpu: collector,
         processes: Arc::clone(&sources.processes),
-        signal_done: done_tx,
+        events: events_tx.clone(),
         docker: crate::docker::collector::spawn(sources.docker_host.clone(), docker_tx),
         docker_host: sources.docker_host.clone(),
-        doctor_done: doctor_tx,
         data_dir: sources.data_dir.clone(),
         runs: crate::runs::watch::spawn(store.clone(), runs_tx),
         store,
-        run_done: run_done_tx,
         gpu_choice: sources.gpu_choice.clone(),
         container: sources.container.clone(),
         slurm: sources.slurm.clone(),
     };
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sighup = signal(SignalKind::hangup())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
+    event::forward_signals(events_tx)?;
     let mut terminal = terminal::enter(mouse)?;
     let result = async {
-        let mut events = EventStream::new();
+        let mut input = EventStream::new();
         let docker_host = sources.docker_host.clone();
         let mut pacer = Pacer::new();
         loop {
@@ -277,79 +343,55 @@ pub async fn run(
                 draw_frame(&mut app, &mut terminal, &mut pacer, started)?;
             }
             let wake = pacer.wake_at();
-            tokio::select! {
-                event = events.next() => match event {
-                    Some(Ok(event)) => {
+            let mut area = Rect::default();
+            let event = tokio::select! {
+                read = input.next() => match read {
+                    Some(Ok(read)) => {
                         let size = terminal.size()?;
-                        let (redraw, commands) = app.handle_event(&event, Rect::new(0, 0, size.width, size.height));
-                        pacer.input |= redraw;
-                        for c in commands {
-                            effects.execute(c, &mut app.state);
-                        }
+                        area = Rect::new(0, 0, size.width, size.height);
+                        Event::Input(read)
                     }
                     Some(Err(e)) => return Err(e.into()),
                     None => break,
                 },
-                Some(update) = gpu_rx.recv() => {
-                    if let Some(feed) = metrics.as_mut() {
-                        feed.observe(&update);
-                    }
-                    app.state.apply_gpu(update);
-                    pacer.data = true;
-                }
-                Some(update) = docker_rx.recv() => {
-                    for c in app.state.apply_docker(update) {
-                        effects.execute(c, &mut app.state);
-                    }
-                    pacer.data = true;
-                }
-                Some(update) = runs_rx.recv() => {
-                    for c in app.state.apply_runs(update) {
-                        effects.execute(c, &mut app.state);
-                    }
-                    pacer.data = true;
-                }
-                Some((line, is_error, new_run)) = run_done_rx.recv() => {
-                    app.state.set_status(line, is_error);
-                    app.state.runs.select_when_listed = new_run;
-                    effects.execute(Command::Runs(RunsCommand::Refresh), &mut app.state);
-                    pacer.input = true;
-                }
-                Some(report) = doctor_rx.recv() => {
-                    app.state.apply_doctor(report);
-                    pacer.input = true;
-                }
-                Some((target, sig, result)) = done_rx.recv() => {
-                    app.state.apply_signal_result(target, sig, result);
-                    pacer.input = true;
-                }
-                () = tokio::time::sleep_until(wake.into()), if pacer.data => {}
-                _ = sigterm.recv() => { tracing::info!("SIGTERM: exiting"); break }
-                _ = sighup.recv() => { tracing::info!("SIGHUP (terminal gone): exiting"); break }
-                _ = sigint.recv() => break,
+                Some(event) = events_rx.recv() => event,
+                // Pending data is due: the next turn draws it.
+                () = tokio::time::sleep_until(wake.into()), if pacer.data => continue,
+            };
+            let handled = app.handle(event, area, metrics.as_mut());
+            match handled.redraw {
+                Redraw::Now => pacer.input = true,
+                Redraw::Data => pacer.data = true,
+                Redraw::No => {}
+            }
+            for c in handled.commands {
+                effects.execute(c, &mut app.state);
+            }
+            if handled.exit {
+                break;
             }
             if std::mem::take(&mut app.state.suspend) {
                 // As for a shell: the event stream's reader thread must not hold the terminal.
-                drop(events);
+                drop(input);
                 terminal::stop_until_continued();
                 terminal::resume(&mut terminal, mouse)?;
-                events = EventStream::new();
+                input = EventStream::new();
                 pacer.input = true;
             }
             if let Some(launch) = app.state.pending_shell.take() {
                 // The event stream reads the terminal on a thread of its own: it must be gone
                 // while the shell owns the keyboard, and come back new afterwards.
-                drop(events);
+                drop(input);
                 terminal::suspend();
                 let ctx = shell_run::ShellContext::from_state(
                     &app.state,
                     docker_host.clone(),
                     Some(effects.store.claims()),
                 );
-                let (line, is_error) = shell_run::run(launch, ctx, &app.shell).await;
+                let ended = shell_run::run(launch, ctx, &app.shell).await;
                 terminal::resume(&mut terminal, mouse)?;
-                events = EventStream::new();
-                app.state.set_status(line, is_error);
+                input = EventStream::new();
+                app.state.set_status(ended.text, ended.is_error);
                 pacer.input = true;
             }
             if app.state.quit {

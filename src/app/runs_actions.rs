@@ -3,7 +3,8 @@
 
 use super::action::{Action, Command};
 use super::cursor::moved;
-use super::logs_view::{LogsOutcome, LogsView};
+use super::logs_view::LogsView;
+use super::logs_view_actions::LogsOutcome;
 use super::state::{AppState, Confirmation, Overlay};
 use crate::gpu::GpuProcess;
 use crate::host::{KillSignal, ProcessTarget};

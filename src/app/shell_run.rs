@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, Write};
 
+use super::messages::StatusMessage;
 use super::shell_dialog::ShellLaunch;
 use super::state::AppState;
 use crate::claims::Claims;
@@ -50,7 +51,7 @@ impl ShellContext {
 /// Runs the shell on the terminal as it is now (normal screen, cooked mode) and returns the
 /// footer's line: how it ended, or why it could not start. A failure is also printed there and
 /// waits for Enter, so it is read before the dashboard covers it.
-pub async fn run(launch: ShellLaunch, ctx: ShellContext, config: &ShellConfig) -> (String, bool) {
+pub async fn run(launch: ShellLaunch, ctx: ShellContext, config: &ShellConfig) -> StatusMessage {
     let label = match &launch {
         ShellLaunch::New { image, .. } => image.clone(),
         ShellLaunch::Reenter { name, .. } => name.clone(),
@@ -60,7 +61,7 @@ pub async fn run(launch: ShellLaunch, ctx: ShellContext, config: &ShellConfig) -
         "gpudeck: opening a shell in {label}; exit it to return to the dashboard\n"
     ));
     match session(launch, ctx, config).await {
-        Ok(code) => (
+        Ok(code) => StatusMessage::new(
             format!("shell in {label} ended with exit code {code}"),
             code != 0,
         ),
@@ -70,7 +71,7 @@ pub async fn run(launch: ShellLaunch, ctx: ShellContext, config: &ShellConfig) -
             let _ = std::io::stderr().flush();
             let mut line = String::new();
             let _ = std::io::stdin().lock().read_line(&mut line);
-            (format!("the shell in {label} did not start: {e}"), true)
+            StatusMessage::new(format!("the shell in {label} did not start: {e}"), true)
         }
     }
 }

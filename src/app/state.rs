@@ -6,34 +6,21 @@ use super::action::{Action, Command, Tab};
 use super::compat::CompatView;
 use super::docker::DockerView;
 use super::doctor::DoctorView;
-use super::filter::ListFilter;
+use super::messages::MessageLog;
 use super::processes::{ProcessListState, TermSent};
 use super::pulls::PullPicker;
+use super::run_form::RunForm;
 use super::runs::RunsView;
 use super::shell_dialog::{ShellDialog, ShellLaunch};
+use super::themes::ThemeChoice;
 use crate::config::{Config, GraphMetric};
-use crate::gpu::collector::{CollectorCommand, GpuUpdate};
-use crate::gpu::history::{capacity_for, GpuHistory};
+use crate::gpu::collector::CollectorCommand;
+use crate::gpu::history::capacity_for;
 use crate::gpu::process_watch::PROCESS_UTIL_EVERY;
-use crate::gpu::{GpuError, GpuProcess, GpuSample, Inventory, SourceKind};
-use crate::host::{KillSignal, ProcessTarget};
 use crate::runs::slurm::SlurmDefaults;
 
-/// Where the GPU data stands.
-#[derive(Clone, Debug)]
-pub enum GpuStatus {
-    Loading,
-    Failed(GpuError),
-    Ready(Box<GpuData>),
-}
-
-/// GPU facts, the latest samples and their history.
-#[derive(Clone, Debug)]
-pub struct GpuData {
-    pub inventory: Inventory,
-    pub samples: Vec<GpuSample>,
-    pub history: Vec<GpuHistory>,
-}
+pub use super::gpus::{GpuData, GpuStatus};
+pub use super::messages::StatusMessage;
 
 /// A modal on top of the tabs.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,7 +36,7 @@ pub enum Overlay {
     /// GPUs and options for a shell in the selected image.
     Shell(ShellDialog),
     /// A new training run's spec, field by field.
-    RunForm(super::run_form::RunForm),
+    RunForm(RunForm),
 }
 
 /// What an action will do, asked before doing it.
@@ -60,8 +47,6 @@ pub struct Confirmation {
     pub details: Vec<String>,
     pub command: Command,
 }
-
-pub use super::messages::StatusMessage;
 
 /// Everything the renderers read.
 #[derive(Clone, Debug)]
@@ -80,11 +65,11 @@ pub struct AppState {
     /// The latest message, shown in the footer until it times out or an action clears it.
     pub status: Option<StatusMessage>,
     /// The recent messages, for the messages view.
-    pub messages: super::messages::MessageLog,
+    pub messages: MessageLog,
     /// How far help or the messages view is scrolled, in lines.
     pub overlay_scroll: usize,
     /// The colour themes `T` cycles through, and the one in use.
-    pub themes: super::themes::ThemeChoice,
+    pub themes: ThemeChoice,
     /// Set by Ctrl-Z: the run loop hands the terminal back and stops the process.
     pub suspend: bool,
     pub read_only: bool,
@@ -144,98 +129,6 @@ impl AppState {
                 settings: config.slurm.settings(),
             },
             secrets: Secrets::hidden(&config.general.secret_names),
-        }
-    }
-
-    pub fn data(&self) -> Option<&GpuData> {
-        match &self.gpu {
-            GpuStatus::Ready(d) => Some(d),
-            _ => None,
-        }
-    }
-
-    pub fn is_demo(&self) -> bool {
-        self.data()
-            .is_some_and(|d| d.inventory.system.source == SourceKind::Demo)
-    }
-
-    pub fn gpu_count(&self) -> usize {
-        self.data().map_or(0, |d| d.inventory.gpus.len())
-    }
-
-    /// All processes on all GPUs as the processes tab lists them.
-    pub fn visible_processes(&self) -> Vec<&GpuProcess> {
-        match self.data() {
-            Some(d) => self
-                .processes
-                .visible(d.samples.iter().flat_map(|s| s.processes.iter())),
-            None => Vec::new(),
-        }
-    }
-
-    /// The selected row of the processes list.
-    pub fn selected_process_row(&self) -> Option<usize> {
-        let pid = self.processes.selected_pid?;
-        self.visible_processes().iter().position(|p| p.pid == pid)
-    }
-
-    /// Folds a collector update into the state.
-    pub fn apply_gpu(&mut self, update: GpuUpdate) {
-        match update {
-            GpuUpdate::Ready(inventory) => {
-                let n = inventory.gpus.len();
-                self.gpu = GpuStatus::Ready(Box::new(GpuData {
-                    inventory: *inventory,
-                    samples: vec![GpuSample::default(); n],
-                    history: (0..n)
-                        .map(|_| GpuHistory::new(self.history_capacity))
-                        .collect(),
-                }));
-                self.selected_gpu = self.selected_gpu.min(n.saturating_sub(1));
-                self.refresh_compat();
-            }
-            GpuUpdate::Failed(e) => {
-                self.gpu = GpuStatus::Failed(e);
-                self.refresh_compat();
-            }
-            GpuUpdate::Sampled(samples) => {
-                if let GpuStatus::Ready(data) = &mut self.gpu {
-                    for ((gpu, sample), history) in data
-                        .inventory
-                        .gpus
-                        .iter()
-                        .zip(&samples)
-                        .zip(data.history.iter_mut())
-                    {
-                        history.record(gpu, sample);
-                    }
-                    self.runs
-                        .watch_after_end(self.now * 1000, &data.inventory.gpus, &samples);
-                    self.terminated.forget_gone(&samples);
-                    data.samples = samples;
-                }
-                self.keep_process_selection();
-            }
-        }
-    }
-
-    /// Records the outcome of a signal sent on the user's behalf.
-    pub fn apply_signal_result(
-        &mut self,
-        target: ProcessTarget,
-        signal: KillSignal,
-        result: Result<(), String>,
-    ) {
-        let pid = target.pid;
-        match result {
-            Ok(()) => {
-                if signal == KillSignal::Term {
-                    self.terminated.mark(target);
-                }
-                let name = signal_name(signal);
-                self.set_status(format!("sent {name} to process {pid}"), false);
-            }
-            Err(e) => self.set_status(e, true),
         }
     }
 
@@ -300,53 +193,18 @@ impl AppState {
             }
             Action::ShowMessages => self.open_messages(),
             Action::CycleTheme => self.cycle_theme(),
-            Action::CycleGraph => self.graph = next_graph(self.graph),
-            Action::TogglePower => self.show_power = !self.show_power,
-            Action::ShowGpuProcesses => {
-                self.processes.filter = ListFilter::with_text(format!("gpu:{}", self.selected_gpu));
-                self.keep_process_selection();
-                return self.show_tab(Tab::Processes);
+            Action::CycleGraph | Action::TogglePower | Action::ShowGpuProcesses => {
+                return self.update_gpus(action)
             }
-            Action::OpenProcess if self.tab == Tab::Processes => {
-                self.processes.view_pid = self.processes.selected_pid;
-            }
-            // The view stays on its process: moving would select another behind it.
-            Action::Up
-            | Action::Down
-            | Action::PageUp
-            | Action::PageDown
-            | Action::Top
-            | Action::Bottom
-            | Action::SelectRow(_)
-                if self.processes.view_pid.is_some() && self.tab == Tab::Processes => {}
-            Action::CloseView if self.tab == Tab::Processes => self.processes.view_pid = None,
-            Action::CycleSort => self.processes.next_sort(),
-            Action::ReverseSort => self.processes.descending = !self.processes.descending,
-            Action::StartFilter
-            | Action::FilterInput(_)
-            | Action::FilterBackspace
-            | Action::FilterDone
-            | Action::FilterClear => {
-                self.processes.filter.apply(&action);
-            }
-            Action::KillSelected => self.ask_to_kill(),
-            Action::Up => self.move_selection(-1),
-            Action::Down => self.move_selection(1),
-            Action::PageUp => self.move_selection(-(self.page_size as isize)),
-            Action::PageDown => self.move_selection(self.page_size as isize),
-            Action::Top => self.move_selection(isize::MIN / 2),
-            Action::Bottom => self.move_selection(isize::MAX / 2),
-            Action::SelectRow(row) => self.select_row(row),
-            Action::Confirm | Action::Cancel => self.status = None,
-            // Container and image actions only mean something on their tabs.
-            _ => {}
+            _ if self.tab == Tab::Processes => return self.update_processes(action),
+            _ => return self.update_gpus(action),
         }
-        // Filtering or re-sorting may have hidden the selected process: select one that is shown.
+        // As after every key outside the dialogs: a shown process stays selected.
         self.keep_process_selection();
         Vec::new()
     }
 
-    fn show_tab(&mut self, tab: Tab) -> Vec<Command> {
+    pub(super) fn show_tab(&mut self, tab: Tab) -> Vec<Command> {
         let left_runs = self.tab == Tab::Runs && tab != Tab::Runs;
         let entered_runs = self.tab != Tab::Runs && tab == Tab::Runs;
         let watch = self.watch_processes(tab);
@@ -398,144 +256,11 @@ impl AppState {
         Vec::new()
     }
 
-    fn ask_to_kill(&mut self) {
-        if self.read_only {
-            self.set_status("read-only mode: killing processes is disabled", true);
-            return;
+    /// Switches to the next theme and says which it is and how to keep it.
+    fn cycle_theme(&mut self) {
+        match self.themes.advance() {
+            Ok(line) => self.set_status(line, false),
+            Err(why) => self.set_status(why, true),
         }
-        if let Some(pid) = self
-            .processes
-            .view_pid
-            .filter(|_| self.tab == Tab::Processes)
-        {
-            // The view's process, never whichever row the list selected after it exited.
-            if !self.visible_processes().iter().any(|p| p.pid == pid) {
-                let why = format!("process {pid} has exited; nothing to kill (Esc: the list)");
-                self.set_status(why, true);
-                return;
-            }
-        }
-        let target = match self.tab {
-            Tab::Processes => self
-                .selected_process_row()
-                .and_then(|row| self.visible_processes().get(row).map(|p| (*p).clone())),
-            _ => None,
-        };
-        let Some(p) = target else {
-            self.set_status("select a process in the Processes tab first", true);
-            return;
-        };
-        if p.identity.is_none() {
-            // Without its start time a PID reused by another process could not be told apart.
-            let why = format!(
-                "process {}'s start time cannot be read; not signalling it",
-                p.pid
-            );
-            self.set_status(why, true);
-            return;
-        }
-        let signal = if self.terminated.contains(&p) {
-            KillSignal::Kill
-        } else {
-            KillSignal::Term
-        };
-        let effect = match signal {
-            KillSignal::Term => "SIGTERM asks it to stop; it may clean up first.",
-            KillSignal::Kill => "SIGKILL ends it at once; unsaved work is lost.",
-        };
-        self.overlay = Overlay::Confirm(Confirmation {
-            title: "Kill process".into(),
-            question: format!("Send {} to process {}?", signal_name(signal), p.pid),
-            details: vec![
-                p.command.unwrap_or_else(|| "unknown command".into()),
-                effect.into(),
-            ],
-            command: Command::SignalProcess {
-                pid: p.pid,
-                start_ticks: p.identity.map(|i| i.start_ticks),
-                signal,
-            },
-        });
-    }
-
-    fn move_selection(&mut self, delta: isize) {
-        match self.tab {
-            Tab::Gpus
-            | Tab::Topology
-            | Tab::Containers
-            | Tab::Images
-            | Tab::Compat
-            | Tab::Doctor
-            | Tab::Runs => {
-                let n = self.gpu_count();
-                self.selected_gpu = offset(self.selected_gpu, delta, n);
-            }
-            Tab::Processes => {
-                let n = self.visible_processes().len();
-                let current = self.selected_process_row().unwrap_or(0);
-                let row = if self.processes.selected_pid.is_none() && delta > 0 {
-                    0
-                } else {
-                    offset(current, delta, n)
-                };
-                self.select_row(row);
-            }
-        }
-    }
-
-    fn select_row(&mut self, row: usize) {
-        match self.tab {
-            Tab::Gpus
-            | Tab::Topology
-            | Tab::Containers
-            | Tab::Images
-            | Tab::Compat
-            | Tab::Doctor
-            | Tab::Runs => {
-                if row < self.gpu_count() {
-                    self.selected_gpu = row;
-                }
-            }
-            Tab::Processes => {
-                if let Some(p) = self.visible_processes().get(row) {
-                    self.processes.selected_pid = Some(p.pid);
-                }
-            }
-        }
-    }
-
-    /// After new samples, keep the selected PID if it still runs, else the first row.
-    fn keep_process_selection(&mut self) {
-        let visible = self.visible_processes();
-        let still_there = self
-            .processes
-            .selected_pid
-            .is_some_and(|pid| visible.iter().any(|p| p.pid == pid));
-        if !still_there {
-            self.processes.selected_pid = visible.first().map(|p| p.pid);
-        }
-    }
-}
-
-fn offset(current: usize, delta: isize, len: usize) -> usize {
-    if len == 0 {
-        return 0;
-    }
-    let target = current as isize + delta;
-    target.clamp(0, len as isize - 1) as usize
-}
-
-fn next_graph(g: GraphMetric) -> GraphMetric {
-    match g {
-        GraphMetric::Utilization => GraphMetric::Memory,
-        GraphMetric::Memory => GraphMetric::Power,
-        GraphMetric::Power => GraphMetric::Utilization,
-    }
-}
-
-pub fn signal_name(signal: KillSignal) -> &'static str {
-    match signal {
-        KillSignal::Term => "SIGTERM",
-        KillSignal::Kill => "SIGKILL",
     }
 }

@@ -1,6 +1,5 @@
 //! The colour themes the dashboard can switch between (`T`), loaded before it starts.
 
-use super::state::AppState;
 use crate::config::Theme;
 
 /// The themes to cycle through and the one in use; empty until the app is given a theme.
@@ -53,31 +52,24 @@ impl ThemeChoice {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.themes.iter().map(|(n, _)| n.as_str())
     }
-}
 
-impl AppState {
-    /// Switches to the next theme and says which it is and how to keep it.
-    pub(super) fn cycle_theme(&mut self) {
-        let choice = &mut self.themes;
-        if let Some(why) = &choice.fixed {
-            let why = why.clone();
-            self.set_status(why, true);
-            return;
+    /// Switches to the next theme; the line that says which it is and how to keep it, or why
+    /// there is none to switch to.
+    pub fn advance(&mut self) -> Result<String, String> {
+        if let Some(why) = &self.fixed {
+            return Err(why.clone());
         }
-        if choice.themes.len() < 2 {
-            self.set_status(
-                "no other theme to switch to: add one as <config dir>/themes/NAME.toml",
-                true,
+        if self.themes.len() < 2 {
+            return Err(
+                "no other theme to switch to: add one as <config dir>/themes/NAME.toml".into(),
             );
-            return;
         }
-        choice.current = (choice.current + 1) % choice.themes.len();
-        let name = choice.current_name().unwrap_or_default().to_owned();
-        let all: Vec<&str> = choice.names().collect();
-        let text = format!(
+        self.current = (self.current + 1) % self.themes.len();
+        let name = self.current_name().unwrap_or_default().to_owned();
+        let all: Vec<&str> = self.names().collect();
+        Ok(format!(
             "theme: {name} (of {}); T switches, `theme = \"{name}\"` in config.toml keeps it",
             all.join(", ")
-        );
-        self.set_status(text, false);
+        ))
     }
 }

@@ -1,0 +1,102 @@
+//! What the GPUs and Topology tabs' keys do, and how the GPU collector's updates land in the state.
+
+use super::action::{Action, Command, Tab};
+use super::filter::ListFilter;
+use super::gpus::{next_graph, offset, GpuData, GpuStatus};
+use super::state::AppState;
+use crate::gpu::collector::GpuUpdate;
+use crate::gpu::history::GpuHistory;
+use crate::gpu::{GpuSample, SourceKind};
+
+impl AppState {
+    pub fn data(&self) -> Option<&GpuData> {
+        match &self.gpu {
+            GpuStatus::Ready(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn is_demo(&self) -> bool {
+        self.data()
+            .is_some_and(|d| d.inventory.system.source == SourceKind::Demo)
+    }
+
+    pub fn gpu_count(&self) -> usize {
+        self.data().map_or(0, |d| d.inventory.gpus.len())
+    }
+
+    /// Folds a collector update into the state.
+    pub fn apply_gpu(&mut self, update: GpuUpdate) {
+        match update {
+            GpuUpdate::Ready(inventory) => {
+                let n = inventory.gpus.len();
+                self.gpu = GpuStatus::Ready(Box::new(GpuData {
+                    inventory: *inventory,
+                    samples: vec![GpuSample::default(); n],
+                    history: (0..n)
+                        .map(|_| GpuHistory::new(self.history_capacity))
+                        .collect(),
+                }));
+                self.selected_gpu = self.selected_gpu.min(n.saturating_sub(1));
+                self.refresh_compat();
+            }
+            GpuUpdate::Failed(e) => {
+                self.gpu = GpuStatus::Failed(e);
+                self.refresh_compat();
+            }
+            GpuUpdate::Sampled(samples) => {
+                if let GpuStatus::Ready(data) = &mut self.gpu {
+                    for ((gpu, sample), history) in data
+                        .inventory
+                        .gpus
+                        .iter()
+                        .zip(&samples)
+                        .zip(data.history.iter_mut())
+                    {
+                        history.record(gpu, sample);
+                    }
+                    self.runs
+                        .watch_after_end(self.now * 1000, &data.inventory.gpus, &samples);
+                    self.terminated.forget_gone(&samples);
+                    data.samples = samples;
+                }
+                self.keep_process_selection();
+            }
+        }
+    }
+
+    /// The GPUs and Topology tabs: the row graph, the power graph, the selected GPU and its
+    /// processes. The processes' own keys (sort, filter, kill) act on the processes list from
+    /// here too.
+    pub(super) fn update_gpus(&mut self, action: Action) -> Vec<Command> {
+        match action {
+            Action::CycleGraph => self.graph = next_graph(self.graph),
+            Action::TogglePower => self.show_power = !self.show_power,
+            Action::ShowGpuProcesses => {
+                self.processes.filter = ListFilter::with_text(format!("gpu:{}", self.selected_gpu));
+                self.keep_process_selection();
+                return self.show_tab(Tab::Processes);
+            }
+            Action::Up => self.move_gpu_selection(-1),
+            Action::Down => self.move_gpu_selection(1),
+            Action::PageUp => self.move_gpu_selection(-(self.page_size as isize)),
+            Action::PageDown => self.move_gpu_selection(self.page_size as isize),
+            Action::Top => self.move_gpu_selection(isize::MIN / 2),
+            Action::Bottom => self.move_gpu_selection(isize::MAX / 2),
+            Action::SelectRow(row) => {
+                if row < self.gpu_count() {
+                    self.selected_gpu = row;
+                }
+            }
+            other => return self.update_processes(other),
+        }
+        // As after any key on these tabs: select a shown process if none is.
+        self.keep_process_selection();
+        Vec::new()
+    }
+
+    fn move_gpu_selection(&mut self, delta: isize) {
+        let n = self.gpu_count();
+        self.selected_gpu = offset(self.selected_gpu, delta, n);
+    }
+}
