@@ -1,6 +1,6 @@
 //! The command line: exit codes and messages for what users get wrong, and the plain-text report.
 
-mod support;
+use crate::support;
 
 use std::fs;
 

@@ -1,6 +1,6 @@
 //! `gpudeck compat` end to end: the binary on simulated drivers, images from the catalog and from the real engine.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::docker::engine_or_skip;
@@ -139,7 +139,7 @@ fn a_local_image_is_judged_from_its_own_env_on_the_real_engine() {
     }
     let mut cleanup = Cleanup::default();
     // The env of nvidia/cuda:13.0.2 as captured on a GPU host (quoted: it holds spaces).
-    let env: Vec<String> = include_str!("fixtures/h100-host/image_env_cuda13")
+    let env: Vec<String> = include_str!("../fixtures/h100-host/image_env_cuda13")
         .lines()
         .filter_map(|l| l.split_once('='))
         .map(|(key, value)| format!("{key}=\"{value}\""))

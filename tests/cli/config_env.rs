@@ -1,12 +1,18 @@
-//! `Dirs::from_env` reading the real process environment. Alone in its own test binary because
-//! it sets environment variables, which other threads of one test binary would see.
+//! `Dirs::from_env` reading the real process environment. The test runs in a process of its own
+//! (`support::in_own_process`) because it sets environment variables, which the other tests of
+//! this binary, on other threads, would see.
 
 use std::path::Path;
 
 use gpudeck::config::{load, Dirs};
 
+use crate::support;
+
 #[test]
 fn from_env_honours_the_override_variables() {
+    if !support::in_own_process(module_path!(), "from_env_honours_the_override_variables") {
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let config = root.path().join("cfg");
     std::fs::create_dir_all(&config).unwrap();

@@ -1,7 +1,7 @@
 //! `gpudeck doctor` end to end: the real binary on the NVML simulator (and `--demo`), a dead Docker
 //! socket or this machine's engine, fake programs on PATH and CUDA variables in the environment.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

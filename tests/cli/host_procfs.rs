@@ -5,6 +5,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::support;
 use gpudeck::host::{
     ContainerRef, ContainerRuntime, FakeProcessTable, HostError, KillSignal, ProcFs,
     ProcessDetails, ProcessIdentity, ProcessTable, ProcessTarget,
@@ -247,7 +248,7 @@ fn signalling_another_users_process_is_refused() {
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "signal_helper_for_permission_test",
+            &support::test_name(module_path!(), "signal_helper_for_permission_test"),
             "--nocapture",
         ])
         .env("GPUDECK_TEST_SIGNAL_PID", victim.id().to_string())

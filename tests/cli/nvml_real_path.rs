@@ -1,6 +1,6 @@
 //! The real NVML code path (nvml-wrapper loading a libnvidia-ml) against the project's simulator library.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{sim_library, stderr, stdout, Dirs};
@@ -157,6 +157,14 @@ fn downgraded_links_throttling_and_ecc_errors_surface() {
 
 #[test]
 fn a_real_process_on_the_gpu_is_described_from_proc() {
+    // Its own process, whose command line names this file (`nvml_real_path::...`), as the
+    // test binary's name did when this file was a binary of its own.
+    if !support::in_own_process(
+        module_path!(),
+        "a_real_process_on_the_gpu_is_described_from_proc",
+    ) {
+        return;
+    }
     let me = std::process::id();
     let (doc, _) = gpus_json(&format!("gpus=2,frozen=10,pids=1:{me}"));
     let procs = doc["gpus"][1]["processes"].as_array().expect("processes");
@@ -181,9 +189,15 @@ fn per_process_utilisation_through_nvml_is_the_simulations() {
     use gpudeck::gpu::GpuSource;
     use gpudeck_sim_model::{SimSpec, Simulation};
 
+    // The library reads the simulation from its process's environment when NVML starts: the
+    // test sets it, and loads the library, in a process of its own.
+    if !support::in_own_process(
+        module_path!(),
+        "per_process_utilisation_through_nvml_is_the_simulations",
+    ) {
+        return;
+    }
     let spec = "gpus=8,seed=42,frozen=200";
-    // The library reads the simulation from its process's environment when NVML starts; no
-    // other test of this file loads it in-process.
     std::env::set_var("GPUDECK_SIM", spec);
     let mut source = NvmlSource::open(Some(sim_library().as_os_str())).expect("NVML opens");
     let inventory = source.inventory().expect("inventory");

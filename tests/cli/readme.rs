@@ -4,7 +4,7 @@ use gpudeck::app::keymap::bindings;
 
 #[test]
 fn every_key_is_in_the_readme() {
-    let readme = include_str!("../README.md");
+    let readme = include_str!("../../README.md");
     for b in bindings() {
         assert!(
             readme.contains(&format!("`{}`", b.label)),

@@ -1,6 +1,6 @@
 //! Containers on the real engine: listing, GPU grants, details, and start/stop/restart/remove.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -9,16 +9,11 @@ use std::time::{Duration, Instant};
 use bollard::models::{ContainerCreateBody, DeviceRequest, HostConfig};
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use gpudeck::docker::{
-    render_containers_text, resolve_host, ContainerInfo, ContainerState, DockerError, Engine,
-    GpuGrant, GpuSelection,
+    render_containers_text, ContainerInfo, ContainerState, DockerError, Engine, GpuGrant,
+    GpuSelection,
 };
-use support::docker::{docker, engine_or_skip, unique};
+use support::docker::{connect as engine, docker, engine_or_skip, unique};
 use support::docker_cleanup::Cleanup;
-
-async fn engine() -> Engine {
-    let spec = resolve_host(None, |key| std::env::var(key).ok()).unwrap();
-    Engine::connect(&spec).await.unwrap()
-}
 
 /// Re-reads the container until `done` holds, or panics after 20 s with what it saw last.
 async fn wait_for(

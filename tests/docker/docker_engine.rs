@@ -1,14 +1,15 @@
 //! Finding and connecting to the Docker Engine: host resolution, the real engine, and each way a
 //! connection fails (no socket, refused port, not Docker, no permission, bad TLS).
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::Command;
 
-use gpudeck::docker::{resolve_host, DockerError, Engine, HostSpec, TlsFiles, DEFAULT_HOST};
+use gpudeck::docker::{resolve_host, DockerError, Engine, TlsFiles, DEFAULT_HOST};
+use support::docker::host as real_host;
 
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs
@@ -16,10 +17,6 @@ fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     move |key| map.get(key).cloned()
-}
-
-fn real_host() -> HostSpec {
-    resolve_host(None, |key| std::env::var(key).ok()).unwrap()
 }
 
 #[test]
@@ -269,7 +266,7 @@ fn a_user_outside_the_docker_group_is_told_to_join_it() {
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "permission_helper_connects_as_another_user",
+            &support::test_name(module_path!(), "permission_helper_connects_as_another_user"),
             "--nocapture",
         ])
         .env("GPUDECK_TEST_DOCKER_AS_NOBODY", "1")

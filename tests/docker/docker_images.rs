@@ -1,15 +1,10 @@
 //! Local images on the real engine: the list with CUDA facts from each image's env, and removal.
 
-mod support;
+use crate::support;
 
-use gpudeck::docker::{render_images_text, resolve_host, DockerError, Engine, ImageInfo};
-use support::docker::{docker, engine_or_skip, unique};
+use gpudeck::docker::{render_images_text, DockerError, ImageInfo};
+use support::docker::{connect as engine, docker, engine_or_skip, unique};
 use support::docker_cleanup::Cleanup;
-
-async fn engine() -> Engine {
-    let spec = resolve_host(None, |key| std::env::var(key).ok()).unwrap();
-    Engine::connect(&spec).await.unwrap()
-}
 
 fn find<'a>(images: &'a [ImageInfo], tag: &str) -> Option<&'a ImageInfo> {
     images.iter().find(|i| i.tags.iter().any(|t| t == tag))
@@ -74,7 +69,7 @@ async fn nvidias_cuda_13_env_survives_the_engine() {
         return;
     }
     // The env of nvidia/cuda:13.0.2, as captured on a GPU host.
-    let fixture = include_str!("fixtures/h100-host/image_env_cuda13");
+    let fixture = include_str!("../fixtures/h100-host/image_env_cuda13");
     let env: Vec<String> = fixture
         .lines()
         .filter_map(|l| l.split_once('='))

@@ -1,22 +1,15 @@
 //! The engine's streams on the real engine: logs (whole and followed), events and stats.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::{Stream, StreamExt, TryStreamExt};
-use gpudeck::docker::{
-    resolve_host, ContainerState, DockerError, Engine, EngineEvent, LogLine, LogStream,
-};
-use support::docker::{docker, engine_or_skip, unique};
+use gpudeck::docker::{ContainerState, DockerError, Engine, EngineEvent, LogLine, LogStream};
+use support::docker::{connect as engine, docker, engine_or_skip, unique};
 use support::docker_cleanup::Cleanup;
 
 const DEADLINE: Duration = Duration::from_secs(20);
-
-async fn engine() -> Engine {
-    let spec = resolve_host(None, |key| std::env::var(key).ok()).unwrap();
-    Engine::connect(&spec).await.unwrap()
-}
 
 /// The next item of a stream, or a panic naming `what` after the deadline.
 async fn next_within<S, T>(stream: &mut S, what: &str) -> T

@@ -1,6 +1,6 @@
 //! Pulls from a registry that wants a login: refused without credentials, done with those from a Docker config.
 
-mod support;
+use crate::support;
 
 use bollard::Docker;
 use gpudeck::pull::{credentials_for, start_pull, ImageRef, PullError};

@@ -1,7 +1,7 @@
 //! Cancelling a pull mid-download against the real Engine: the job says Interrupted and no image is left;
 //! a pull cut by the Engine going away (a socket proxy cut) says so, and works again once it is back.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! The `gpudeck pull` twin: exit codes, an unreachable Engine, and a JSON pull from a real registry.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

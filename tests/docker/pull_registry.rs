@@ -1,6 +1,6 @@
 //! Pull jobs against the real Docker Engine and a real local registry: progress, digest, and the failures told apart.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Image configs read from a real registry (Debian's docker-registry) without pulling: env, labels, digests, size, and the failures told apart.
 
-mod support;
+use crate::support;
 
 use bollard::auth::DockerCredentials;
 use gpudeck::pull::{credentials_for, ImageRef};

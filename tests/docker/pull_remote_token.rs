@@ -1,6 +1,6 @@
 //! Registry behaviour Debian's docker-registry does not show, against a scripted server: the Bearer token flow, multi-platform indexes, bad digests, oversized and slow answers.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

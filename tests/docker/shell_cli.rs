@@ -1,7 +1,7 @@
 //! `gpudeck shell` end to end on the real engine: exit codes, removal and keeping, --list and
 //! --attach, piped input, file ownership, the refusals, and an interactive session in tmux.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;

@@ -1,7 +1,7 @@
 //! Shell containers on the real engine: what a created shell container carries, a non-root user
 //! without a passwd entry getting a working shell, and the engine's own refusal of GPUs.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -9,19 +9,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bollard::models::ContainerInspectResponse;
-use gpudeck::docker::{resolve_host, Engine};
+use gpudeck::docker::Engine;
 use gpudeck::shell::{
     container_body, create, kept_shells, run_attached, GpuPlumbing, ResolvedGpu, ResolvedGpus,
     ShellDefaults, ShellError, ShellRequest, LABEL_GPUS, LABEL_GPU_INDICES, LABEL_SHELL,
     LABEL_WORKDIR, SHELL_HOME, TOOLKIT_MESSAGE,
 };
-use support::docker::{docker, engine_or_skip, unique};
+use support::docker::{connect as engine, docker, engine_or_skip, unique};
 use support::docker_cleanup::Cleanup;
-
-async fn engine() -> Engine {
-    let spec = resolve_host(None, |key| std::env::var(key).ok()).unwrap();
-    Engine::connect(&spec).await.unwrap()
-}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

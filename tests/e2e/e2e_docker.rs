@@ -1,7 +1,7 @@
 //! End to end on the real Docker Engine: the release binary in tmux follows a container's life from
 //! the engine's events, shows its logs, stops it on request, and pulls an image from a local registry.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

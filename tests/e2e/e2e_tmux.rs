@@ -1,6 +1,6 @@
 //! End to end: the release binary in tmux on simulated GPUs, driven with keys like a user would.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

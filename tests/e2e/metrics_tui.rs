@@ -1,7 +1,7 @@
 //! `[metrics] listen` in the config: the dashboard (release binary in tmux) serves the same
 //! endpoint while it runs, and says so on screen when the address is taken.
 
-mod support;
+use crate::support;
 
 use support::metrics::{demo, gpus_json, FROZEN};
 use support::serve::{free_port, scrape, value};

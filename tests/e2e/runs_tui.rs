@@ -1,7 +1,7 @@
 //! End to end: a training run started from the command line, watched, read and stopped in the
 //! Runs tab of the release binary in tmux, as a user would.
 
-mod support;
+use crate::support;
 
 use support::runs::start;
 use support::tmux::Session;

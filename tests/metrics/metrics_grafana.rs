@@ -2,7 +2,7 @@
 //! import input, covers the panels a researcher looks at first, and queries only metrics the
 //! endpoint serves (with PromQL that promtool accepts, when it is installed).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

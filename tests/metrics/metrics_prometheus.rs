@@ -1,7 +1,7 @@
 //! A real Prometheus (Debian's package) scrapes `gpudeck serve` on loopback; its HTTP API must
 //! return the simulator's values. Skipped, saying so, when the package is not installed.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 

@@ -1,7 +1,7 @@
 //! Per-run labels end to end: a real `gpudeck run` whose rank and the rank's child are put on a
 //! simulated GPU (`pids=`), scraped from `gpudeck serve`.
 
-mod support;
+use crate::support;
 
 use support::runs::{start, wait_state, wait_until};
 use support::serve::{scrape, start as serve, value};

@@ -1,6 +1,6 @@
 //! `gpudeck serve --metrics`: the endpoint as a scraper sees it, on the frozen simulation.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! environment, exit codes, a failing rank, no log line lost, private files, spec files, and the
 //! refusals. The life of a run (stop, detachment, lost supervisor, follow) is in runs_lifecycle.rs.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 

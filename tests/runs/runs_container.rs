@@ -4,7 +4,7 @@
 //! GPUs without the NVIDIA Container Toolkit (pre-flight's refusal and the engine's own). The
 //! life of a container run (stop, SIGTERM, a killed supervisor) is in runs_container_lifecycle.rs.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! `gpudeck stop` still stops it; on an engine that cannot be reached it stays `lost`. The engine
 //! going away (a socket proxy cut and restored) never ends a run early.
 
-mod support;
+use crate::support;
 
 use gpudeck::shell::GpuPlumbing;
 use support::docker::{docker, engine_or_skip};

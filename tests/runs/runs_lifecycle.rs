@@ -1,7 +1,7 @@
 //! The life of a run end to end on four simulated GPUs: stopping, detachment from the launching
 //! process, SIGTERM to the supervisor, a killed (lost) supervisor, and following logs.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;

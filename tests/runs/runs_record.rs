@@ -4,7 +4,7 @@
 //! summaries in `gpudeck runs`, `gpudeck export` and `gpudeck rerun`; and a run store that
 //! cannot be written (a full disk, a file in the way) losing neither a run's end nor a directory.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;

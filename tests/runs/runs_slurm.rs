@@ -3,7 +3,7 @@
 //! specs a cluster cannot run, and `--dry-run` on the local backend. Submitting to a real
 //! cluster is tested in `runs_slurm_cluster.rs`.
 
-mod support;
+use crate::support;
 
 use support::runs::output;
 use support::{stderr, stdout, Dirs};

@@ -4,7 +4,7 @@
 //! a job held for good or failed before starting, and sbatch's refusals. Where Slurm cannot be
 //! started here (no root, no packages), each test prints SKIPPED with the reason and passes.
 
-mod support;
+use crate::support;
 
 use support::runs::wait_until;
 use support::slurm::Cluster;

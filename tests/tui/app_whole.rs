@@ -1,6 +1,6 @@
 //! The whole app on the simulated source against ratatui's TestBackend: keys and clicks in, frames and commands out.
 
-mod support;
+use crate::support;
 
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,

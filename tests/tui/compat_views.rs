@@ -1,6 +1,6 @@
 //! The Compat tab on simulated GPUs and injected engine updates: verdicts, the reasons pane, the pull question.
 
-mod support;
+use crate::support;
 
 use gpudeck::app::action::{Action, Command, DockerCommand, Tab};
 use gpudeck::app::compat::CompatView;

@@ -1,6 +1,6 @@
 //! The Containers and Images tabs on injected engine updates: state, commands and rendered panels.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 
@@ -10,12 +10,13 @@ use gpudeck::app::state::{AppState, Overlay};
 use gpudeck::config::{Config, Theme};
 use gpudeck::docker::update::DockerUpdate;
 use gpudeck::docker::{
-    ContainerInfo, ContainerState, ContainerStats, EngineInfo, GpuGrant, GpuSelection, ImageFacts,
-    ImageInfo, LogLine, LogStream,
+    ContainerInfo, ContainerState, ContainerStats, GpuGrant, GpuSelection, ImageFacts, ImageInfo,
+    LogLine, LogStream,
 };
 use gpudeck::ui;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use support::demo::engine_info;
 
 const NOW: i64 = 1_800_000_000;
 
@@ -36,27 +37,12 @@ fn container(name: &str, state: ContainerState, gpus: Vec<GpuGrant>) -> Containe
     }
 }
 
-fn engine_info() -> EngineInfo {
-    EngineInfo {
-        server_version: "20.10.24".into(),
-        api_version: "1.41".into(),
-        os: "Debian".into(),
-        docker_root_dir: "/var/lib/docker".into(),
-        runtimes: vec!["runc".into()],
-        default_runtime: "runc".into(),
-        cdi_spec_dirs: vec![],
-        nvidia_cdi: false,
-        nvidia_hook: false,
-        cgroup_version: "1".into(),
-    }
-}
-
 fn ready_state(read_only: bool) -> AppState {
     let mut s = AppState::new(&Config::default(), "testhost".into(), read_only);
     s.now = NOW;
     s.apply_docker(DockerUpdate::Connected {
         host: "unix:///var/run/docker.sock".into(),
-        info: Box::new(engine_info()),
+        info: Box::new(engine_info(&["runc"])),
     });
     s.apply_docker(DockerUpdate::Containers(vec![
         container("zeta-exited", ContainerState::Exited, vec![]),
@@ -237,7 +223,7 @@ fn stats_are_asked_for_running_containers_near_the_selection() {
     s.update(Action::SelectTab(Tab::Containers));
     s.apply_docker(DockerUpdate::Connected {
         host: "x".into(),
-        info: Box::new(engine_info()),
+        info: Box::new(engine_info(&["runc"])),
     });
     let cmds = s.apply_docker(DockerUpdate::Containers(vec![
         container("a", ContainerState::Running, vec![]),
@@ -309,7 +295,7 @@ fn a_container_shows_the_gpu_memory_and_utilisation_of_its_processes() {
     info.id = cid;
     s.apply_docker(DockerUpdate::Connected {
         host: "x".into(),
-        info: Box::new(engine_info()),
+        info: Box::new(engine_info(&["runc"])),
     });
     s.apply_docker(DockerUpdate::Containers(vec![info]));
     s.update(Action::SelectTab(Tab::Containers));
@@ -333,7 +319,7 @@ fn an_empty_list_is_only_called_empty_once_the_engine_has_answered() {
     s.update(Action::SelectTab(Tab::Containers));
     s.apply_docker(DockerUpdate::Connected {
         host: "x".into(),
-        info: Box::new(engine_info()),
+        info: Box::new(engine_info(&["runc"])),
     });
     assert!(draw(&s, 80, 10).contains("listing containers…"));
     s.apply_docker(DockerUpdate::Containers(vec![]));
@@ -369,7 +355,7 @@ fn the_inspect_view_hides_secret_looking_environment_values() {
         s.now = NOW;
         s.apply_docker(DockerUpdate::Connected {
             host: "unix:///var/run/docker.sock".into(),
-            info: Box::new(engine_info()),
+            info: Box::new(engine_info(&["runc"])),
         });
         let info = container("trainer", ContainerState::Running, vec![]);
         s.apply_docker(DockerUpdate::Containers(vec![info.clone()]));
@@ -457,7 +443,7 @@ fn a_pull_the_engine_cut_is_retried_with_r_once_the_engine_is_back() {
     // Back: r pulls the cut image again, and only that one.
     s.apply_docker(DockerUpdate::Connected {
         host: "unix:///var/run/docker.sock".into(),
-        info: Box::new(engine_info()),
+        info: Box::new(engine_info(&["runc"])),
     });
     let commands = s.update(Action::RetryPull);
     assert_eq!(

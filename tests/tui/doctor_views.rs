@@ -1,6 +1,6 @@
 //! The Doctor tab: a diagnosis starts when the tab opens, `r` runs it again, results keep the selection, and failures are drawn as failures.
 
-mod support;
+use crate::support;
 
 use gpudeck::app::action::{Action, Command, Tab};
 use gpudeck::app::keymap::bindings;

@@ -2,7 +2,7 @@
 //! help scrolled to its end at 80x24, a theme switched in the dashboard, the terminal handed
 //! back on Ctrl-Z and taken again on `fg`.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! view (Enter, Esc), the per-process GPU share read only while the tab is shown, and kills in
 //! the demo that free the simulated GPU.
 
-mod support;
+use crate::support;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use gpudeck::app::action::{Action, Command, Tab};

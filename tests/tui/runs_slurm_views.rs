@@ -3,7 +3,7 @@
 //! job, node and Slurm's explanation in the detail, and its GPU metrics (sampled on the node) as
 //! a local run's.
 
-mod support;
+use crate::support;
 
 use gpudeck::app::action::{Action, Command, Tab};
 use gpudeck::runs::watch::{RunsUpdate, Watcher};

@@ -2,7 +2,7 @@
 //! the focused run's GPU traces, progress and alerts, log tails that only bring what is new), the
 //! tab's state and commands, and what it draws.
 
-mod support;
+use crate::support;
 
 use gpudeck::app::action::{Action, Command, Tab};
 use gpudeck::app::run_form::GpuMode;

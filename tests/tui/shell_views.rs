@@ -1,6 +1,6 @@
 //! The shell dialog and re-entering kept shells, on simulated GPUs and injected engine updates.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 
@@ -8,24 +8,9 @@ use gpudeck::app::action::{Action, Tab};
 use gpudeck::app::shell_dialog::{ShellLaunch, SHELL_LABEL};
 use gpudeck::app::state::{AppState, Overlay};
 use gpudeck::docker::update::DockerUpdate;
-use gpudeck::docker::{ContainerInfo, ContainerState, EngineInfo, ImageFacts, ImageInfo};
-use support::demo::feed;
+use gpudeck::docker::{ContainerInfo, ContainerState, ImageFacts, ImageInfo};
+use support::demo::{engine_info, feed};
 use support::screen::{render, text};
-
-fn engine_info() -> EngineInfo {
-    EngineInfo {
-        server_version: "20.10.24".into(),
-        api_version: "1.41".into(),
-        os: "Debian".into(),
-        docker_root_dir: "/var/lib/docker".into(),
-        runtimes: vec!["nvidia".into(), "runc".into()],
-        default_runtime: "runc".into(),
-        cdi_spec_dirs: vec![],
-        nvidia_cdi: false,
-        nvidia_hook: false,
-        cgroup_version: "1".into(),
-    }
-}
 
 fn container(name: &str, labels: &[(&str, &str)]) -> ContainerInfo {
     ContainerInfo {
@@ -57,7 +42,7 @@ fn state(read_only: bool) -> AppState {
     feed(&mut s, "gpus=8,seed=42,frozen=200", 1);
     s.apply_docker(DockerUpdate::Connected {
         host: "unix:///var/run/docker.sock".into(),
-        info: Box::new(engine_info()),
+        info: Box::new(engine_info(&["nvidia", "runc"])),
     });
     s.apply_docker(DockerUpdate::Images(vec![ImageInfo {
         id: "sha256:abc".into(),
@@ -251,7 +236,7 @@ fn judged_state(runtimes: &[&str]) -> AppState {
     use gpudeck::compat::CompatData;
     let mut s = state(false);
     s.compat = CompatView::new(CompatData::builtin());
-    let mut info = engine_info();
+    let mut info = engine_info(&["nvidia", "runc"]);
     info.runtimes = runtimes.iter().map(|r| r.to_string()).collect();
     s.apply_docker(DockerUpdate::Connected {
         host: "unix:///var/run/docker.sock".into(),

@@ -2,7 +2,7 @@
 //! column takes the spare width, long cells end with `…`, ids are no wider than they are; the `/`
 //! filter on every list; the GPU bars growing with the terminal.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

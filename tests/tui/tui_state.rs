@@ -1,6 +1,6 @@
 //! `AppState::update`: actions in, state and commands out, no terminal and no async.
 
-mod support;
+use crate::support;
 
 use gpudeck::app::action::{Action, Command, Tab};
 use gpudeck::app::state::{AppState, Confirmation, GpuStatus, Overlay};

@@ -1,6 +1,6 @@
 //! Panels rendered into a buffer: text snapshots (insta) plus the styles that carry meaning.
 
-mod support;
+use crate::support;
 
 use gpudeck::app::action::{Action, Tab};
 use gpudeck::app::keymap::bindings;
