@@ -1,9 +1,11 @@
-//! App state filled from the in-process simulation, for state and panel tests.
+//! App state filled from the in-process simulation, for state and panel tests, and the facts of a
+//! Docker Engine to connect it to.
 
 use std::sync::Arc;
 
 use gpudeck::app::state::AppState;
 use gpudeck::config::Config;
+use gpudeck::docker::EngineInfo;
 use gpudeck::gpu::collector::GpuUpdate;
 use gpudeck::gpu::report;
 use gpudeck::gpu::sim::SimSource;
@@ -80,5 +82,21 @@ impl WatchedDemo {
             std::time::Instant::now(),
         );
         state.apply_gpu(GpuUpdate::Sampled(samples));
+    }
+}
+
+/// A Debian engine (Docker 20.10, API 1.41, cgroup v1) with these runtimes, runc the default.
+pub fn engine_info(runtimes: &[&str]) -> EngineInfo {
+    EngineInfo {
+        server_version: "20.10.24".into(),
+        api_version: "1.41".into(),
+        os: "Debian".into(),
+        docker_root_dir: "/var/lib/docker".into(),
+        runtimes: runtimes.iter().map(|r| r.to_string()).collect(),
+        default_runtime: "runc".into(),
+        cdi_spec_dirs: vec![],
+        nvidia_cdi: false,
+        nvidia_hook: false,
+        cgroup_version: "1".into(),
     }
 }

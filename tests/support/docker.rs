@@ -4,6 +4,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+use gpudeck::docker::{resolve_host, Engine, HostSpec};
+
 /// Why the engine cannot be used, or Ok when tests that need it should run.
 pub fn engine() -> Result<(), String> {
     static STATE: OnceLock<Result<(), String>> = OnceLock::new();
@@ -23,6 +25,16 @@ pub fn engine() -> Result<(), String> {
             }
         })
         .clone()
+}
+
+/// The engine the environment names (`DOCKER_HOST`, else the local socket), found as gpudeck finds it.
+pub fn host() -> HostSpec {
+    resolve_host(None, |key| std::env::var(key).ok()).unwrap()
+}
+
+/// A connection to [`host`].
+pub async fn connect() -> Engine {
+    Engine::connect(&host()).await.unwrap()
 }
 
 /// Returns true if the engine is there; otherwise prints why the calling test is skipped.

@@ -115,3 +115,43 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// The name the test harness gives test `function` of the module at `module_path` (what
+/// `module_path!()` says there, which begins with the test binary's crate name; the harness
+/// leaves that out): what `<test binary> --exact NAME` runs.
+pub fn test_name(module_path: &str, function: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_binary, module)) => format!("{module}::{function}"),
+        None => function.to_string(),
+    }
+}
+
+/// Runs test `function` of the module at `module_path` (`module_path!()`) in a process of its
+/// own, as if it were alone in its test binary: for tests that change what every thread of a
+/// process shares (environment variables, a library loaded into it) or read the process's own
+/// command line. Returns true in that process, where the caller goes on with the test's body,
+/// and false in the calling one once the test passed there.
+pub fn in_own_process(module_path: &str, function: &str) -> bool {
+    const MARK: &str = "GPUDECK_TEST_OWN_PROCESS";
+    let name = test_name(module_path, function);
+    if std::env::var_os(MARK).is_some_and(|v| v == name.as_str()) {
+        return true;
+    }
+    let out = Command::new(std::env::current_exe().expect("the test binary's path"))
+        // The test's name first: it is what the process's command line says it is.
+        .arg(&name)
+        .args(["--exact", "--test-threads=1", "--nocapture"])
+        .env(MARK, &name)
+        .output()
+        .expect("the test binary runs");
+    let (out_text, err_text) = (stdout(&out), stderr(&out));
+    assert!(
+        out.status.success(),
+        "{name} failed in a process of its own:\n{out_text}\n{err_text}"
+    );
+    assert!(
+        out_text.contains("test result: ok. 1 passed"),
+        "{name} did not run in a process of its own:\n{out_text}\n{err_text}"
+    );
+    false
+}

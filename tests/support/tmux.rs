@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use super::{release_binary, Dirs};
 
 /// One gpudeck in tmux. Each session has a tmux server of its own (`-L`), so tests starting
-/// sessions at the same time never race to start or share a server.
+/// sessions at the same time never race to start or share a server; its name is unique in the
+/// test process (tests of several files share a test binary, and may pick the same tag).
 pub struct Session {
     pub name: String,
     _dirs: Dirs,
@@ -37,7 +38,7 @@ impl Session {
         args: &str,
         dirs: Dirs,
     ) -> Session {
-        let name = format!("gpudeck-e2e-{tag}-{}", std::process::id());
+        let name = format!("gpudeck-e2e-{tag}-{}", unique_suffix());
         let cmd = format!(
             // A shell stays behind gpudeck, as in real use, so the restored terminal can be inspected.
             "env GPUDECK_CONFIG_DIR={} GPUDECK_STATE_DIR={} GPUDECK_DATA_DIR={} GPUDECK_SIM=gpus=8,seed=42 TERM=xterm-256color {env} {} {args}; echo \"gpudeck exited with $?\"; exec sleep 600",
@@ -72,7 +73,7 @@ impl Session {
     /// An interactive bash with job control (so Ctrl-Z and `fg` work as for a user) in which
     /// the test profile's gpudeck is typed and started; the session's name starts with `prefix`.
     pub fn start_in_shell(prefix: &str, (w, h): (u16, u16), args: &str, dirs: Dirs) -> Session {
-        let name = format!("{prefix}-gpudeck-{}", std::process::id());
+        let name = format!("{prefix}-gpudeck-{}", unique_suffix());
         let out = Command::new("tmux")
             .args(["-L", &name, "-f", "/dev/null"])
             .args(["new-session", "-d", "-s", &name, "-x", &w.to_string()])
@@ -171,6 +172,17 @@ impl Session {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// `PID-N`: this process and a count of the sessions it started.
+fn unique_suffix() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
 }
 
 impl Drop for Session {
