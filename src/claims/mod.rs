@@ -3,6 +3,7 @@
 //! them is one step under an advisory lock (flock on `claims/lock`); each claim names its owner
 //! and expires by itself once that owner is gone (see [`Liveness`]).
 
+mod error;
 mod liveness;
 mod lock;
 
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use error::ClaimError;
 pub use liveness::{Liveness, SystemLiveness};
 
 use crate::runs::ProcessRef;
@@ -98,31 +100,6 @@ impl Claim {
 /// The owner of the first claim among `claims` holding the GPU `uuid`.
 pub fn owner_of<'c>(claims: &'c [Claim], uuid: &str) -> Option<&'c Owner> {
     claims.iter().find(|c| c.holds(uuid)).map(|c| &c.owner)
-}
-
-/// What went wrong with the claims file or its lock.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the GPU claims in {path} could not be {doing}: {why}")]
-pub struct ClaimError {
-    pub path: PathBuf,
-    pub doing: &'static str,
-    pub why: String,
-}
-
-impl ClaimError {
-    /// The claims directory the failed path is in.
-    fn dir(&self) -> &Path {
-        self.path.parent().unwrap_or(&self.path)
-    }
-
-    /// What to do about it.
-    pub fn fix(&self) -> String {
-        format!(
-            "Check that {} is a directory you can write (GPUDECK_DATA_DIR moves the data dir); \
-             `fuser` on its lock file names a gpudeck that holds the lock.",
-            self.dir().display()
-        )
-    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

@@ -19,6 +19,7 @@ mod pulls;
 mod run_detail;
 mod run_form;
 mod runs;
+mod scroll;
 mod shell_dialog;
 pub mod style;
 pub mod table;
@@ -31,6 +32,7 @@ use crate::app::action::{Action, Tab};
 use crate::app::keymap::Binding;
 use crate::app::state::{AppState, GpuStatus, Overlay};
 use crate::config::Theme;
+use scroll::table_row_at;
 use style::Styles;
 
 /// The fixed regions of the screen.
@@ -173,26 +175,4 @@ fn docker_click(body: Rect, state: &AppState, row: u16) -> Option<Action> {
         _ => body,
     };
     table_row_at(body, selected, len, row).map(Action::SelectRow)
-}
-
-/// The row of a bordered table with a header line under a click, given the scroll rule of
-/// `table_offset`.
-pub(crate) fn table_row_at(
-    area: Rect,
-    selected: Option<usize>,
-    len: usize,
-    row: u16,
-) -> Option<usize> {
-    let first = area.y + 2;
-    if row < first || row >= area.y + area.height.saturating_sub(1) {
-        return None;
-    }
-    let visible = area.height.saturating_sub(3) as usize;
-    let index = table_offset(selected, visible) + (row - first) as usize;
-    (index < len).then_some(index)
-}
-
-/// First row shown so that the selected row is on screen.
-pub(crate) fn table_offset(selected: Option<usize>, visible: usize) -> usize {
-    selected.map_or(0, |s| s.saturating_sub(visible.saturating_sub(1)))
 }
