@@ -60,7 +60,6 @@ const ALLOWED_UPWARD: &[(&str, &str, &str)] = &[(
 const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("claims/liveness.rs", "runs/mod.rs"),
     ("claims/mod.rs", "runs/mod.rs"),
-    ("compat/doctor.rs", "doctor/mod.rs"),
     ("config/settings.rs", "runs/slurm/mod.rs"),
     ("docker/info.rs", "compat/profile.rs"),
     ("docker/info.rs", "doctor/host_env.rs"),
@@ -84,7 +83,6 @@ const KNOWN_CYCLES: &[(&str, &str)] = &[
     ("app/shell_dialog.rs", "app/state.rs"),
     ("app/state.rs", "app/themes.rs"),
     ("doctor/gpus.rs", "doctor/memory.rs"),
-    ("gpu/report.rs", "gpu/report_text.rs"),
     ("runs/container_record.rs", "runs/record.rs"),
     ("runs/index.rs", "runs/store.rs"),
     ("runs/slurm_run.rs", "runs/stop.rs"),

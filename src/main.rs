@@ -555,7 +555,7 @@ fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) 
     for w in &warnings {
         errln!("gpudeck: {w}");
     }
-    let frameworks = gpudeck::compat::doctor::framework_check(&gpus, &data, catalog.entries());
+    let frameworks = gpudeck::doctor::frameworks::framework_check(&gpus, &data, catalog.entries());
     match runtime() {
         Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], &rt),
         Err(code) => code,
@@ -598,7 +598,10 @@ fn gpus(sources: Sources, json: bool) -> ExitCode {
             }
         }
     } else {
-        out!("{}", report::render_text(&report, gpudeck::output::width()));
+        out!(
+            "{}",
+            gpudeck::gpu::report_text::render_text(&report, gpudeck::output::width())
+        );
     }
     if report.error.is_some() {
         ExitCode::from(EXIT_FAILURE)

@@ -238,8 +238,11 @@ impl Effects {
             state.doctor.running = false;
             return;
         };
-        let frameworks =
-            crate::compat::doctor::framework_check(&gpu, &state.compat.data, &state.docker.catalog);
+        let frameworks = crate::doctor::frameworks::framework_check(
+            &gpu,
+            &state.compat.data,
+            &state.docker.catalog,
+        );
         let host = self.docker_host.clone();
         let done = self.doctor_done.clone();
         let spawned = std::thread::Builder::new()
