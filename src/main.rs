@@ -577,13 +577,32 @@ fn shell(
     let env = shell_cli::ShellEnv {
         config: &config.shell,
         claims: Some(gpudeck::claims::Claims::new(&dirs.data)),
+        liveness: &gpudeck::runs::SystemLiveness,
         compat: data,
         docker_host,
         gpu_report: Box::new(move || gpu_report(sources)),
     };
     match runtime() {
-        Ok(rt) => shell_cli::run(args, env, &rt),
+        Ok(rt) => shell_cli::run(&shell_options(args), env, &rt),
         Err(_) => ExitCode::from(shell_cli::EXIT_GPUDECK_FAILED),
+    }
+}
+
+/// The shell's flags as plain values, so `shell` never names the clap definitions.
+fn shell_options(args: &gpudeck::cli::ShellArgs) -> gpudeck::shell::ShellOptions {
+    gpudeck::shell::ShellOptions {
+        image: args.image.clone(),
+        gpus: args.gpus.clone(),
+        workdir: args.workdir.clone(),
+        keep: args.keep,
+        network: args.network.clone(),
+        name: args.name.clone(),
+        user: args.user.clone(),
+        shm: args.shm.clone(),
+        force: args.force,
+        list: args.list,
+        attach: args.attach.clone(),
+        command: args.command.clone(),
     }
 }
 

@@ -10,6 +10,7 @@ use crate::compat::CompatData;
 use crate::config::ShellConfig;
 use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
 use crate::gpu::report::GpuReport;
+use crate::runs::SystemLiveness;
 use crate::shell::cli::{attach, open_request, resolve_workdir};
 use crate::shell::WorkspaceGuard;
 use crate::shell::{PreflightContext, ShellDefaults, ShellError, ShellGpus, ShellRequest};
@@ -82,7 +83,7 @@ async fn session(
     let engine = Engine::connect(&spec).await?;
     match launch {
         ShellLaunch::Reenter { container, .. } => {
-            attach(&engine, &container, ctx.claims.as_ref()).await
+            attach(&engine, &container, ctx.claims.as_ref(), &SystemLiveness).await
         }
         ShellLaunch::New {
             image,
@@ -115,7 +116,16 @@ async fn session(
                 local_images: ctx.images,
                 compat: ctx.compat,
             };
-            open_request(&engine, &req, defaults, &pre, &workdir, ctx.claims.as_ref()).await
+            open_request(
+                &engine,
+                &req,
+                defaults,
+                &pre,
+                &workdir,
+                ctx.claims.as_ref(),
+                &SystemLiveness,
+            )
+            .await
         }
     }
 }

@@ -12,13 +12,14 @@ use super::clock;
 use super::container_check::{check_container_run, prepare_containers, ContainerSetup};
 use super::error::RunError;
 use super::launch::{free_ports, plan_ranks, LaunchInput};
+use super::liveness::SystemLiveness;
 use super::preflight::{preflight, Checked, PreflightInput};
 use super::record::{RankRecord, RunRecord, RunState};
 use super::slurm::SlurmDefaults;
 use super::spec::{Launcher, RunSpec};
 use super::stop::wait_for;
 use super::store::{open_log, Run, RunStore, SUPERVISOR_LOG};
-use crate::claims::{Claim, Claims, Owner, SystemLiveness};
+use crate::claims::{Claim, Claims, Owner};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 

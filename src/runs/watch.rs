@@ -17,12 +17,13 @@ use tokio::sync::mpsc::Sender;
 use super::clock;
 use super::index::RunIndex;
 use super::leftovers::RunOwner;
+use super::liveness::SystemLiveness;
 use super::progress::ProgressEvent;
 use super::record::RunState;
 use super::spec::Launcher;
 use super::store::{Run, RunStore};
 use super::summary::{Alert, RunSummary};
-use crate::claims::{Claim, SystemLiveness};
+use crate::claims::Claim;
 use feeds::{FocusFeed, LogFeed, SummaryFeed};
 
 /// How often the store is looked at.

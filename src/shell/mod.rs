@@ -7,6 +7,7 @@ mod defaults;
 mod error;
 mod hangup;
 mod kept;
+mod options;
 mod preflight;
 mod session;
 pub(crate) mod size;
@@ -20,6 +21,7 @@ pub use defaults::{check_network, ShellDefaults};
 pub use error::{ShellError, TOOLKIT_MESSAGE};
 pub use hangup::{stop_after_hangup, HangUp};
 pub use kept::{find_shell, kept_shells, render_shells, KeptShell};
+pub use options::ShellOptions;
 pub use preflight::{
     find_local, gpu_plumbing, judge_image, preflight, suggest_free_gpus, Preflight,
     PreflightContext,
