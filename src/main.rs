@@ -556,7 +556,7 @@ fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) 
     for w in &warnings {
         errln!("gpudeck: {w}");
     }
-    let frameworks = gpudeck::compat::doctor::framework_check(&gpus, &data, catalog.entries());
+    let frameworks = gpudeck::doctor::frameworks::framework_check(&gpus, &data, catalog.entries());
     match runtime() {
         Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], &rt),
         Err(code) => code,
@@ -578,13 +578,32 @@ fn shell(
     let env = shell_cli::ShellEnv {
         config: &config.shell,
         claims: Some(gpudeck::claims::Claims::new(&dirs.data)),
+        liveness: &gpudeck::runs::SystemLiveness,
         compat: data,
         docker_host,
         gpu_report: Box::new(move || gpu_report(sources)),
     };
     match runtime() {
-        Ok(rt) => shell_cli::run(args, env, &rt),
+        Ok(rt) => shell_cli::run(&shell_options(args), env, &rt),
         Err(_) => ExitCode::from(shell_cli::EXIT_GPUDECK_FAILED),
+    }
+}
+
+/// The shell's flags as plain values, so `shell` never names the clap definitions.
+fn shell_options(args: &gpudeck::cli::ShellArgs) -> gpudeck::shell::ShellOptions {
+    gpudeck::shell::ShellOptions {
+        image: args.image.clone(),
+        gpus: args.gpus.clone(),
+        workdir: args.workdir.clone(),
+        keep: args.keep,
+        network: args.network.clone(),
+        name: args.name.clone(),
+        user: args.user.clone(),
+        shm: args.shm.clone(),
+        force: args.force,
+        list: args.list,
+        attach: args.attach.clone(),
+        command: args.command.clone(),
     }
 }
 
@@ -599,7 +618,10 @@ fn gpus(sources: Sources, json: bool) -> ExitCode {
             }
         }
     } else {
-        out!("{}", report::render_text(&report, gpudeck::output::width()));
+        out!(
+            "{}",
+            gpudeck::gpu::report_text::render_text(&report, gpudeck::output::width())
+        );
     }
     if report.error.is_some() {
         ExitCode::from(EXIT_FAILURE)

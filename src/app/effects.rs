@@ -269,8 +269,11 @@ impl Effects {
             state.doctor.running = false;
             return;
         };
-        let frameworks =
-            crate::compat::doctor::framework_check(&gpu, &state.compat.data, &state.docker.catalog);
+        let frameworks = crate::doctor::frameworks::framework_check(
+            &gpu,
+            &state.compat.data,
+            &state.docker.catalog,
+        );
         let host = self.docker_host.clone();
         let done = self.events.clone();
         let spawned = std::thread::Builder::new()

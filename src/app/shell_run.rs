@@ -14,6 +14,7 @@ use crate::gpu::report::GpuReport;
 use crate::launch_check::{
     resolve_workdir, LaunchError, PreflightContext, Workload, WorkspaceGuard,
 };
+use crate::runs::SystemLiveness;
 use crate::shell::cli::{attach, open_request};
 use crate::shell::{ShellDefaults, ShellError, ShellGpus, ShellRequest};
 
@@ -85,7 +86,7 @@ async fn session(
     let engine = Engine::connect(&spec).await?;
     match launch {
         ShellLaunch::Reenter { container, .. } => {
-            attach(&engine, &container, ctx.claims.as_ref()).await
+            attach(&engine, &container, ctx.claims.as_ref(), &SystemLiveness).await
         }
         ShellLaunch::New {
             image,
@@ -119,7 +120,16 @@ async fn session(
                 local_images: ctx.images,
                 compat: ctx.compat,
             };
-            open_request(&engine, &req, defaults, &pre, &workdir, ctx.claims.as_ref()).await
+            open_request(
+                &engine,
+                &req,
+                defaults,
+                &pre,
+                &workdir,
+                ctx.claims.as_ref(),
+                &SystemLiveness,
+            )
+            .await
         }
     }
 }

@@ -7,7 +7,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::ClaimError;
+use super::error::ClaimError;
 
 const LOCK_FILE: &str = "lock";
 /// How long a start waits for another one to finish choosing its GPUs (a few milliseconds

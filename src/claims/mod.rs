@@ -1,8 +1,10 @@
 //! GPU claims: which GPUs a live run or shell holds, kept in `<data dir>/claims/claims.json`, so
 //! that two starts in the same instant never get the same free GPU. Choosing GPUs and claiming
 //! them is one step under an advisory lock (flock on `claims/lock`); each claim names its owner
-//! and expires by itself once that owner is gone (see [`Liveness`]).
+//! and expires by itself once that owner is gone (see [`Liveness`]; the real facts are
+//! `runs::SystemLiveness`).
 
+mod error;
 mod liveness;
 mod lock;
 
@@ -11,9 +13,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use liveness::{Liveness, SystemLiveness};
+pub use error::ClaimError;
+pub use liveness::Liveness;
 
-use crate::runs::ProcessRef;
+use crate::host::ProcessRef;
 
 /// The directory under the data dir.
 pub const CLAIMS_DIR: &str = "claims";
@@ -76,8 +79,8 @@ impl Claim {
     pub fn is_live(&self, live: &dyn Liveness) -> bool {
         let holder_alive = || self.holder.is_some_and(|h| live.process_alive(&h));
         match &self.owner {
-            Owner::Run { dir, .. } => match live.run_state(dir) {
-                Some(state) => !state.is_finished() && state != crate::runs::RunState::Lost,
+            Owner::Run { dir, .. } => match live.run_holds_gpus(dir) {
+                Some(holds) => holds,
                 None => holder_alive(),
             },
             Owner::Shell { container, .. } => {
@@ -98,31 +101,6 @@ impl Claim {
 /// The owner of the first claim among `claims` holding the GPU `uuid`.
 pub fn owner_of<'c>(claims: &'c [Claim], uuid: &str) -> Option<&'c Owner> {
     claims.iter().find(|c| c.holds(uuid)).map(|c| &c.owner)
-}
-
-/// What went wrong with the claims file or its lock.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the GPU claims in {path} could not be {doing}: {why}")]
-pub struct ClaimError {
-    pub path: PathBuf,
-    pub doing: &'static str,
-    pub why: String,
-}
-
-impl ClaimError {
-    /// The claims directory the failed path is in.
-    fn dir(&self) -> &Path {
-        self.path.parent().unwrap_or(&self.path)
-    }
-
-    /// What to do about it.
-    pub fn fix(&self) -> String {
-        format!(
-            "Check that {} is a directory you can write (GPUDECK_DATA_DIR moves the data dir); \
-             `fuser` on its lock file names a gpudeck that holds the lock.",
-            self.dir().display()
-        )
-    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -237,7 +215,7 @@ impl Claims {
         };
         let text =
             serde_json::to_vec_pretty(&doc).map_err(|e| error(&self.file(), "written", e))?;
-        crate::runs::write_private_atomic(&self.dir, CLAIMS_FILE, &text)
+        crate::private_files::replace(&self.file(), &text)
             .map_err(|e| error(&self.file(), "written", e))
     }
 }

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
 
 use super::*;
-use crate::runs::RunState;
+use crate::runs::{run_holds_gpus, RunState};
 
 /// What is alive, as a test says.
 #[derive(Default)]
@@ -17,8 +17,8 @@ impl Liveness for Fake {
     fn process_alive(&self, p: &ProcessRef) -> bool {
         self.processes.contains(&p.pid)
     }
-    fn run_state(&self, dir: &Path) -> Option<RunState> {
-        self.runs.get(dir).copied()
+    fn run_holds_gpus(&self, dir: &Path) -> Option<bool> {
+        self.runs.get(dir).copied().map(run_holds_gpus)
     }
     fn container_running(&self, id: &str) -> bool {
         self.containers.contains(id)

@@ -3,7 +3,6 @@
 pub mod board;
 pub mod cli;
 pub mod data;
-pub mod doctor;
 pub mod engine;
 pub mod profile;
 pub mod report;

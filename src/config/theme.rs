@@ -10,9 +10,9 @@ use ratatui::style::Color;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::error::ConfigError;
 use super::layer::{layered, LayerError};
 use super::words;
-use super::ConfigError;
 
 /// The theme used when none is named, and the base a user theme is layered over.
 pub const DEFAULT_THEME: &str = "dark";

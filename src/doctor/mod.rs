@@ -8,6 +8,7 @@ pub mod cli;
 pub mod cuda;
 pub mod docker;
 pub mod facts;
+pub mod frameworks;
 pub mod gpus;
 pub mod host_env;
 mod memory;

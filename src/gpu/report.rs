@@ -1,7 +1,5 @@
 //! `gpudeck gpus`: one sample of every GPU as a plain table or a stable JSON document.
 
-pub use super::report_text::render_text;
-
 use std::sync::Arc;
 
 use serde::Serialize;

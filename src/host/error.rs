@@ -2,7 +2,7 @@
 
 use std::io;
 
-use super::KillSignal;
+use super::signal::KillSignal;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{HostError, KillSignal, ProcessDetails, ProcessTable};
+use super::error::HostError;
+use super::process::{ProcessDetails, ProcessTable};
+use super::signal::KillSignal;
 
 /// Any signal ends a process; PIDs listed with `protect` answer with permission errors,
 /// as another user's processes would.

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::OnceLock;
 
+use super::cgroup::container_from_cgroup;
+use super::error::HostError;
+use super::process::{ProcessDetails, ProcessIdentity, ProcessTable, ProcessTarget, ProcessUsage};
+use super::signal::KillSignal;
 use super::stat::ProcStat;
 use super::users::UserNames;
-use super::{
-    container_from_cgroup, HostError, KillSignal, ProcessDetails, ProcessIdentity, ProcessTable,
-    ProcessTarget, ProcessUsage,
-};
 
 /// Enough of a command line for any table cell or detail view; some launchers pass megabytes of
 /// arguments, and reading them all every refresh would cost more than the rest of a tick.

@@ -8,6 +8,7 @@ mod backend;
 mod clock;
 mod container;
 mod error;
+mod liveness;
 pub mod local;
 mod record;
 pub mod slurm;
@@ -25,6 +26,7 @@ pub use container::spec::{
     CONTAINERS_FILE, CONTAINERS_SCHEMA, HOST_NETWORK, LABEL_RANK, LABEL_RUN,
 };
 pub use error::RunError;
+pub use liveness::{run_holds_gpus, SystemLiveness};
 pub use local::detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use local::launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use local::preflight::{preflight, Checked, PreflightInput};
@@ -38,7 +40,6 @@ pub use record::{
 };
 pub(crate) use slurm::run::look_at_jobs;
 pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
-pub(crate) use store::write_atomic as write_private_atomic;
 pub use store::{LogStream, Run, RunStore, StopOutcome};
 pub use watch::export::{
     export_csv, export_json, CsvExport, ProgressExport, RunExport, ScalarSeries,

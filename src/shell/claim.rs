@@ -2,7 +2,7 @@
 //! free GPUs at the same instant takes others; GPUs a live run or another shell holds are
 //! named in a warning (a shell's GPUs are explicit, so it is not refused).
 
-use crate::claims::{owner_of, Claim, Claims, Owner, SystemLiveness};
+use crate::claims::{owner_of, Claim, Claims, Liveness, Owner};
 use crate::gpu::report::GpuReport;
 
 use super::kept::KeptShell;
@@ -19,8 +19,10 @@ pub struct ShellClaim {
 /// Claims `gpus` for a shell named `name` (Docker picks one when `None`), held by this
 /// process; with the warnings for GPUs someone else claimed. No GPUs, no claims store, or a
 /// store that cannot be written: no claim (the last with a warning), and the shell goes on.
+/// `live` says which owners of earlier claims are still there (`runs::SystemLiveness`).
 pub fn claim_gpus(
     claims: Option<&Claims>,
+    live: &(dyn Liveness + Sync),
     name: Option<&str>,
     gpus: &ResolvedGpus,
     report: &GpuReport,
@@ -37,13 +39,14 @@ pub fn claim_gpus(
         .iter()
         .map(|g| (g.index.to_string(), g.uuid.clone()))
         .collect();
-    claim_for(claims, owner, &gpus, report)
+    claim_for(claims, live, owner, &gpus, report)
 }
 
 /// A kept shell re-entered (`--attach`): its GPUs, by the UUIDs its container's label keeps,
 /// claimed again for its container while this process attends it.
 pub fn reclaim_kept(
     claims: Option<&Claims>,
+    live: &(dyn Liveness + Sync),
     shell: &KeptShell,
 ) -> (Option<ShellClaim>, Vec<String>) {
     let owner = Owner::Shell {
@@ -52,12 +55,13 @@ pub fn reclaim_kept(
     };
     let indices = shell.gpus.split(',').map(String::from);
     let gpus: Vec<(String, String)> = indices.zip(shell.gpu_uuids.iter().cloned()).collect();
-    claim_for(claims, owner, &gpus, &GpuReport::unread())
+    claim_for(claims, live, owner, &gpus, &GpuReport::unread())
 }
 
 /// Claims `gpus` (index as shown, UUID) for `owner`.
 fn claim_for(
     claims: Option<&Claims>,
+    live: &(dyn Liveness + Sync),
     owner: Owner,
     gpus: &[(String, String)],
     report: &GpuReport,
@@ -66,7 +70,7 @@ fn claim_for(
         return (None, Vec::new());
     };
     let uuids: Vec<String> = gpus.iter().map(|(_, uuid)| uuid.clone()).collect();
-    let result = claims.claim(&SystemLiveness, |held| {
+    let result = claims.claim(live, |held| {
         let others: Vec<Claim> = held.iter().filter(|c| c.owner != owner).cloned().collect();
         let warnings = claimed_warnings(&others, gpus, report);
         let claim = Claim::by_me(owner.clone(), uuids);
@@ -156,6 +160,7 @@ impl ShellClaim {
 mod tests {
     use super::*;
     use crate::docker::types::ContainerState;
+    use crate::runs::SystemLiveness;
 
     fn kept(id: &str, gpus: &str, uuids: &[&str]) -> KeptShell {
         KeptShell {
@@ -185,7 +190,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let shell = kept("c0ffee", "2,3", &["GPU-a", "GPU-b"]);
-        let (claim, warnings) = reclaim_kept(Some(&claims), &shell);
+        let (claim, warnings) = reclaim_kept(Some(&claims), &SystemLiveness, &shell);
         assert_eq!(warnings, ["GPU 3 is claimed by run r1"]);
         let live = claims.live(&SystemLiveness).unwrap();
         let mine = live
@@ -196,7 +201,7 @@ mod tests {
             .expect("claimed for its container");
         assert_eq!(mine.gpus, ["GPU-a", "GPU-b"]);
         // Its own earlier claim is replaced, not warned about.
-        let (again, warnings) = reclaim_kept(Some(&claims), &shell);
+        let (again, warnings) = reclaim_kept(Some(&claims), &SystemLiveness, &shell);
         assert_eq!(warnings, ["GPU 3 is claimed by run r1"]);
         drop(claim);
         again.unwrap().end();
@@ -205,7 +210,8 @@ mod tests {
             1,
             "only the run's"
         );
-        let (none, warnings) = reclaim_kept(Some(&claims), &kept("x", "none", &[]));
+        let (none, warnings) =
+            reclaim_kept(Some(&claims), &SystemLiveness, &kept("x", "none", &[]));
         assert!(none.is_none() && warnings.is_empty());
     }
 }

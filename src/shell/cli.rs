@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::claims::Claims;
-use crate::cli::ShellArgs;
+use crate::claims::{Claims, Liveness};
 use crate::compat::CompatData;
 use crate::config::{ShellConfig, UserMode};
 use crate::docker::{resolve_host, Engine};
@@ -17,6 +16,7 @@ use super::defaults::ShellDefaults;
 use super::error::ShellError;
 use super::hangup::{stop_after_hangup, HangUp};
 use super::kept::{find_shell, kept_shells, render_shells};
+use super::options::ShellOptions;
 use super::preflight::{preflight, Preflight};
 use super::session::{create, finish, reenter, run_attached_watching};
 use super::size::parse_size;
@@ -36,6 +36,8 @@ pub struct ShellEnv<'a> {
     pub config: &'a ShellConfig,
     /// Where the shell claims its GPUs (the data dir's claims), so runs take others.
     pub claims: Option<Claims>,
+    /// Which owners of earlier claims are still there (`runs::SystemLiveness`).
+    pub liveness: &'a (dyn Liveness + Sync),
     pub compat: CompatData,
     pub docker_host: Option<&'a str>,
     /// Samples the GPUs (only called when a shell is opened).
@@ -43,14 +45,14 @@ pub struct ShellEnv<'a> {
 }
 
 /// Runs `gpudeck shell` to completion on `runtime`.
-pub fn run(args: &ShellArgs, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtime) -> ExitCode {
+pub fn run(args: &ShellOptions, env: ShellEnv<'_>, runtime: &tokio::runtime::Runtime) -> ExitCode {
     let result = runtime.block_on(async {
         let engine = connect(env.docker_host).await?;
         if args.list {
             return list(&engine).await;
         }
         if let Some(name) = &args.attach {
-            return attach(&engine, name, env.claims.as_ref()).await;
+            return attach(&engine, name, env.claims.as_ref(), env.liveness).await;
         }
         open(args, env, &engine).await
     });
@@ -88,6 +90,7 @@ pub async fn attach(
     engine: &Engine,
     name: &str,
     claims: Option<&Claims>,
+    live: &(dyn Liveness + Sync),
 ) -> Result<u8, ShellError> {
     let mut hangup = HangUp::watch()?;
     let shells = kept_shells(&engine.containers().await?);
@@ -101,7 +104,7 @@ pub async fn attach(
         shell.gpus,
         shell.workdir
     );
-    let (claim, warnings) = reclaim_kept(claims, shell);
+    let (claim, warnings) = reclaim_kept(claims, live, shell);
     for warning in &warnings {
         errln!(
             "{}",
@@ -119,7 +122,7 @@ pub async fn attach(
 }
 
 /// Pre-flight, create, run attached, remove unless kept.
-async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8, ShellError> {
+async fn open(args: &ShellOptions, env: ShellEnv<'_>, engine: &Engine) -> Result<u8, ShellError> {
     let defaults = ShellDefaults::from_config(env.config)?;
     let cwd = std::env::current_dir().map_err(|e| LaunchError::BadWorkdir {
         path: PathBuf::from("."),
@@ -134,7 +137,16 @@ async fn open(args: &ShellArgs, env: ShellEnv<'_>, engine: &Engine) -> Result<u8
         local_images,
         compat: env.compat,
     };
-    open_request(engine, &req, defaults, &ctx, &cwd, env.claims.as_ref()).await
+    open_request(
+        engine,
+        &req,
+        defaults,
+        &ctx,
+        &cwd,
+        env.claims.as_ref(),
+        env.liveness,
+    )
+    .await
 }
 
 /// Pre-flight, claim the GPUs, create, run attached, remove unless kept, for a request already
@@ -146,11 +158,12 @@ pub async fn open_request(
     ctx: &PreflightContext,
     cwd: &Path,
     claims: Option<&Claims>,
+    live: &(dyn Liveness + Sync),
 ) -> Result<u8, ShellError> {
     let mut hangup = HangUp::watch()?;
     let checked = preflight(req, ctx)?;
     let (mut claim, claim_warnings) =
-        claim_gpus(claims, req.name.as_deref(), &checked.gpus, &ctx.gpu);
+        claim_gpus(claims, live, req.name.as_deref(), &checked.gpus, &ctx.gpu);
     for warning in checked.warnings.iter().chain(&claim_warnings) {
         errln!(
             "{}",
@@ -253,7 +266,7 @@ async fn launch(
 
 /// The request from the command line, with the workspace made absolute and checked.
 fn request(
-    args: &ShellArgs,
+    args: &ShellOptions,
     defaults: &ShellDefaults,
     cwd: &Path,
     guard: &WorkspaceGuard,

@@ -6,9 +6,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
+use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
-use super::table_offset;
 use crate::app::state::AppState;
 use crate::compat::report::runtime_words;
 use crate::compat::{Assessment, Board, GpuRuntime, Level, Reason, Scope};
@@ -282,5 +282,5 @@ fn layout(area: Rect) -> (Rect, Rect, Option<Rect>) {
 pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
     let (_, table, _) = layout(area);
     let view = &state.compat;
-    super::table_row_at(table, view.selected_shown(), view.shown().len(), row)
+    table_row_at(table, view.selected_shown(), view.shown().len(), row)
 }

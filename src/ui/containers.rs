@@ -7,9 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
 use super::inspect::grant_summary;
+use super::scroll::table_offset;
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
-use super::{docker_status, inspect, logs, table_offset};
+use super::{docker_status, inspect, logs};
 use crate::app::state::AppState;
 use crate::docker::{ContainerInfo, ContainerState};
 use crate::units;

@@ -6,8 +6,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
 
+use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
-use super::table_offset;
 use crate::app::doctor::DoctorView;
 use crate::app::state::AppState;
 use crate::doctor::{Check, Status};
@@ -147,5 +147,5 @@ fn layout(area: Rect) -> (Rect, Option<Rect>) {
 /// The check row under a click, on the layout `render` draws.
 pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
     let (list, _) = layout(area);
-    super::table_row_at(list, Some(state.doctor.selected), state.doctor.len(), row)
+    table_row_at(list, Some(state.doctor.selected), state.doctor.len(), row)
 }

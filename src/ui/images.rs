@@ -5,9 +5,10 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
+use super::scroll::table_offset;
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
-use super::{docker_status, pulls, table_offset};
+use super::{docker_status, pulls};
 use crate::app::docker::{image_framework, short_image_id};
 use crate::app::state::AppState;
 use crate::docker::ImageInfo;

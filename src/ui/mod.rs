@@ -10,6 +10,7 @@ mod gpu_error;
 mod gpu_list;
 mod images;
 mod inspect;
+mod layout;
 mod logs;
 mod messages;
 mod overlays;
@@ -19,6 +20,7 @@ mod pulls;
 mod run_detail;
 mod run_form;
 mod runs;
+mod scroll;
 mod shell_dialog;
 pub mod style;
 pub mod table;
@@ -31,45 +33,9 @@ use crate::app::action::{Action, Tab};
 use crate::app::keymap::Binding;
 use crate::app::state::{AppState, GpuStatus, Overlay};
 use crate::config::Theme;
+pub use layout::Screen;
+use scroll::table_row_at;
 use style::Styles;
-
-/// The fixed regions of the screen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Screen {
-    pub header: Rect,
-    pub tabs: Rect,
-    pub body: Rect,
-    /// The latest message's own line above the footer; no rows when there is none to show.
-    pub message: Rect,
-    pub footer: Rect,
-}
-
-impl Screen {
-    pub fn new(area: Rect) -> Self {
-        Self::with_message_line(area, false)
-    }
-
-    /// The regions for this state: a message line only while a message is shown, so the key
-    /// hints never give way to it.
-    pub fn for_state(area: Rect, state: &AppState) -> Self {
-        Self::with_message_line(area, state.footer_message().is_some() && area.height > 6)
-    }
-
-    fn with_message_line(area: Rect, message: bool) -> Self {
-        let line = |y: u16| Rect::new(area.x, y, area.width, 1.min(area.height));
-        let extra = u16::from(message);
-        let body_height = area.height.saturating_sub(3 + extra);
-        let footer = line(area.y + area.height.saturating_sub(1));
-        let message_y = area.y + area.height.saturating_sub(2);
-        Self {
-            header: line(area.y),
-            tabs: line(area.y + 1.min(area.height)),
-            body: Rect::new(area.x, area.y + 2.min(area.height), area.width, body_height),
-            message: Rect::new(area.x, message_y, area.width, extra),
-            footer,
-        }
-    }
-}
 
 /// The most the open help or messages view can be scrolled on a screen of this size.
 pub fn overlay_scroll_limit(area: Rect, state: &AppState, keymap: &[Binding]) -> usize {
@@ -173,26 +139,4 @@ fn docker_click(body: Rect, state: &AppState, row: u16) -> Option<Action> {
         _ => body,
     };
     table_row_at(body, selected, len, row).map(Action::SelectRow)
-}
-
-/// The row of a bordered table with a header line under a click, given the scroll rule of
-/// `table_offset`.
-pub(crate) fn table_row_at(
-    area: Rect,
-    selected: Option<usize>,
-    len: usize,
-    row: u16,
-) -> Option<usize> {
-    let first = area.y + 2;
-    if row < first || row >= area.y + area.height.saturating_sub(1) {
-        return None;
-    }
-    let visible = area.height.saturating_sub(3) as usize;
-    let index = table_offset(selected, visible) + (row - first) as usize;
-    (index < len).then_some(index)
-}
-
-/// First row shown so that the selected row is on screen.
-pub(crate) fn table_offset(selected: Option<usize>, visible: usize) -> usize {
-    selected.map_or(0, |s| s.saturating_sub(visible.saturating_sub(1)))
 }

@@ -5,8 +5,8 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
 
+use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
-use super::{table_offset, table_row_at};
 use crate::app::processes::sort_label;
 use crate::app::state::AppState;
 use crate::gpu::{GpuProcess, ProcessKind};

@@ -7,9 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 use super::run_detail::{gpus, state_style};
+use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
-use super::{logs, run_detail, table_offset};
+use super::{logs, run_detail};
 use crate::app::state::AppState;
 use crate::runs::watch::RunRow;
 use crate::units;
@@ -126,7 +127,7 @@ pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
         return None;
     }
     let (list, _) = layout(area, view.runs.len());
-    super::table_row_at(list, view.selected_shown(), view.shown().len(), row)
+    table_row_at(list, view.selected_shown(), view.shown().len(), row)
 }
 
 /// The columns: the short id as wide as the ids shown, the command gets what is left.

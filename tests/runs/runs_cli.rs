@@ -417,6 +417,7 @@ fn runs_started_at_the_same_instant_get_different_gpus() {
 #[test]
 fn a_run_and_a_shell_claim_different_gpus() {
     use gpudeck::claims::{Claim, Claims, Owner};
+    use gpudeck::runs::SystemLiveness;
     use gpudeck::shell::{claim_gpus, ResolvedGpu, ResolvedGpus};
     let dirs = Dirs::new();
     let out = dirs
@@ -435,7 +436,13 @@ fn a_run_and_a_shell_claim_different_gpus() {
         }],
     };
     let report = gpudeck::gpu::report::GpuReport::unread();
-    let (shell, warnings) = claim_gpus(Some(&claims), Some("dev"), &resolved(6), &report);
+    let (shell, warnings) = claim_gpus(
+        Some(&claims),
+        &SystemLiveness,
+        Some("dev"),
+        &resolved(6),
+        &report,
+    );
     let shell = shell.expect("the shell claims GPU 6");
     assert!(warnings.is_empty(), "{warnings:?}");
 
@@ -460,7 +467,13 @@ fn a_run_and_a_shell_claim_different_gpus() {
         stderr(&explicit)
     );
 
-    let (other, warnings) = claim_gpus(Some(&claims), Some("other"), &resolved(7), &report);
+    let (other, warnings) = claim_gpus(
+        Some(&claims),
+        &SystemLiveness,
+        Some("other"),
+        &resolved(7),
+        &report,
+    );
     assert_eq!(warnings, [format!("GPU 7 is claimed by run {id}")]);
     other.expect("claimed, with the warning").end();
 
@@ -469,7 +482,7 @@ fn a_run_and_a_shell_claim_different_gpus() {
     assert!(after.status.success(), "{}", stderr(&after));
     assert_eq!(gpus_of(&dirs, &[stdout(&after).trim()]), [vec![6]]);
     let live: Vec<Owner> = claims
-        .live(&gpudeck::claims::SystemLiveness)
+        .live(&gpudeck::runs::SystemLiveness)
         .unwrap()
         .into_iter()
         .map(|c: Claim| c.owner)

@@ -802,7 +802,8 @@ fn a_store_of_long_runs_is_summarised_a_bounded_amount_per_look_newest_first() {
 /// (and only then), so its suggestions of free GPUs leave them out.
 #[test]
 fn the_collector_sends_the_live_claims_when_they_change() {
-    use gpudeck::claims::{Claim, Claims, Owner, SystemLiveness};
+    use gpudeck::claims::{Claim, Claims, Owner};
+    use gpudeck::runs::SystemLiveness;
     let data = tempfile::tempdir().unwrap();
     let (tx, mut rx) = mpsc::channel(64);
     let mut watcher = Watcher::new(RunStore::new(data.path()), tx);

@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use super::launch::{free_ports, plan_ranks, LaunchInput};
 use super::preflight::{preflight, Checked, PreflightInput};
-use crate::claims::{Claim, Claims, Owner, SystemLiveness};
+use crate::claims::{Claim, Claims, Owner};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::runs::clock::{self, wait_for};
 use crate::runs::container::check::{check_container_run, prepare_containers, ContainerSetup};
 use crate::runs::error::RunError;
+use crate::runs::liveness::SystemLiveness;
 use crate::runs::record::{RankRecord, RunRecord, RunState};
 use crate::runs::slurm::SlurmDefaults;
 use crate::runs::spec::{Launcher, RunSpec};

@@ -4,38 +4,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use serde::{Deserialize, Serialize};
-
-pub use crate::host::ProcStat;
-
-/// A process as recorded in `run.json`: its pid and its start time in clock ticks after boot
-/// (field 22 of `/proc/PID/stat`), which together name one process for the life of the machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProcessRef {
-    pub pid: u32,
-    pub start_ticks: u64,
-}
-
-impl ProcessRef {
-    /// This process.
-    pub fn current() -> Option<ProcessRef> {
-        Self::of(std::process::id())
-    }
-
-    /// The live process with this pid, as it is now.
-    pub fn of(pid: u32) -> Option<ProcessRef> {
-        let stat = ProcStat::read(pid)?;
-        Some(ProcessRef {
-            pid,
-            start_ticks: stat.start_ticks,
-        })
-    }
-
-    /// Whether this very process still runs (not a zombie, not a newer process with its pid).
-    pub fn is_alive(&self) -> bool {
-        ProcStat::read(self.pid).is_some_and(|s| s.is_alive() && s.start_ticks == self.start_ticks)
-    }
-}
+pub use crate::host::{ProcStat, ProcessRef};
 
 /// The exit code as a shell reports it: the code, or 128 + the signal that ended the process.
 pub fn exit_code_of(status: ExitStatus) -> i32 {
@@ -92,27 +61,6 @@ pub(crate) fn group_has_live_members(pgid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn this_process_is_alive_and_a_wrong_start_time_is_not_it() {
-        let me = ProcessRef::current().unwrap();
-        assert!(me.is_alive());
-        let impostor = ProcessRef {
-            start_ticks: me.start_ticks + 1,
-            ..me
-        };
-        assert!(!impostor.is_alive());
-    }
-
-    #[test]
-    fn a_reaped_child_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let seen = ProcessRef::of(child.id());
-        child.wait().unwrap();
-        if let Some(seen) = seen {
-            assert!(!seen.is_alive());
-        }
-    }
 
     #[test]
     fn exit_codes_map_signals_like_a_shell() {

@@ -1,11 +1,11 @@
 //! The doctor's compatibility check: does this driver run the current TensorFlow and PyTorch images?
 
-use super::board::{assess, Board};
-use super::data::CompatData;
-use super::engine::Level;
-use super::profile::{GpuRuntime, HostProfile, ImageProfile};
-use super::version::Version;
-use crate::doctor::{Check, Family, Status};
+use super::report::{Check, Family, Status};
+use crate::compat::board::{assess, Board};
+use crate::compat::data::CompatData;
+use crate::compat::engine::Level;
+use crate::compat::profile::{GpuRuntime, HostProfile, ImageProfile};
+use crate::compat::version::Version;
 use crate::gpu::report::GpuReport;
 use crate::pull::{CatalogEntry, Framework};
 
