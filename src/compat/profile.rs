@@ -265,22 +265,6 @@ impl ImageProfile {
     }
 }
 
-/// Whether any CDI spec in `dirs` declares NVIDIA GPUs (`kind: nvidia.com/gpu`), as
-/// `nvidia-ctk cdi generate` writes them to /etc/cdi or /var/run/cdi.
-pub fn nvidia_cdi_spec(dirs: &[String]) -> bool {
-    dirs.iter().any(|dir| {
-        std::fs::read_dir(dir).is_ok_and(|listing| {
-            listing.filter_map(Result::ok).any(|entry| {
-                let path = entry.path();
-                let spec = path
-                    .extension()
-                    .is_some_and(|e| e == "json" || e == "yaml" || e == "yml");
-                spec && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("nvidia.com/gpu"))
-            })
-        })
-    })
-}
-
 /// One profile per local image: its first tag names it, else its short id.
 pub fn local_profiles(local: &[ImageInfo]) -> Vec<ImageProfile> {
     local

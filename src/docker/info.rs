@@ -31,19 +31,29 @@ impl Engine {
             docker_root_dir: info.docker_root_dir.unwrap_or_default(),
             runtimes,
             default_runtime: info.default_runtime.unwrap_or_default(),
-            nvidia_cdi: crate::compat::profile::nvidia_cdi_spec(
-                info.cdi_spec_dirs.as_deref().unwrap_or_default(),
-            ),
+            nvidia_cdi: nvidia_cdi_spec(info.cdi_spec_dirs.as_deref().unwrap_or_default()),
             cdi_spec_dirs: info.cdi_spec_dirs.unwrap_or_default(),
-            nvidia_hook: crate::doctor::host_env::find_on_path(
-                &crate::doctor::host_env::SystemEnv,
-                "nvidia-container-runtime-hook",
-            )
-            .is_some(),
+            nvidia_hook: crate::host::find_program("nvidia-container-runtime-hook").is_some(),
             cgroup_version: info
                 .cgroup_version
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
         })
     }
+}
+
+/// Whether any CDI spec in `dirs` declares NVIDIA GPUs (`kind: nvidia.com/gpu`), as
+/// `nvidia-ctk cdi generate` writes them to /etc/cdi or /var/run/cdi.
+pub fn nvidia_cdi_spec(dirs: &[String]) -> bool {
+    dirs.iter().any(|dir| {
+        std::fs::read_dir(dir).is_ok_and(|listing| {
+            listing.filter_map(Result::ok).any(|entry| {
+                let path = entry.path();
+                let spec = path
+                    .extension()
+                    .is_some_and(|e| e == "json" || e == "yaml" || e == "yml");
+                spec && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("nvidia.com/gpu"))
+            })
+        })
+    })
 }

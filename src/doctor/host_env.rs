@@ -4,7 +4,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -49,7 +48,7 @@ impl HostEnv for SystemEnv {
     }
 
     fn is_executable(&self, path: &Path) -> bool {
-        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        crate::host::is_executable(path)
     }
 
     fn list_dir(&self, dir: &Path) -> Vec<PathBuf> {
@@ -216,7 +215,11 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let plain = dir.path().join("plain");
         std::fs::write(&plain, "").expect("write");
-        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        std::fs::set_permissions(
+            &plain,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o644),
+        )
+        .expect("chmod");
         assert!(!env.is_executable(&plain));
         assert!(
             !env.is_executable(dir.path()),
