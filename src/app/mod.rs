@@ -22,6 +22,7 @@ mod runs_actions;
 mod saved_logs;
 pub mod shell_dialog;
 mod shell_run;
+pub mod shown;
 pub mod state;
 pub mod terminal;
 pub mod themes;
@@ -272,6 +273,7 @@ pub async fn run(
         let mut events = EventStream::new();
         let docker_host = sources.docker_host.clone();
         let mut pacer = Pacer::new();
+        let mut shown = shown::ShownTracker::default();
         loop {
             if pacer.due() {
                 draw_frame(&mut app, &mut terminal, &mut pacer, started)?;
@@ -295,7 +297,7 @@ pub async fn run(
                         feed.observe(&update);
                     }
                     app.state.apply_gpu(update);
-                    pacer.data = true;
+                    pacer.data |= shown.changed(&app.state, unix_now());
                 }
                 Some(update) = docker_rx.recv() => {
                     for c in app.state.apply_docker(update) {
