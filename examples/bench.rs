@@ -5,6 +5,7 @@
 //! ```text
 //! cargo build --release --workspace
 //! cargo run --release --example bench -- [SECONDS] [--render-only] [--nvtop] [--pairs N] [--demo]
+//!     [--baseline PATH]
 //! ```
 //!
 //! SECONDS (default 60) is the measured window of each live run, after 5 s of start-up. The
@@ -14,7 +15,8 @@
 //! in the same pane size, on the same simulated machine (the simulator library as
 //! `libnvidia-ml.so.1` on `LD_LIBRARY_PATH`), for the same window, right after each dashboard run,
 //! and prints the two side by side; `--pairs N` repeats the pair N times (the machine may be
-//! shared: compare within a pair).
+//! shared: compare within a pair). `--baseline PATH` runs another gpudeck binary (an older
+//! build) the same way first in each pair, for before-and-after figures from the same minutes.
 //!
 //! The figures: "CPU-s/min" is the CPU time of all the process's threads over the window (from
 //! schedstat), per minute of wall time; "peak RSS" is VmHWM; "frames/min" counts the dashboard's
@@ -60,6 +62,7 @@ struct Options {
     nvtop: bool,
     pairs: usize,
     demo: bool,
+    baseline: Option<PathBuf>,
 }
 
 impl Options {
@@ -69,13 +72,16 @@ impl Options {
             args.iter()
                 .position(|a| a == flag)
                 .and_then(|i| args.get(i + 1))
-                .and_then(|s| s.parse().ok())
         };
-        let pairs = after("--pairs").unwrap_or(1usize).max(1);
+        let pairs = after("--pairs")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1usize)
+            .max(1);
+        let baseline = after("--baseline").map(PathBuf::from);
         let seconds = args
             .iter()
             .enumerate()
-            .filter(|(i, _)| *i == 0 || args[i - 1] != "--pairs")
+            .filter(|(i, _)| *i == 0 || (args[i - 1] != "--pairs" && args[i - 1] != "--baseline"))
             .find_map(|(_, s)| s.parse().ok())
             .unwrap_or(60);
         Self {
@@ -84,6 +90,7 @@ impl Options {
             nvtop: args.iter().any(|a| a == "--nvtop"),
             pairs,
             demo: args.iter().any(|a| a == "--demo"),
+            baseline,
         }
     }
 }
@@ -177,6 +184,11 @@ fn live(opts: &Options) -> Result<(), String> {
     );
     let mut pairs = Vec::new();
     for pair in 1..=opts.pairs {
+        if let Some(before) = &opts.baseline {
+            let b = gpudeck_run(opts, before, &lib)?;
+            print!("  baseline ({}) ", before.display());
+            print_gpudeck(pair, &b);
+        }
         let g = gpudeck_run(opts, &bin, &lib)?;
         print_gpudeck(pair, &g);
         let n = if opts.nvtop {
