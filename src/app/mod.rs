@@ -34,6 +34,7 @@ mod saved_logs;
 pub mod shell_dialog;
 mod shell_dialog_actions;
 mod shell_run;
+pub mod shown;
 pub mod state;
 pub mod terminal;
 pub mod themes;
@@ -69,6 +70,8 @@ pub struct App {
     pub keymap: Vec<Binding>,
     /// The `[shell]` settings, for shells opened from the dashboard.
     pub shell: crate::config::ShellConfig,
+    /// What GPU data last put on screen, so an update that changes none of it costs no frame.
+    shown: shown::ShownTracker,
 }
 
 impl App {
@@ -80,6 +83,7 @@ impl App {
             theme,
             keymap: keymap::bindings(),
             shell: config.shell.clone(),
+            shown: shown::ShownTracker::default(),
         }
     }
 
@@ -105,7 +109,9 @@ impl App {
                     feed.observe(&update);
                 }
                 self.state.apply_gpu(update);
-                handled.redraw = Redraw::Data;
+                if self.shown.changed(&self.state, unix_now()) {
+                    handled.redraw = Redraw::Data;
+                }
             }
             Event::Docker(update) => {
                 handled.commands = self.state.apply_docker(update);

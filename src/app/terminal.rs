@@ -1,6 +1,6 @@
 //! The terminal's modes: entering the TUI, restoring the terminal on every exit path (including panics).
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
@@ -12,7 +12,17 @@ use ratatui::Terminal;
 /// Whether the TUI currently owns the terminal, so restoring twice is harmless.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+/// Frames are written whole into memory and handed to the terminal in one write when ratatui
+/// flushes at the end of each draw: straight to `Stdout`, a frame of a moving chart was dozens of
+/// writes (its buffer holds 1 KiB), each taking a lock and waking the terminal.
+pub type Tui = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// Enough for a full 200x60 frame of changed, coloured cells.
+const FRAME_BYTES: usize = 256 * 1024;
+
+fn backend(out: Stdout) -> CrosstermBackend<BufWriter<Stdout>> {
+    CrosstermBackend::new(BufWriter::with_capacity(FRAME_BYTES, out))
+}
 
 /// Raw mode, alternate screen, hidden cursor and (optionally) mouse reporting. A terminal that
 /// does not answer the start-up query is given back as it was and the error says why; so is one
@@ -33,7 +43,7 @@ fn setup(mouse: bool) -> io::Result<Tui> {
     }
     // A plain clear: `Terminal::clear` would ask where the cursor is once more.
     execute!(out, terminal::Clear(terminal::ClearType::All))?;
-    Terminal::new(CrosstermBackend::new(out))
+    Terminal::new(backend(out))
 }
 
 /// Asks the terminal where its cursor is: one that never answers (output captured by `script`,
@@ -116,7 +126,7 @@ pub fn resume(term: &mut Tui, mouse: bool) -> io::Result<()> {
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    *term = Terminal::new(CrosstermBackend::new(out))?;
+    *term = Terminal::new(backend(out))?;
     Ok(())
 }
 

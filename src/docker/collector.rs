@@ -45,6 +45,10 @@ async fn run(
     mut commands: UnboundedReceiver<DockerCommand>,
 ) {
     let mut backoff = Duration::from_millis(500);
+    // The failure the app was last told of. It shows it and says that gpudeck keeps trying, so
+    // a retry that fails the same way tells it nothing: it would cost a frame and a new judging
+    // of every image's verdict every 10 s on a machine without Docker.
+    let mut told: Option<DockerUpdate> = None;
     loop {
         let spec = match resolve_host(host_override.as_deref(), |k| std::env::var(k).ok()) {
             Ok(spec) => spec,
@@ -59,27 +63,33 @@ async fn run(
                 return;
             }
         };
-        if updates
-            .send(DockerUpdate::Connecting {
-                host: spec.uri.clone(),
-            })
-            .await
-            .is_err()
+        if told.is_none()
+            && updates
+                .send(DockerUpdate::Connecting {
+                    host: spec.uri.clone(),
+                })
+                .await
+                .is_err()
         {
             return;
         }
         match Engine::connect(&spec).await {
             Ok(engine) => {
+                told = None;
                 backoff = Duration::from_millis(500);
                 if !session(engine, &updates, &mut commands).await {
                     return;
                 }
             }
             Err(e) => {
-                tracing::info!(error = %e, "Docker not available");
-                if updates.send(unavailable(&spec.uri, &e)).await.is_err() {
-                    return;
+                let update = unavailable(&spec.uri, &e);
+                if told.as_ref() != Some(&update) {
+                    tracing::info!(error = %e, "Docker not available");
+                    if updates.send(update.clone()).await.is_err() {
+                        return;
+                    }
                 }
+                told = Some(update);
             }
         }
         if !wait_refusing(&mut commands, &updates, backoff).await {
@@ -327,4 +337,53 @@ async fn act(engine: Engine, cmd: DockerCommand, updates: Sender<DockerUpdate>) 
             result,
         })
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixListener;
+    use std::time::Instant;
+
+    /// An engine that hangs up on every connection: each retry fails the same way.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_retry_that_fails_the_same_way_tells_the_app_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("docker.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let (accepted_tx, accepted_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                drop(stream);
+                if accepted_tx.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        let _commands = spawn(Some(format!("unix://{}", socket.display())), tx);
+        // Three attempts (at 0, 0.5 and 1.5 s): the first two have been answered by then.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut attempts = 0;
+        while attempts < 3 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let accepted = tokio::task::block_in_place(|| accepted_rx.recv_timeout(left));
+            assert!(accepted.is_ok(), "the collector stopped trying");
+            attempts += 1;
+        }
+        let mut told = Vec::new();
+        while let Ok(update) = rx.try_recv() {
+            told.push(update);
+        }
+        assert!(
+            matches!(
+                told.as_slice(),
+                [
+                    DockerUpdate::Connecting { .. },
+                    DockerUpdate::Unavailable { .. }
+                ]
+            ),
+            "{told:?}"
+        );
+    }
 }

@@ -151,7 +151,15 @@ const DETAILS_TTL: Duration = Duration::from_secs(10);
 /// Adds user, command and container to each GPU process, caching per PID so /proc is read rarely.
 pub struct ProcessEnricher {
     table: Arc<dyn ProcessTable>,
-    cache: HashMap<u32, (Option<ProcessDetails>, Instant)>,
+    cache: HashMap<u32, Cached>,
+}
+
+/// What is known of one PID, and since when.
+struct Cached {
+    details: Option<ProcessDetails>,
+    /// NVML's name for a process /proc does not show (another PID namespace), once asked.
+    nvml_name: Option<Option<String>>,
+    read: Instant,
 }
 
 impl ProcessEnricher {
@@ -169,16 +177,21 @@ impl ProcessEnricher {
             .flat_map(|s| s.processes.iter().map(|p| p.pid))
             .collect();
         self.cache
-            .retain(|pid, (_, read)| live.contains(pid) && now.duration_since(*read) < DETAILS_TTL);
+            .retain(|pid, c| live.contains(pid) && now.duration_since(c.read) < DETAILS_TTL);
         for process in samples.iter_mut().flat_map(|s| s.processes.iter_mut()) {
-            let (details, _) = self
-                .cache
-                .entry(process.pid)
-                .or_insert_with(|| (self.table.describe(process.pid), now));
-            apply(process, details.as_ref());
+            let pid = process.pid;
+            let cached = self.cache.entry(pid).or_insert_with(|| Cached {
+                details: self.table.describe(pid),
+                nvml_name: None,
+                read: now,
+            });
+            apply(process, cached.details.as_ref());
             if process.command.is_none() {
                 // Not visible in our PID namespace: NVML still knows the name.
-                process.command = source.process_name(process.pid);
+                process.command = cached
+                    .nvml_name
+                    .get_or_insert_with(|| source.process_name(pid))
+                    .clone();
             }
         }
     }

@@ -9,6 +9,7 @@ use crate::host::FakeProcessTable;
 /// Two GPUs with one process each; counts the per-process utilisation reads.
 struct CountingSource {
     util_reads: Arc<AtomicUsize>,
+    name_reads: Arc<AtomicUsize>,
 }
 
 fn gpu(index: u32) -> GpuStatic {
@@ -66,8 +67,9 @@ impl GpuSource for CountingSource {
         }
     }
 
-    fn process_name(&mut self, _pid: u32) -> Option<String> {
-        None
+    fn process_name(&mut self, pid: u32) -> Option<String> {
+        self.name_reads.fetch_add(1, Ordering::SeqCst);
+        Some(format!("worker-{pid}"))
     }
 
     fn process_utilization(
@@ -103,6 +105,7 @@ fn start() -> Running {
         Box::new(move || {
             Ok(Box::new(CountingSource {
                 util_reads: counter,
+                name_reads: Arc::default(),
             }) as Box<dyn GpuSource>)
         }),
         Arc::new(FakeProcessTable::default()),
@@ -194,4 +197,33 @@ fn per_process_utilisation_is_read_on_its_own_slower_cadence() {
         2,
         "one read per GPU, then none until the hour is up"
     );
+}
+
+/// A process /proc does not show (another PID namespace) gets NVML's name for it, asked once
+/// per PID while the details are trusted rather than on every tick.
+#[test]
+fn nvml_names_are_asked_once_per_process() {
+    let name_reads = Arc::new(AtomicUsize::new(0));
+    let mut source = CountingSource {
+        util_reads: Arc::default(),
+        name_reads: Arc::clone(&name_reads),
+    };
+    let gpus = source.inventory().unwrap().gpus;
+    let mut enricher = ProcessEnricher::new(Arc::new(FakeProcessTable::default()));
+    for _ in 0..5 {
+        let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+        enricher.enrich(&mut samples, &mut source);
+        let names: Vec<_> = samples
+            .iter()
+            .map(|s| s.processes[0].command.clone())
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                Some("worker-100".to_string()),
+                Some("worker-101".to_string())
+            ]
+        );
+    }
+    assert_eq!(name_reads.load(Ordering::SeqCst), 2);
 }
