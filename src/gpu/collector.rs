@@ -207,5 +207,234 @@ fn apply(process: &mut GpuProcess, details: Option<&ProcessDetails>) {
 }
 
 #[cfg(test)]
-#[path = "collector_tests.rs"]
-mod tests;
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::gpu::types::{
+        GpuStatic, ProcessGpuUtil, ProcessKind, ProcessUtilSample, SourceKind, SystemInfo, Topology,
+    };
+    use crate::host::FakeProcessTable;
+
+    /// Two GPUs with one process each; counts the per-process utilisation reads.
+    struct CountingSource {
+        util_reads: Arc<AtomicUsize>,
+        name_reads: Arc<AtomicUsize>,
+    }
+
+    fn gpu(index: u32) -> GpuStatic {
+        GpuStatic {
+            index,
+            name: "Fake GPU".into(),
+            uuid: format!("GPU-{index}"),
+            pci_bus_id: String::new(),
+            compute_capability: None,
+            architecture: None,
+            memory_total_bytes: None,
+            temp_slowdown_c: None,
+            temp_shutdown_c: None,
+            sm_clock_max_mhz: None,
+            mem_clock_max_mhz: None,
+            pcie_gen_max: None,
+            pcie_width_max: None,
+            fan_count: None,
+            ecc_enabled: None,
+            mig_enabled: None,
+            persistence_mode: None,
+        }
+    }
+
+    impl GpuSource for CountingSource {
+        fn inventory(&mut self) -> Result<Inventory, GpuError> {
+            Ok(Inventory {
+                system: SystemInfo {
+                    source: SourceKind::Nvml,
+                    driver_version: None,
+                    nvml_version: None,
+                    cuda_driver_version: None,
+                },
+                gpus: vec![gpu(0), gpu(1)],
+                topology: Topology::default(),
+            })
+        }
+
+        fn sample(&mut self, gpu: &GpuStatic) -> GpuSample {
+            GpuSample {
+                processes: vec![GpuProcess {
+                    gpu_index: gpu.index,
+                    pid: 100 + gpu.index,
+                    kind: ProcessKind::Compute,
+                    used_memory_bytes: Some(1 << 30),
+                    user: None,
+                    command: None,
+                    container: None,
+                    identity: None,
+                    gpu_util: None,
+                    cpu_pct: None,
+                    host_memory_bytes: None,
+                }],
+                ..GpuSample::default()
+            }
+        }
+
+        fn process_name(&mut self, pid: u32) -> Option<String> {
+            self.name_reads.fetch_add(1, Ordering::SeqCst);
+            Some(format!("worker-{pid}"))
+        }
+
+        fn process_utilization(
+            &mut self,
+            gpu: &GpuStatic,
+            _since_us: u64,
+        ) -> Option<Vec<ProcessUtilSample>> {
+            self.util_reads.fetch_add(1, Ordering::SeqCst);
+            Some(vec![ProcessUtilSample {
+                pid: 100 + gpu.index,
+                timestamp_us: 1,
+                util: ProcessGpuUtil {
+                    sm_pct: 42,
+                    mem_pct: 7,
+                    enc_pct: 0,
+                    dec_pct: 0,
+                },
+            }])
+        }
+    }
+
+    struct Running {
+        handle: CollectorHandle,
+        updates: tokio::sync::mpsc::Receiver<GpuUpdate>,
+        util_reads: Arc<AtomicUsize>,
+    }
+
+    fn start() -> Running {
+        let util_reads = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&util_reads);
+        let (tx, updates) = tokio::sync::mpsc::channel(8);
+        let handle = spawn(
+            Box::new(move || {
+                Ok(Box::new(CountingSource {
+                    util_reads: counter,
+                    name_reads: Arc::default(),
+                }) as Box<dyn GpuSource>)
+            }),
+            Arc::new(FakeProcessTable::default()),
+            Duration::from_millis(5),
+            tx,
+        );
+        Running {
+            handle,
+            updates,
+            util_reads,
+        }
+    }
+
+    impl Running {
+        fn next_samples(&mut self) -> Vec<GpuSample> {
+            loop {
+                match self.updates.blocking_recv() {
+                    Some(GpuUpdate::Sampled(s)) => return s,
+                    Some(_) => {}
+                    None => panic!("the collector stopped"),
+                }
+            }
+        }
+
+        /// Samples until one satisfies `done`; a command takes effect within a tick or two.
+        fn samples_until(&mut self, done: impl Fn(&[GpuSample]) -> bool) -> Vec<GpuSample> {
+            for _ in 0..2000 {
+                let s = self.next_samples();
+                if done(&s) {
+                    return s;
+                }
+            }
+            panic!("2000 samples went by without the expected change");
+        }
+
+        fn reads(&self) -> usize {
+            self.util_reads.load(Ordering::SeqCst)
+        }
+    }
+
+    fn shares(samples: &[GpuSample]) -> Vec<Option<ProcessGpuUtil>> {
+        samples
+            .iter()
+            .flat_map(|s| s.processes.iter().map(|p| p.gpu_util))
+            .collect()
+    }
+
+    #[test]
+    fn per_process_utilisation_is_read_only_while_the_processes_are_watched() {
+        let mut c = start();
+        for _ in 0..10 {
+            assert_eq!(shares(&c.next_samples()), [None, None]);
+        }
+        assert_eq!(c.reads(), 0, "read while nobody watched the processes");
+
+        c.handle
+            .send(CollectorCommand::WatchProcesses(Some(Duration::ZERO)));
+        let watched = c.samples_until(|s| shares(s).iter().all(Option::is_some));
+        assert_eq!(watched[0].processes[0].gpu_util.map(|u| u.sm_pct), Some(42));
+        assert!(c.reads() >= 2, "one read per GPU at least");
+
+        c.handle.send(CollectorCommand::WatchProcesses(None));
+        c.samples_until(|s| shares(s).iter().all(Option::is_none));
+        let after_stop = c.reads();
+        for _ in 0..10 {
+            assert_eq!(shares(&c.next_samples()), [None, None]);
+        }
+        assert_eq!(c.reads(), after_stop, "read after the watch ended");
+    }
+
+    #[test]
+    fn per_process_utilisation_is_read_on_its_own_slower_cadence() {
+        let mut c = start();
+        c.handle
+            .send(CollectorCommand::WatchProcesses(Some(Duration::from_secs(
+                3600,
+            ))));
+        c.samples_until(|s| shares(s).iter().all(Option::is_some));
+        for _ in 0..20 {
+            let s = c.next_samples();
+            assert_eq!(shares(&s).len(), 2);
+            assert!(
+                shares(&s).iter().all(Option::is_some),
+                "the last read stays"
+            );
+        }
+        assert_eq!(
+            c.reads(),
+            2,
+            "one read per GPU, then none until the hour is up"
+        );
+    }
+
+    /// A process /proc does not show (another PID namespace) gets NVML's name for it, asked once
+    /// per PID while the details are trusted rather than on every tick.
+    #[test]
+    fn nvml_names_are_asked_once_per_process() {
+        let name_reads = Arc::new(AtomicUsize::new(0));
+        let mut source = CountingSource {
+            util_reads: Arc::default(),
+            name_reads: Arc::clone(&name_reads),
+        };
+        let gpus = source.inventory().unwrap().gpus;
+        let mut enricher = ProcessEnricher::new(Arc::new(FakeProcessTable::default()));
+        for _ in 0..5 {
+            let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+            enricher.enrich(&mut samples, &mut source);
+            let names: Vec<_> = samples
+                .iter()
+                .map(|s| s.processes[0].command.clone())
+                .collect();
+            assert_eq!(
+                names,
+                vec![
+                    Some("worker-100".to_string()),
+                    Some("worker-101".to_string())
+                ]
+            );
+        }
+        assert_eq!(name_reads.load(Ordering::SeqCst), 2);
+    }
+}

@@ -289,5 +289,254 @@ fn escape_help(help: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "render_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+    use crate::gpu::{GpuProcess, ProcessKind, SourceKind, SystemInfo, Topology};
+    use crate::host::{ContainerRef, ContainerRuntime};
+    use crate::metrics::RunProcess;
+
+    fn gpu(index: u32, name: &str) -> GpuStatic {
+        GpuStatic {
+            index,
+            name: name.into(),
+            uuid: format!("GPU-{index}"),
+            pci_bus_id: String::new(),
+            compute_capability: None,
+            architecture: None,
+            memory_total_bytes: Some(80 << 30),
+            temp_slowdown_c: None,
+            temp_shutdown_c: None,
+            sm_clock_max_mhz: Some(1980),
+            mem_clock_max_mhz: None,
+            pcie_gen_max: Some(5),
+            pcie_width_max: Some(16),
+            fan_count: None,
+            ecc_enabled: None,
+            mig_enabled: None,
+            persistence_mode: None,
+        }
+    }
+
+    fn inventory(names: &[&str]) -> Inventory {
+        Inventory {
+            system: SystemInfo {
+                source: SourceKind::Demo,
+                driver_version: Some("580.65.06".into()),
+                nvml_version: None,
+                cuda_driver_version: None,
+            },
+            gpus: (0u32..).zip(names).map(|(i, n)| gpu(i, n)).collect(),
+            topology: Topology::default(),
+        }
+    }
+
+    fn busy() -> GpuSample {
+        GpuSample {
+            util_gpu_pct: Some(93),
+            memory_used_bytes: Some(1 << 30),
+            power_w: Some(650.5),
+            temp_c: Some(61),
+            sm_clock_mhz: Some(1755),
+            throttle_reasons: Some(vec!["software power cap".into()]),
+            ecc_corrected: Some(5),
+            ecc_uncorrected: Some(1),
+            ..GpuSample::default()
+        }
+    }
+
+    /// The value of the one line that starts with `series`.
+    fn value(text: &str, series: &str) -> Option<f64> {
+        let mut found = text
+            .lines()
+            .filter(|l| l.starts_with(series) && l[series.len()..].starts_with(' '));
+        let line = found.next()?;
+        assert!(found.next().is_none(), "{series} appears twice");
+        line.rsplit(' ').next()?.parse().ok()
+    }
+
+    #[test]
+    fn label_values_escape_backslash_quote_and_newline() {
+        assert_eq!(escape_label("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        let text = render(&inventory(&["Odd \"GPU\"\\x"]), &[busy()], &[]);
+        assert!(
+            text.contains(r#"name="Odd \"GPU\"\\x""#),
+            "the name is not escaped:\n{text}"
+        );
+    }
+
+    #[test]
+    fn every_sample_belongs_to_a_family_with_help_and_type_declared_once() {
+        let text = render(&inventory(&["A", "B"]), &[busy(), busy()], &[]);
+        let mut declared: Vec<&str> = Vec::new();
+        let mut helped: Vec<&str> = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# HELP ") {
+                helped.push(rest.split(' ').next().unwrap());
+            } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let name = rest.split(' ').next().unwrap();
+                assert!(!declared.contains(&name), "{name} declared twice");
+                assert_eq!(helped.last(), Some(&name), "TYPE without HELP: {name}");
+                declared.push(name);
+            } else {
+                let name = line.split(['{', ' ']).next().unwrap();
+                assert_eq!(
+                    declared.last(),
+                    Some(&name),
+                    "sample outside its family: {line}"
+                );
+            }
+        }
+        assert!(declared.contains(&"gpudeck_gpu_utilization_ratio"));
+    }
+
+    #[test]
+    fn values_are_in_base_units() {
+        let text = render(&inventory(&["A"]), &[busy()], &[]);
+        let g = r#"{gpu="0",uuid="GPU-0"}"#;
+        let at = |name: &str| value(&text, &format!("{name}{g}"));
+        assert_eq!(at("gpudeck_gpu_utilization_ratio"), Some(0.93));
+        assert_eq!(at("gpudeck_gpu_sm_clock_hertz"), Some(1_755_000_000.0));
+        assert_eq!(at("gpudeck_gpu_memory_used_bytes"), Some(1_073_741_824.0));
+        assert_eq!(at("gpudeck_gpu_memory_total_bytes"), Some(85_899_345_920.0));
+        assert_eq!(at("gpudeck_gpu_power_watts"), Some(650.5));
+        assert_eq!(at("gpudeck_gpu_temperature_celsius"), Some(61.0));
+        assert_eq!(at("gpudeck_gpu_pcie_link_width_max"), Some(16.0));
+    }
+
+    #[test]
+    fn ecc_errors_are_a_counter_by_type_and_reasons_are_zero_or_one() {
+        let text = render(&inventory(&["A"]), &[busy()], &[]);
+        assert!(text.contains("# TYPE gpudeck_gpu_ecc_errors_total counter\n"));
+        let ecc = r#"gpudeck_gpu_ecc_errors_total{gpu="0",uuid="GPU-0",type="#;
+        assert_eq!(value(&text, &format!(r#"{ecc}"corrected"}}"#)), Some(5.0));
+        assert_eq!(value(&text, &format!(r#"{ecc}"uncorrected"}}"#)), Some(1.0));
+        let reason = r#"gpudeck_gpu_throttle_reasons{gpu="0",uuid="GPU-0",reason="#;
+        assert_eq!(
+            value(&text, &format!(r#"{reason}"software_power_cap"}}"#)),
+            Some(1.0)
+        );
+        assert_eq!(value(&text, &format!(r#"{reason}"idle"}}"#)), Some(0.0));
+    }
+
+    #[test]
+    fn a_value_nvml_could_not_read_is_left_out_never_zero() {
+        let unreadable = GpuSample {
+            power_w: None,
+            ecc_corrected: None,
+            ecc_uncorrected: None,
+            throttle_reasons: None,
+            ..busy()
+        };
+        let text = render(&inventory(&["A", "B"]), &[busy(), unreadable.clone()], &[]);
+        assert!(value(&text, r#"gpudeck_gpu_power_watts{gpu="0",uuid="GPU-0"}"#).is_some());
+        assert!(
+            !text.contains(r#"gpudeck_gpu_power_watts{gpu="1""#),
+            "{text}"
+        );
+        assert!(!text.contains(r#"gpudeck_gpu_ecc_errors_total{gpu="1""#));
+        assert!(!text.contains(r#"gpudeck_gpu_throttle_reasons{gpu="1""#));
+        // No GPU has it: not even the family's header.
+        let text = render(&inventory(&["B"]), &[unreadable], &[]);
+        assert!(!text.contains("gpudeck_gpu_power_watts"), "{text}");
+        assert!(!text.contains("gpudeck_gpu_fan_speed_ratio"));
+    }
+
+    #[test]
+    fn a_lost_gpu_says_so_and_nothing_else_live() {
+        let text = render(&inventory(&["A"]), &[GpuSample::lost()], &[]);
+        assert_eq!(
+            value(&text, r#"gpudeck_gpu_lost{gpu="0",uuid="GPU-0"}"#),
+            Some(1.0)
+        );
+        assert!(!text.contains("gpudeck_gpu_utilization_ratio{"));
+        assert!(text
+            .contains(r#"gpudeck_gpu_info{gpu="0",uuid="GPU-0",name="A",driver="580.65.06"} 1"#));
+    }
+
+    #[test]
+    fn process_memory_carries_container_run_and_rank() {
+        let process = |pid, container: Option<&str>| GpuProcess {
+            gpu_index: 0,
+            pid,
+            kind: ProcessKind::Compute,
+            used_memory_bytes: Some(2048),
+            user: None,
+            command: None,
+            container: container.map(|id| ContainerRef {
+                runtime: ContainerRuntime::Docker,
+                id: id.into(),
+            }),
+            identity: None,
+            gpu_util: None,
+            cpu_pct: None,
+            host_memory_bytes: None,
+        };
+        let sample = GpuSample {
+            processes: vec![process(10, None), process(11, Some(&"ab".repeat(32)))],
+            ..busy()
+        };
+        let runs = [RunInfo {
+            id: "20261123-abc".into(),
+            name: "train".into(),
+            state: "running".into(),
+            backend: "local".into(),
+            slurm_job: None,
+            gpus: vec![(0, "GPU-0".into())],
+            processes: vec![RunProcess {
+                gpu: 0,
+                pid: 10,
+                rank: Some(0),
+            }],
+        }];
+        let text = render(&inventory(&["A"]), &[sample], &runs);
+        let p = r#"gpudeck_process_gpu_memory_bytes{gpu="0",uuid="GPU-0",pid="#;
+        let ran = format!(r#"{p}"10",container="",run_id="20261123-abc",rank="0"}}"#);
+        assert_eq!(value(&text, &ran), Some(2048.0), "{text}");
+        let boxed = format!(r#"{p}"11",container="abababababab",run_id="",rank=""}}"#);
+        assert_eq!(value(&text, &boxed), Some(2048.0), "{text}");
+        let info = r#"gpudeck_run_info{run_id="20261123-abc",name="train",state="running",backend="local",slurm_job_id=""}"#;
+        assert_eq!(value(&text, info), Some(1.0));
+        let given = r#"gpudeck_run_gpu_info{run_id="20261123-abc",gpu="0",uuid="GPU-0"}"#;
+        assert_eq!(value(&text, given), Some(1.0));
+    }
+
+    #[test]
+    fn a_slurm_jobs_run_names_its_job_and_its_gpus_uuid_from_this_host() {
+        let runs = [RunInfo {
+            id: "r2".into(),
+            name: "big".into(),
+            state: "running".into(),
+            backend: "slurm".into(),
+            slurm_job: Some("42".into()),
+            gpus: vec![(0, String::new())],
+            processes: vec![RunProcess {
+                gpu: 0,
+                pid: 10,
+                rank: Some(1),
+            }],
+        }];
+        let sample = GpuSample {
+            processes: vec![GpuProcess {
+                gpu_index: 0,
+                pid: 10,
+                kind: ProcessKind::Compute,
+                used_memory_bytes: Some(2048),
+                user: None,
+                command: None,
+                container: None,
+                identity: None,
+                gpu_util: None,
+                cpu_pct: None,
+                host_memory_bytes: None,
+            }],
+            ..busy()
+        };
+        let text = render(&inventory(&["A"]), &[sample], &runs);
+        let info = r#"gpudeck_run_info{run_id="r2",name="big",state="running",backend="slurm",slurm_job_id="42"}"#;
+        assert_eq!(value(&text, info), Some(1.0), "{text}");
+        let given = r#"gpudeck_run_gpu_info{run_id="r2",gpu="0",uuid="GPU-0"}"#;
+        assert_eq!(value(&text, given), Some(1.0), "{text}");
+        let rank = r#"gpudeck_process_gpu_memory_bytes{gpu="0",uuid="GPU-0",pid="10",container="",run_id="r2",rank="1"}"#;
+        assert_eq!(value(&text, rank), Some(2048.0), "{text}");
+    }
+}

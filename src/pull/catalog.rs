@@ -219,5 +219,261 @@ fn parse_file(text: &str, origin: &str) -> Result<(CatalogSource, Vec<CatalogEnt
 }
 
 #[cfg(test)]
-#[path = "catalog_tests.rs"]
-mod tests;
+mod tests {
+    //! The built-in catalog's data, and user files layered over it.
+
+    use super::*;
+
+    fn builtin() -> Catalog {
+        let (catalog, warnings) = Catalog::load(None);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        catalog
+    }
+
+    fn user_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    const HEADER: &str = "source = \"mine\"\ndate = \"2026-11-22\"\n";
+
+    #[test]
+    fn every_builtin_file_loads_with_its_source_and_date() {
+        let catalog = builtin();
+        assert_eq!(catalog.sources().len(), BUILTIN_FILES.len());
+        for source in catalog.sources() {
+            assert!(
+                !source.source.is_empty() && source.date.len() == 10,
+                "{source:?}"
+            );
+        }
+        for (name, text) in BUILTIN_FILES {
+            let first = text.lines().next().unwrap_or_default();
+            assert!(
+                first.starts_with("# "),
+                "{name} starts with a comment saying what it holds"
+            );
+            assert!(
+                text.contains("# Source:") && text.contains("# Date:"),
+                "{name} names its source and date at the top"
+            );
+        }
+    }
+
+    #[test]
+    fn references_are_unique_and_canonical_forms_differ() {
+        let catalog = builtin();
+        let mut seen = std::collections::HashSet::new();
+        for entry in catalog.entries() {
+            assert!(
+                seen.insert(entry.image.to_string()),
+                "{} is listed twice",
+                entry.reference
+            );
+            assert_eq!(catalog.find(&entry.reference), Some(entry));
+        }
+    }
+
+    #[test]
+    fn tensorflow_covers_2_4_to_2_20_with_tested_cuda() {
+        let catalog = builtin();
+        let cuda_of = |tag: &str| {
+            let entry = catalog
+                .find(&format!("tensorflow/tensorflow:{tag}"))
+                .unwrap_or_else(|| panic!("tensorflow {tag} missing"));
+            (entry.cuda.clone(), entry.cudnn.clone().unwrap_or_default())
+        };
+        assert_eq!(cuda_of("2.4.0-gpu"), ("11.0".into(), "8.0".into()));
+        assert_eq!(cuda_of("2.11.0-gpu-jupyter"), ("11.2".into(), "8.1".into()));
+        assert_eq!(cuda_of("2.13.0-gpu"), ("11.8".into(), "8.6".into()));
+        assert_eq!(cuda_of("2.14.0-gpu"), ("11.8".into(), "8.7".into()));
+        assert_eq!(cuda_of("2.15.0-gpu"), ("12.2".into(), "8.9".into()));
+        assert_eq!(cuda_of("2.17.0-gpu"), ("12.3".into(), "8.9".into()));
+        assert_eq!(cuda_of("2.20.0-gpu"), ("12.5".into(), "9.3".into()));
+        assert!(catalog.find("tensorflow/tensorflow:latest-gpu").is_some());
+        for minor in 4..=20 {
+            let has_minor = catalog.by_framework(Framework::Tensorflow).any(|e| {
+                e.framework_version.starts_with(&format!("2.{minor}.")) && e.variant == "gpu"
+            });
+            assert!(has_minor, "no TensorFlow 2.{minor} gpu image");
+        }
+    }
+
+    #[test]
+    fn ngc_entries() {
+        let catalog = builtin();
+        let ngc = catalog.find("nvcr.io/nvidia/pytorch:24.05-py3").unwrap();
+        assert_eq!(
+            (ngc.framework, ngc.cuda.as_str()),
+            (Framework::Pytorch, "12.4.1")
+        );
+        assert_eq!(
+            catalog
+                .find("nvcr.io/nvidia/pytorch:25.01-py3")
+                .unwrap()
+                .cuda,
+            "12.8.0"
+        );
+        assert_eq!(
+            catalog
+                .find("nvcr.io/nvidia/pytorch:25.12-py3")
+                .unwrap()
+                .cuda,
+            "13.1.0"
+        );
+        let newest_tf_ngc = catalog
+            .by_framework(Framework::Tensorflow)
+            .filter(|e| e.image.registry() == Some("nvcr.io"))
+            .filter_map(|e| e.image.tag().map(str::to_string))
+            .max();
+        assert!(
+            newest_tf_ngc.is_some_and(|t| t.as_str() <= "25.02"),
+            "NGC TensorFlow ended at 25.02"
+        );
+    }
+
+    #[test]
+    fn pytorch_and_cuda_base_entries() {
+        let catalog = builtin();
+        let pt = catalog
+            .find("pytorch/pytorch:2.7.0-cuda12.8-cudnn9-runtime")
+            .unwrap();
+        assert_eq!((pt.cuda.as_str(), pt.cudnn.as_deref()), ("12.8", Some("9")));
+        assert!(catalog
+            .find("pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel")
+            .is_some());
+        assert!(catalog
+            .find("pytorch/pytorch:2.8.0-cuda11.8-cudnn9-runtime")
+            .is_none());
+
+        let cuda = catalog
+            .find("docker.io/nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04")
+            .unwrap();
+        assert_eq!(
+            (cuda.framework, cuda.variant.as_str()),
+            (Framework::Cuda, "cudnn-runtime")
+        );
+        for variant in ["base", "runtime", "cudnn-runtime", "devel"] {
+            assert!(
+                catalog
+                    .by_framework(Framework::Cuda)
+                    .any(|e| e.variant == variant && e.reference.ends_with("ubuntu24.04")),
+                "no {variant} image on Ubuntu 24.04"
+            );
+        }
+    }
+
+    #[test]
+    fn user_files_replace_and_add_entries() {
+        let replace = format!(
+        "{HEADER}[[image]]\nreference = \"docker.io/tensorflow/tensorflow:2.17.0-gpu\"\nframework = \"tensorflow\"\n\
+         framework_version = \"2.17.0\"\ncuda = \"12.3.2\"\nvariant = \"gpu\"\nnotes = \"site mirror\"\n\n\
+         [[image]]\nreference = \"registry.lab:5000/team/train:v3\"\nframework = \"pytorch\"\n\
+         framework_version = \"2.9.0\"\ncuda = \"12.8\"\npython = \"3.12\"\nvariant = \"runtime\"\n"
+    );
+        let dir = user_dir(&[("site.toml", &replace), ("ignored.txt", "not toml")]);
+        let (catalog, warnings) = Catalog::load(Some(dir.path()));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let builtin_count = builtin().entries().len();
+        assert_eq!(catalog.entries().len(), builtin_count + 1);
+        let replaced = catalog.find("tensorflow/tensorflow:2.17.0-gpu").unwrap();
+        assert_eq!(
+            (replaced.cuda.as_str(), replaced.notes.as_str()),
+            ("12.3.2", "site mirror")
+        );
+        assert!(replaced.origin.ends_with("site.toml"));
+        let added = catalog.find("registry.lab:5000/team/train:v3").unwrap();
+        assert_eq!(added.python.as_deref(), Some("3.12"));
+        assert_eq!(catalog.entries().last(), Some(added));
+    }
+
+    #[test]
+    fn a_bad_user_file_is_a_located_warning_and_the_rest_still_loads() {
+        let unknown_field = format!("{HEADER}[[image]]\nreference = \"a/b:1\"\nframework = \"pytorch\"\nframework_version = \"1\"\ncuda = \"12.8\"\nvariant = \"x\"\ncolour = \"red\"\n");
+        let bad_reference = format!("{HEADER}[[image]]\nreference = \"UPPER/case\"\nframework = \"cuda\"\nframework_version = \"1\"\ncuda = \"12.8\"\nvariant = \"x\"\n");
+        let bad_framework = format!("{HEADER}[[image]]\nreference = \"a/b:2\"\nframework = \"jax\"\nframework_version = \"1\"\ncuda = \"12.8\"\nvariant = \"x\"\n");
+        let good = format!("{HEADER}[[image]]\nreference = \"a/b:3\"\nframework = \"cuda\"\nframework_version = \"1\"\ncuda = \"12.8\"\nvariant = \"x\"\n");
+        let dir = user_dir(&[
+            ("1-field.toml", &unknown_field),
+            ("2-ref.toml", &bad_reference),
+            ("3-framework.toml", &bad_framework),
+            ("4-syntax.toml", "source = \"x\"\ndate = \n"),
+            ("5-good.toml", &good),
+        ]);
+        let (catalog, warnings) = Catalog::load(Some(dir.path()));
+        assert_eq!(warnings.len(), 4, "{warnings:#?}");
+        let expect = [
+            ("1-field.toml:9:1:", "unknown field `colour`"),
+            ("2-ref.toml:4:13:", "uppercase letters are not allowed"),
+            ("3-framework.toml:5:13:", "unknown variant `jax`"),
+            ("4-syntax.toml:2:", ""),
+        ];
+        for (warning, (location, reason)) in warnings.iter().zip(expect) {
+            assert!(
+                warning.contains(location),
+                "{warning} should contain {location}"
+            );
+            assert!(
+                warning.contains(reason),
+                "{warning} should contain {reason}"
+            );
+            assert!(warning.ends_with("the file is skipped"), "{warning}");
+        }
+        assert!(catalog.find("a/b:3").is_some());
+        assert!(catalog.find("a/b:1").is_none());
+        assert!(
+            catalog.find("tensorflow/tensorflow:2.17.0-gpu").is_some(),
+            "built-ins stay"
+        );
+    }
+
+    #[test]
+    fn a_missing_user_dir_is_silent() {
+        let (catalog, warnings) = Catalog::load(Some(Path::new("/nonexistent/gpudeck/catalog")));
+        assert!(warnings.is_empty());
+        assert_eq!(catalog.entries().len(), builtin().entries().len());
+    }
+
+    /// Property tests: any text as a user catalog file gives entries or a mistake at
+    /// `file:line:col`, never a panic.
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::fuzz::{self, assert_located};
+
+        const FILES: [&str; 4] = [
+            BUILTIN_FILES[0].1,
+            BUILTIN_FILES[1].1,
+            BUILTIN_FILES[2].1,
+            BUILTIN_FILES[3].1,
+        ];
+
+        fn check(text: &str) {
+            match parse_file(text, "mine.toml") {
+                Ok((source, entries)) => {
+                    assert_eq!(source.origin, "mine.toml");
+                    assert!(entries.iter().all(|e| e.origin == "mine.toml"));
+                }
+                Err(message) => assert_located(&message, "mine.toml", text),
+            }
+        }
+
+        proptest! {
+            #![proptest_config(fuzz::config())]
+
+            #[test]
+            fn any_text_as_a_catalog(text in fuzz::any_text()) {
+                check(&text);
+            }
+
+            #[test]
+            fn a_catalog_with_mistakes(text in fuzz::near_miss(&FILES)) {
+                check(&text);
+            }
+        }
+    }
+}

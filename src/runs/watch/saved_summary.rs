@@ -86,5 +86,109 @@ impl Run {
 }
 
 #[cfg(test)]
-#[path = "saved_summary_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+    use crate::runs::record::{RunRecord, RunState};
+    use crate::runs::spec::Launcher;
+    use crate::runs::watch::recorded::with_summaries;
+    use crate::runs::watch::samples::{csv_line, MetricsRow, CSV_HEADER};
+
+    fn ended(dir: &Path, state: RunState) -> Run {
+        let mut record = RunRecord::starting(
+            "r".into(),
+            "r".into(),
+            Launcher::Single,
+            "/w".into(),
+            "h".into(),
+            9_000,
+        );
+        record.gpus = vec![crate::runs::RunGpu {
+            index: 3,
+            uuid: "GPU-3".into(),
+            name: "H100".into(),
+        }];
+        record.state = state;
+        record.started_ms = Some(10_000);
+        record.ended_ms = Some(14_000);
+        Run {
+            dir: dir.to_path_buf(),
+            record,
+        }
+    }
+
+    fn write_metrics(dir: &Path, utils: &[u32]) {
+        let mut text = format!("{CSV_HEADER}\n");
+        for (i, util) in utils.iter().enumerate() {
+            let row = MetricsRow {
+                t_unix_ms: 11_000 + i as i64 * 1000,
+                gpu_index: 3,
+                gpu_uuid: "GPU-3".into(),
+                util_pct: Some(*util),
+                mem_used_bytes: Some(1 << 30),
+                mem_total_bytes: Some(80 << 30),
+                power_w: Some(100.0),
+                temp_c: Some(50),
+                sm_clock_mhz: Some(1400),
+            };
+            text.push_str(&csv_line(&row));
+            text.push('\n');
+        }
+        fs::write(dir.join(METRICS_FILE), text).unwrap();
+    }
+
+    #[test]
+    fn an_ended_runs_summary_is_saved_and_read_back_as_computed() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = ended(dir.path(), RunState::Succeeded);
+        write_metrics(dir.path(), &[90, 0, 90]);
+        save_summary(&run).unwrap();
+        let computed = run.summary(99_000).unwrap();
+        assert!(computed.is_some());
+        assert_eq!(run.saved_summary(), Some(computed));
+    }
+
+    #[test]
+    fn a_saved_summary_that_no_longer_matches_the_run_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = ended(dir.path(), RunState::Failed);
+        write_metrics(dir.path(), &[90, 0]);
+        save_summary(&run).unwrap();
+        write_metrics(dir.path(), &[90, 0, 50]);
+        assert_eq!(run.saved_summary(), None, "metrics of another length");
+        save_summary(&run).unwrap();
+        assert!(run.saved_summary().is_some());
+        let mut other_end = run.clone();
+        other_end.record.ended_ms = Some(15_000);
+        assert_eq!(other_end.saved_summary(), None, "another end");
+        fs::write(dir.path().join(SUMMARY_FILE), "{").unwrap();
+        assert_eq!(run.saved_summary(), None, "a torn file");
+    }
+
+    #[test]
+    fn a_run_without_metrics_saves_that_it_has_none_and_a_live_run_saves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = ended(dir.path(), RunState::Stopped);
+        save_summary(&run).unwrap();
+        assert_eq!(run.saved_summary(), Some(None));
+        let live_dir = tempfile::tempdir().unwrap();
+        let mut live = ended(live_dir.path(), RunState::Running);
+        live.record.ended_ms = None;
+        save_summary(&live).unwrap();
+        assert!(!live_dir.path().join(SUMMARY_FILE).exists());
+    }
+
+    #[test]
+    fn the_runs_listing_takes_an_ended_runs_saved_summary_without_reading_its_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = ended(dir.path(), RunState::Succeeded);
+        write_metrics(dir.path(), &[90, 0, 90]);
+        save_summary(&run).unwrap();
+        let expected = run.saved_summary().expect("saved");
+        // Same length, not a metrics file any more: reading it would warn and give no summary.
+        let len = fs::metadata(dir.path().join(METRICS_FILE)).unwrap().len();
+        fs::write(dir.path().join(METRICS_FILE), "x".repeat(len as usize)).unwrap();
+        let (listed, warnings) = with_summaries(vec![run], 99_000);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(listed[0].1, expected);
+    }
+}
