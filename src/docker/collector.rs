@@ -342,8 +342,8 @@ async fn act(engine: Engine, cmd: DockerCommand, updates: Sender<DockerUpdate>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::net::UnixListener;
     use std::io::Read;
+    use std::os::unix::net::UnixListener;
     use std::time::Instant;
 
     /// Reads up to the blank line that ends an HTTP request's head (or the end of the stream).

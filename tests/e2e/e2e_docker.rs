@@ -40,6 +40,7 @@ impl Drop for Container {
 
 #[test]
 fn a_container_appears_shows_its_logs_and_is_stopped_from_the_tui() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_container_appears_shows_its_logs_and_is_stopped_from_the_tui") {
         return;
     }
@@ -117,6 +118,7 @@ fn selected_row_is(tui: &Session, name: &str) -> bool {
 
 #[test]
 fn an_image_is_pulled_from_a_local_registry_through_the_picker() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("an_image_is_pulled_from_a_local_registry_through_the_picker") {
         return;
     }
@@ -150,6 +152,7 @@ fn an_image_is_pulled_from_a_local_registry_through_the_picker() {
 
 #[test]
 fn the_tui_reconnects_when_the_engine_comes_back() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("the_tui_reconnects_when_the_engine_comes_back") {
         return;
     }
@@ -197,6 +200,7 @@ fn open_shell_dialog_on(tui: &Session, tag: &str) -> String {
 
 #[test]
 fn a_shell_from_the_images_tab_suspends_the_tui_and_comes_back() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_shell_from_the_images_tab_suspends_the_tui_and_comes_back") {
         return;
     }
@@ -271,6 +275,7 @@ fn containers_of(image: &str) -> Vec<String> {
 
 #[test]
 fn a_dashboard_shell_whose_pane_is_killed_takes_its_container_with_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_dashboard_shell_whose_pane_is_killed_takes_its_container_with_it") {
         return;
     }

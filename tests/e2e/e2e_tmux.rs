@@ -16,6 +16,7 @@ fn tool_available() -> bool {
 
 #[test]
 fn a_user_browses_the_tabs_and_quits() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !tool_available() {
         panic!("tmux is required for the end-to-end tests (.ci/run installs it)");
     }
@@ -67,6 +68,7 @@ fn a_user_browses_the_tabs_and_quits() {
 
 #[test]
 fn sigterm_and_sighup_restore_the_terminal() {
+    let _gate = crate::support::gate::gate(module_path!());
     for signal in ["TERM", "HUP"] {
         let s = Session::start(&format!("sig{signal}"), 80, 24, "--demo");
         s.wait_for("first frame", |t| t.contains("H100"));
@@ -88,6 +90,7 @@ fn sigterm_and_sighup_restore_the_terminal() {
 
 #[test]
 fn no_driver_shows_the_reason_and_the_demo_hint() {
+    let _gate = crate::support::gate::gate(module_path!());
     let s = Session::start(
         "nodriver",
         80,
@@ -103,6 +106,7 @@ fn no_driver_shows_the_reason_and_the_demo_hint() {
 
 #[test]
 fn no_color_means_no_colour_but_the_selection_still_shows() {
+    let _gate = crate::support::gate::gate(module_path!());
     let s = Session::start_with("nocolor", 80, 24, "NO_COLOR=1", "--demo", Dirs::new());
     s.wait_for("first frame", |t| t.contains("H100"));
     let styled = s.tmux(&["capture-pane", "-p", "-e", "-t", &s.name]);
@@ -124,6 +128,7 @@ fn no_color_means_no_colour_but_the_selection_still_shows() {
 
 #[test]
 fn a_bad_config_file_is_named_on_screen_and_the_defaults_run() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     std::fs::create_dir_all(dirs.config()).expect("mkdir");
     std::fs::write(
@@ -142,6 +147,7 @@ fn a_bad_config_file_is_named_on_screen_and_the_defaults_run() {
 
 #[test]
 fn killing_a_process_from_the_processes_tab_asks_then_signals_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     /// Kills the test's victim process even when the test fails half-way.
     struct Victim(std::process::Child);
     impl Drop for Victim {
@@ -182,6 +188,7 @@ fn killing_a_process_from_the_processes_tab_asks_then_signals_it() {
 
 #[test]
 fn read_only_mode_refuses_to_kill() {
+    let _gate = crate::support::gate::gate(module_path!());
     let s = Session::start("readonly", 100, 30, "--demo --read-only");
     s.wait_for("first frame", |t| t.contains("read-only"));
     s.keys(&["2", "j", "x"]);
@@ -194,6 +201,7 @@ fn read_only_mode_refuses_to_kill() {
 
 #[test]
 fn a_user_checks_compatibility_and_runs_the_doctor() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !tool_available() {
         panic!("tmux is required for the end-to-end tests (.ci/run installs it)");
     }

@@ -21,6 +21,7 @@ fn with_listen(addr: &str) -> Dirs {
 
 #[test]
 fn the_dashboard_serves_metrics_when_the_config_asks() {
+    let _gate = crate::support::gate::gate(module_path!());
     let addr = format!("127.0.0.1:{}", free_port());
     let env = format!("GPUDECK_SIM={FROZEN}");
     let s = Session::start_with("metrics", 160, 40, &env, "--demo", with_listen(&addr));
@@ -43,6 +44,7 @@ fn the_dashboard_serves_metrics_when_the_config_asks() {
 
 #[test]
 fn a_taken_metrics_address_is_shown_and_the_dashboard_runs_on() {
+    let _gate = crate::support::gate::gate(module_path!());
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let s = Session::start_with("metrics-taken", 200, 40, "", "--demo", with_listen(&addr));

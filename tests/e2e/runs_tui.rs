@@ -13,6 +13,7 @@ const TRAIN: &str = "i=0; while true; do i=$((i+1)); echo \"step=$i loss=0.$((10
 
 #[test]
 fn a_user_watches_a_run_reads_each_rank_and_stops_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(
         &dirs,
@@ -104,6 +105,7 @@ impl DirsAt {
 
 #[test]
 fn with_no_runs_the_tab_says_how_and_the_form_starts_one() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let data = dirs.root.path().to_path_buf();
     let s = Session::start_with("noruns", 80, 24, "", "--demo", dirs);

@@ -41,6 +41,7 @@ fn env_of(text: &str) -> std::collections::HashMap<String, String> {
 
 #[test]
 fn per_gpu_ranks_each_get_their_gpu_and_their_place() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(
         &dirs,
@@ -90,6 +91,7 @@ fn per_gpu_ranks_each_get_their_gpu_and_their_place() {
 
 #[test]
 fn a_failing_rank_fails_the_run_and_stops_the_others() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let script = format!("if [ \"$RANK\" = 1 ]; then exit 3; fi; {FOREVER}");
     let (id, _guard) = start(
@@ -126,6 +128,7 @@ fn a_failing_rank_fails_the_run_and_stops_the_others() {
 
 #[test]
 fn single_is_one_process_seeing_both_gpus() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(&dirs, &["--gpus", "1,2", "--", "sh", "-c", SHOW_ENV]);
     let rec = wait_state(&dirs, &id, "succeeded");
@@ -142,6 +145,7 @@ fn single_is_one_process_seeing_both_gpus() {
 
 #[test]
 fn torchrun_gets_standalone_and_one_process_per_gpu() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let bin = dirs.root.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
@@ -199,6 +203,7 @@ fn torchrun_gets_standalone_and_one_process_per_gpu() {
 
 #[test]
 fn no_log_line_is_lost_when_a_rank_exits_right_after_printing() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(
         &dirs,
@@ -227,6 +232,7 @@ fn no_log_line_is_lost_when_a_rank_exits_right_after_printing() {
 
 #[test]
 fn run_files_are_private() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "true"]);
     wait_state(&dirs, &id, "succeeded");
@@ -251,6 +257,7 @@ fn run_files_are_private() {
 
 #[test]
 fn a_spec_file_is_used_and_flags_override_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let spec = dirs.root.path().join("run.toml");
     std::fs::write(
@@ -283,6 +290,7 @@ fn a_spec_file_is_used_and_flags_override_it() {
 
 #[test]
 fn refusals_say_why_and_what_to_do() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let unknown = output(&dirs, &["logs", "nope"]);
     assert_eq!(unknown.status.code(), Some(1));
@@ -372,6 +380,7 @@ fn count_one(dirs: &Dirs, cmd: &[&str]) -> std::process::Command {
 /// race shows only sometimes; a third, while both live, is told who holds the GPUs.
 #[test]
 fn runs_started_at_the_same_instant_get_different_gpus() {
+    let _gate = crate::support::gate::gate(module_path!());
     for round in 0..4 {
         let dirs = Dirs::new();
         let spawn = || {
@@ -416,6 +425,7 @@ fn runs_started_at_the_same_instant_get_different_gpus() {
 /// (no container runs), its GPU is free again.
 #[test]
 fn a_run_and_a_shell_claim_different_gpus() {
+    let _gate = crate::support::gate::gate(module_path!());
     use gpudeck::claims::{Claim, Claims, Owner};
     use gpudeck::runs::SystemLiveness;
     use gpudeck::shell::{claim_gpus, ResolvedGpu, ResolvedGpus};
@@ -500,6 +510,7 @@ fn one_line(out: &std::process::Output) -> String {
 
 #[test]
 fn a_gpu_that_has_fallen_off_the_bus_is_refused() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let mut cmd = dirs.gpudeck("gpus=4,lost=1");
     cmd.args(["--demo", "run", "--gpus", "0,1", "--", "true"]);
@@ -554,6 +565,7 @@ fn run_with_metrics_rows(dirs: &Dirs, rows: usize) -> String {
 
 #[test]
 fn a_damaged_run_record_is_named_by_logs_export_and_runs() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let id = finished_run(&dirs);
     let unreadable = finished_run(&dirs);
@@ -605,6 +617,7 @@ fn a_damaged_run_record_is_named_by_logs_export_and_runs() {
 
 #[test]
 fn a_deleted_rank_log_is_named_and_following_it_ends() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "sh", "-c", FOREVER]);
     let path = run_dir(&dirs, &id).join("rank-0.stdout.log");
@@ -645,6 +658,7 @@ fn a_deleted_rank_log_is_named_and_following_it_ends() {
 
 #[test]
 fn a_bad_metrics_line_is_skipped_and_counted() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let id = run_with_metrics_rows(&dirs, 2);
     let path = run_dir(&dirs, &id).join("metrics.csv");
@@ -671,6 +685,7 @@ fn a_bad_metrics_line_is_skipped_and_counted() {
 
 #[test]
 fn an_unreadable_store_is_an_error_not_an_empty_one() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let data = dirs.root.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
@@ -697,6 +712,7 @@ fn fits_80(text: &str) -> bool {
 
 #[test]
 fn a_script_is_run_with_its_interpreter_and_a_program_gets_the_command_to_type() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let work = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -750,6 +766,7 @@ fn run_dirs(dirs: &Dirs) -> usize {
 
 #[test]
 fn gpus_that_are_not_there_are_listed_briefly() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let many = output(&dirs, &["run", "--gpus", "count:9", "--", "true"]);
     let said = stderr(&many);
@@ -770,6 +787,7 @@ fn gpus_that_are_not_there_are_listed_briefly() {
 
 #[test]
 fn without_gpus_the_refusal_names_gpus_none_and_demo_and_a_cpu_run_starts() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let nvml = |args: &[&str]| {
         let mut cmd = dirs.gpudeck("");
@@ -793,6 +811,7 @@ fn without_gpus_the_refusal_names_gpus_none_and_demo_and_a_cpu_run_starts() {
 
 #[test]
 fn rerun_of_a_demo_run_uses_the_simulated_gpus_it_was_started_on() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "true"]);
     wait_state(&dirs, &id, "succeeded");

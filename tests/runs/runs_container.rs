@@ -22,6 +22,7 @@ use support::{stderr, stdout, Dirs};
 
 #[test]
 fn a_cpu_only_container_run_keeps_every_line_and_its_exit_code_and_is_removed() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_cpu_only_container_run_keeps_every_line_and_its_exit_code_and_is_removed")
     {
         return;
@@ -60,6 +61,7 @@ fn a_cpu_only_container_run_keeps_every_line_and_its_exit_code_and_is_removed() 
 
 #[test]
 fn a_kept_container_carries_the_run_labels_env_workspace_and_isolation() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_kept_container_carries_the_run_labels_env_workspace_and_isolation") {
         return;
     }
@@ -133,6 +135,7 @@ fn a_kept_container_carries_the_run_labels_env_workspace_and_isolation() {
 
 #[test]
 fn gpus_on_an_engine_without_the_toolkit_are_refused_before_anything_starts() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("gpus_on_an_engine_without_the_toolkit_are_refused_before_anything_starts") {
         return;
     }
@@ -167,6 +170,7 @@ fn gpus_on_an_engine_without_the_toolkit_are_refused_before_anything_starts() {
 
 #[test]
 fn the_engines_own_gpu_refusal_is_recorded_with_the_toolkit_message() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("the_engines_own_gpu_refusal_is_recorded_with_the_toolkit_message") {
         return;
     }
@@ -212,6 +216,7 @@ fn the_engines_own_gpu_refusal_is_recorded_with_the_toolkit_message() {
 
 #[test]
 fn per_gpu_containers_share_rank_0s_ipc_and_a_failing_rank_stops_the_others() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("per_gpu_containers_share_rank_0s_ipc_and_a_failing_rank_stops_the_others") {
         return;
     }
@@ -256,6 +261,7 @@ fn per_gpu_containers_share_rank_0s_ipc_and_a_failing_rank_stops_the_others() {
 
 #[test]
 fn per_gpu_ranks_meet_on_rank_0s_own_network_not_the_hosts() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("per_gpu_ranks_meet_on_rank_0s_own_network_not_the_hosts") {
         return;
     }
@@ -299,6 +305,7 @@ fn per_gpu_ranks_meet_on_rank_0s_own_network_not_the_hosts() {
 
 #[test]
 fn a_missing_image_is_refused_with_the_pull_command() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_missing_image_is_refused_with_the_pull_command") {
         return;
     }
@@ -334,6 +341,7 @@ fn a_missing_image_is_refused_with_the_pull_command() {
 
 #[test]
 fn a_work_dir_holding_a_socket_is_refused_before_any_run_or_container() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_work_dir_holding_a_socket_is_refused_before_any_run_or_container") {
         return;
     }
@@ -371,6 +379,7 @@ fn a_work_dir_holding_a_socket_is_refused_before_any_run_or_container() {
 
 #[test]
 fn an_unreachable_engine_is_refused_with_what_to_do() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let image = "gpudeck-test-nowhere:1";
     let unreachable = output(

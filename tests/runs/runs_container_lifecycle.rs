@@ -19,6 +19,7 @@ use support::{stderr, stdout, Dirs};
 
 #[test]
 fn stop_ends_a_long_container_run_and_records_stopped() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("stop_ends_a_long_container_run_and_records_stopped") {
         return;
     }
@@ -61,6 +62,7 @@ fn stop_ends_a_long_container_run_and_records_stopped() {
 
 #[test]
 fn a_killed_supervisor_leaves_the_container_running_and_runs_settles_it_when_it_ends() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip(
         "a_killed_supervisor_leaves_the_container_running_and_runs_settles_it_when_it_ends",
     ) {
@@ -116,6 +118,7 @@ fn a_killed_supervisor_leaves_the_container_running_and_runs_settles_it_when_it_
 
 #[test]
 fn stop_after_a_killed_supervisor_stops_the_container_and_records_stopped() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("stop_after_a_killed_supervisor_stops_the_container_and_records_stopped") {
         return;
     }
@@ -150,6 +153,7 @@ fn stop_after_a_killed_supervisor_stops_the_container_and_records_stopped() {
 
 #[test]
 fn sigterm_to_the_supervisor_stops_the_container_and_records_stopped() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("sigterm_to_the_supervisor_stops_the_container_and_records_stopped") {
         return;
     }
@@ -172,6 +176,7 @@ fn sigterm_to_the_supervisor_stops_the_container_and_records_stopped() {
 
 #[test]
 fn a_lost_container_run_on_an_unreachable_engine_stays_lost_with_a_warning() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let work = tempfile::tempdir().expect("tempdir");
     let dir = per_gpu_run_dir(&dirs, "busybox", work.path(), GpuPlumbing::None, "true");
@@ -216,6 +221,7 @@ fn wait_engine_away(dirs: &Dirs, id: &str, away: bool) -> serde_json::Value {
 
 #[test]
 fn the_engine_going_away_and_coming_back_never_ends_a_container_run_early() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("the_engine_going_away_and_coming_back_never_ends_a_container_run_early") {
         return;
     }
@@ -295,6 +301,7 @@ fn the_engine_going_away_and_coming_back_never_ends_a_container_run_early() {
 
 #[test]
 fn a_stop_while_the_engine_is_away_is_carried_out_once_it_is_back() {
+    let _gate = crate::support::gate::gate(module_path!());
     if !engine_or_skip("a_stop_while_the_engine_is_away_is_carried_out_once_it_is_back") {
         return;
     }

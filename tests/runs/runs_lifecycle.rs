@@ -31,6 +31,7 @@ const FOREVER: &str = "while true; do echo tick; sleep 0.1; done";
 
 #[test]
 fn stop_ends_the_whole_group_and_records_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(
         &dirs,
@@ -64,6 +65,7 @@ fn stop_ends_the_whole_group_and_records_it() {
 
 #[test]
 fn a_run_outlives_its_launcher_in_its_own_session_and_sigterm_stops_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     // `start` waits for `gpudeck run` to exit: from here on, the launching process is gone.
     let (id, _guard) = start(
@@ -107,6 +109,7 @@ fn a_run_outlives_its_launcher_in_its_own_session_and_sigterm_stops_it() {
 
 #[test]
 fn a_killed_supervisor_shows_as_lost_and_stop_still_works() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start(&dirs, &["--gpus", "1", "--", "sh", "-c", FOREVER]);
     let rec = record(&dirs, &id);
@@ -143,6 +146,7 @@ fn a_killed_supervisor_shows_as_lost_and_stop_still_works() {
 
 #[test]
 fn logs_follow_returns_when_the_run_ends() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let gate = dirs.root.path().join("go");
     let script = format!(

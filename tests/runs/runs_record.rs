@@ -32,6 +32,7 @@ fn gated(dirs: &Dirs, name: &str) -> (String, std::path::PathBuf) {
 
 #[test]
 fn metrics_are_recorded_each_second_for_exactly_the_runs_gpus() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (script, gate) = gated(&dirs, "go");
     let (id, _guard) = start_with(
@@ -65,6 +66,7 @@ fn metrics_are_recorded_each_second_for_exactly_the_runs_gpus() {
 
 #[test]
 fn metrics_come_through_nvml_when_the_run_was_started_with_nvml_lib() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let nvml = |args: &[&str]| {
         let mut cmd = dirs.gpudeck(FROZEN);
@@ -84,6 +86,7 @@ fn metrics_come_through_nvml_when_the_run_was_started_with_nvml_lib() {
 
 #[test]
 fn a_killed_supervisor_loses_at_most_the_last_second_of_metrics() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let forever = "while true; do echo tick; sleep 0.1; done";
     let (id, _guard) = start_with(
@@ -174,6 +177,7 @@ fn run_without_a_gpu_source(dirs: &Dirs) -> String {
 
 #[test]
 fn a_gpu_source_that_cannot_be_opened_is_recorded_and_the_run_goes_on() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let id = run_without_a_gpu_source(&dirs);
     let rec = record(&dirs, &id);
@@ -206,6 +210,7 @@ fn a_gpu_source_that_cannot_be_opened_is_recorded_and_the_run_goes_on() {
 
 #[test]
 fn the_supervisor_saves_an_ended_runs_summary_and_the_listing_uses_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (script, gate) = gated(&dirs, "go");
     let (id, _guard) = start_with(
@@ -245,6 +250,7 @@ fn the_supervisor_saves_an_ended_runs_summary_and_the_listing_uses_it() {
 
 #[test]
 fn summaries_show_in_runs_and_exports_carry_metrics_and_progress() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (script, gate) = gated(&dirs, "go");
     let (id, _guard) = start_with(
@@ -329,6 +335,7 @@ fn summaries_show_in_runs_and_exports_carry_metrics_and_progress() {
 
 #[test]
 fn export_refuses_an_unknown_run_and_a_bad_format() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let unknown = out(demo(&dirs, &["export", "nope", "--format", "csv"]));
     assert_eq!(unknown.status.code(), Some(1));
@@ -350,6 +357,7 @@ fn export_refuses_an_unknown_run_and_a_bad_format() {
 
 #[test]
 fn rerun_starts_the_same_spec_again_from_anywhere() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let project = dirs.root.path().join("project");
     std::fs::create_dir_all(project.join("sub")).unwrap();
@@ -413,6 +421,7 @@ fn rerun_starts_the_same_spec_again_from_anywhere() {
 /// given the name all mean the newest.
 #[test]
 fn a_name_means_the_newest_run_of_that_name_everywhere() {
+    let _gate = crate::support::gate::gate(module_path!());
     use support::run_fixture::{FakeRun, RunFacts};
     let dirs = Dirs::new();
     let data = dirs.root.path().join("data");
@@ -474,6 +483,7 @@ fn a_name_means_the_newest_run_of_that_name_everywhere() {
 
 #[test]
 fn an_export_over_an_open_file_or_a_planted_link_is_private_and_follows_no_link() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (id, _guard) = start_with(&dirs, demo(&dirs, &["run", "--gpus", "0", "--", "true"]));
     wait_state(&dirs, &id, "succeeded");
@@ -519,6 +529,7 @@ fn an_export_over_an_open_file_or_a_planted_link_is_private_and_follows_no_link(
 
 #[test]
 fn runs_json_and_export_hide_secret_env_values_unless_asked_and_the_run_gets_them() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     std::fs::create_dir_all(dirs.config()).unwrap();
     std::fs::write(
@@ -602,6 +613,7 @@ fn supervisor_log(dirs: &Dirs, id: &str) -> String {
 
 #[test]
 fn the_end_of_a_run_is_recorded_once_run_json_can_be_written_again() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (script, gate) = fails_at_gate(&dirs, "go");
     let (id, _guard) = start_with(
@@ -633,6 +645,7 @@ fn the_end_of_a_run_is_recorded_once_run_json_can_be_written_again() {
 
 #[test]
 fn a_supervisor_gives_up_the_end_of_a_run_whose_directory_was_deleted() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (script, gate) = fails_at_gate(&dirs, "go");
     let (id, _guard) = start_with(
@@ -653,6 +666,7 @@ fn a_supervisor_gives_up_the_end_of_a_run_whose_directory_was_deleted() {
 
 #[test]
 fn a_supervisor_retrying_the_end_gives_up_when_told_to() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (script, gate) = fails_at_gate(&dirs, "go");
     let (id, _guard) = start_with(
@@ -753,6 +767,7 @@ impl Drop for SmallDisk {
 
 #[test]
 fn a_run_refused_on_a_full_store_leaves_no_directory_behind() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let disk = SmallDisk::mount(&dirs, "256k");
     std::fs::create_dir(disk.0.join("runs")).unwrap();
@@ -785,6 +800,7 @@ fn has_sampler(pid: i64) -> bool {
 
 #[test]
 fn a_run_that_ends_on_a_full_disk_is_recorded_once_there_is_room() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let disk = SmallDisk::mount(&dirs, "1m");
     let (script, gate) = fails_at_gate(&dirs, "go");
@@ -815,6 +831,7 @@ fn a_run_that_ends_on_a_full_disk_is_recorded_once_there_is_room() {
 
 #[test]
 fn a_lost_run_ends_at_its_last_evidence_in_runs_and_export() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let started = now_ms() as u64 - 200_000;
     // Never picked up by a supervisor long ago, or its supervisor gone: lost.
@@ -867,6 +884,7 @@ fn a_lost_run_ends_at_its_last_evidence_in_runs_and_export() {
 
 #[test]
 fn a_gpu_that_falls_off_the_bus_during_a_run_is_recorded_in_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let (template, _guard) = start_with(
         &dirs,

@@ -14,6 +14,7 @@ fn runs_dir(dirs: &Dirs) -> std::path::PathBuf {
 
 #[test]
 fn dry_run_prints_the_batch_script_and_creates_no_run() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let work = dirs.root.path().join("proj");
     std::fs::create_dir(&work).expect("work dir");
@@ -78,6 +79,7 @@ fn dry_run_prints_the_batch_script_and_creates_no_run() {
 
 #[test]
 fn a_spec_file_with_backend_slurm_needs_no_gpu_driver_for_a_dry_run() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let spec = dirs.root.path().join("job.toml");
     let text = "name = \"bert\"\ncommand = [\"python\", \"t.py\"]\nbackend = \"slurm\"\n\
@@ -103,6 +105,7 @@ fn a_spec_file_with_backend_slurm_needs_no_gpu_driver_for_a_dry_run() {
 
 #[test]
 fn a_controller_nobody_answers_is_unreachable_and_the_run_is_kept_as_failed() {
+    let _gate = crate::support::gate::gate(module_path!());
     if std::process::Command::new("sbatch")
         .arg("--version")
         .output()
@@ -153,6 +156,7 @@ fn a_controller_nobody_answers_is_unreachable_and_the_run_is_kept_as_failed() {
 
 #[test]
 fn without_sbatch_submitting_fails_and_says_what_to_install() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let empty = tempfile::tempdir().expect("tempdir");
     let out = support::runs::gpudeck(&dirs, &["run", "--on", "slurm", "--", "python", "train.py"])
@@ -171,6 +175,7 @@ fn without_sbatch_submitting_fails_and_says_what_to_install() {
 
 #[test]
 fn specs_a_cluster_cannot_run_are_usage_errors() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     for (args, says) in [
         (vec!["--gpus", "0,1"], "the scheduler picks"),
@@ -192,6 +197,7 @@ fn specs_a_cluster_cannot_run_are_usage_errors() {
 
 #[test]
 fn slurm_flags_on_the_local_backend_are_usage_errors() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let out = output(&dirs, &["run", "--dry-run", "--", "true"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -205,6 +211,7 @@ fn slurm_flags_on_the_local_backend_are_usage_errors() {
 
 #[test]
 fn the_config_slurm_section_fills_what_the_spec_and_flags_leave_out() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     std::fs::create_dir_all(dirs.config()).expect("config dir");
     let config = "[slurm]\npartition = \"gpu\"\naccount = \"ml\"\ncontainer = \"apptainer\"\n";
@@ -237,6 +244,7 @@ fn the_config_slurm_section_fills_what_the_spec_and_flags_leave_out() {
 
 #[test]
 fn the_config_can_make_slurm_the_backend_and_on_local_wins_over_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     std::fs::create_dir_all(dirs.config()).expect("config dir");
     let config = "[runs]\nbackend = \"slurm\"\n";

@@ -23,6 +23,7 @@ fn cluster() -> Option<Cluster> {
 
 #[test]
 fn with_accounting_a_jobs_end_is_what_sacct_reports() {
+    let _gate = crate::support::gate::gate(module_path!());
     let slurm = match Cluster::start_with_accounting() {
         Ok(cluster) => cluster,
         Err(why) => {
@@ -72,6 +73,7 @@ fn with_accounting_a_jobs_end_is_what_sacct_reports() {
 
 #[test]
 fn a_job_that_exits_3_is_failed_with_code_3_and_its_log_is_readable() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let id = slurm.submit(
@@ -142,6 +144,7 @@ fn hostname() -> String {
 
 #[test]
 fn per_gpu_tasks_each_get_their_own_gpu_rank_and_world_size() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let id = slurm.submit(
@@ -182,6 +185,7 @@ fn per_gpu_tasks_each_get_their_own_gpu_rank_and_world_size() {
 
 #[test]
 fn a_jobs_gpus_are_sampled_on_its_node_into_the_runs_metrics_and_summary() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let fake = Cluster::fake_nvidia_smi_dir();
@@ -229,6 +233,7 @@ fn a_jobs_gpus_are_sampled_on_its_node_into_the_runs_metrics_and_summary() {
 
 #[test]
 fn more_gpus_per_node_than_the_partition_has_is_refused_with_what_it_has() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let out = slurm.gpudeck(
@@ -248,6 +253,7 @@ fn more_gpus_per_node_than_the_partition_has_is_refused_with_what_it_has() {
 
 #[test]
 fn a_job_that_cannot_start_as_submitted_says_why_and_what_to_do() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     // `short` allows 1 minute: Slurm takes the job but holds it forever.
@@ -273,6 +279,7 @@ fn a_job_that_cannot_start_as_submitted_says_why_and_what_to_do() {
 
 #[test]
 fn a_job_whose_run_dir_the_node_cannot_see_failed_before_starting() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let blocker = slurm.submit(&dirs, &["--gpus", "count:2", "--", "sleep", "300"]);
@@ -308,6 +315,7 @@ fn a_job_whose_run_dir_the_node_cannot_see_failed_before_starting() {
 
 #[test]
 fn a_job_waiting_for_gpus_is_starting_with_slurms_reason() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let both = slurm.submit(&dirs, &["--gpus", "count:2", "--", "sleep", "300"]);
@@ -331,6 +339,7 @@ fn a_job_waiting_for_gpus_is_starting_with_slurms_reason() {
 
 #[test]
 fn stop_cancels_a_running_job_and_records_stopped() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let id = slurm.submit(&dirs, &["--", "sleep", "300"]);
@@ -353,6 +362,7 @@ fn stop_cancels_a_running_job_and_records_stopped() {
 
 #[test]
 fn an_unknown_partition_is_a_clear_error_with_exit_1() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let out = slurm.gpudeck(
@@ -369,6 +379,7 @@ fn an_unknown_partition_is_a_clear_error_with_exit_1() {
 
 #[test]
 fn the_dashboards_form_submits_a_slurm_job_and_the_runs_tab_follows_it() {
+    let _gate = crate::support::gate::gate(module_path!());
     let Some(slurm) = cluster() else { return };
     let dirs = Dirs::new();
     let env = format!("SLURM_CONF={}", slurm.conf().display());

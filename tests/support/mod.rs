@@ -10,6 +10,7 @@ pub mod docker_cleanup;
 pub mod engine_proxy;
 pub mod fake_engine;
 pub mod fake_registry;
+pub mod gate;
 pub mod metrics;
 pub mod pipes;
 pub mod registry;
