@@ -269,9 +269,14 @@ fn per_gpu_ranks_meet_on_rank_0s_own_network_not_the_hosts() {
     let image = cleanup.image(&[]);
     let (_work, work) = workdir();
     let dirs = Dirs::new();
-    // Rank 0 listens on MASTER_PORT; rank 1 dials 127.0.0.1 (MASTER_ADDR) until it answers.
-    let script = "if [ \"$RANK\" = 0 ]; then nc -l -p $MASTER_PORT > /workspace/got; exit 0; fi; \
-                  i=0; until echo hello-from-$RANK | nc $MASTER_ADDR $MASTER_PORT; do \
+    // Rank 0 listens on MASTER_PORT; rank 1 dials 127.0.0.1 (MASTER_ADDR) until its line has
+    // arrived. Both look at the shared workspace: under load busybox's `nc` may take a
+    // connection and end before the line is read, so one connection is not proof of delivery.
+    let script = "if [ \"$RANK\" = 0 ]; then i=0; until [ -s /workspace/got ]; do \
+                  nc -l -p $MASTER_PORT > /workspace/got; \
+                  i=$((i+1)); [ $i -gt 20 ] && exit 8; done; exit 0; fi; \
+                  i=0; until [ -s /workspace/got ]; do \
+                  echo hello-from-$RANK | nc $MASTER_ADDR $MASTER_PORT; \
                   i=$((i+1)); [ $i -gt 200 ] && exit 9; sleep 0.05; done";
     let dir = per_gpu_run_dir(&dirs, &image, Path::new(&work), GpuPlumbing::None, script);
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
