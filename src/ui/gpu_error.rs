@@ -18,7 +18,7 @@ pub fn loading(area: Rect, buf: &mut Buffer, s: &Styles) {
 }
 
 pub fn render(area: Rect, buf: &mut Buffer, e: &GpuError, s: &Styles) {
-    let lines = vec![
+    let mut lines = vec![
         Line::from(Span::styled(e.title(), s.error())),
         Line::raw(""),
         Line::from(vec![
@@ -30,12 +30,15 @@ pub fn render(area: Rect, buf: &mut Buffer, e: &GpuError, s: &Styles) {
             Span::styled("Fix: ", s.accent()),
             Span::styled(e.fix(), s.text()),
         ]),
-        Line::raw(""),
-        Line::from(Span::styled(
+    ];
+    // The fix for a missing driver already ends on `--demo`: say it once.
+    if !e.fix().contains("--demo") {
+        lines.push(Line::raw(""));
+        lines.push(Line::from(Span::styled(
             "No GPU at hand? `gpudeck --demo` shows the dashboard on simulated GPUs.",
             s.muted(),
-        )),
-    ];
+        )));
+    }
     Paragraph::new(lines)
         .wrap(Wrap { trim: true })
         .block(
@@ -44,4 +47,37 @@ pub fn render(area: Rect, buf: &mut Buffer, e: &GpuError, s: &Styles) {
                 .border_style(s.error()),
         )
         .render(area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Theme, DEFAULT_THEME};
+
+    fn screen(e: &GpuError) -> String {
+        let area = Rect::new(0, 0, 80, 20);
+        let mut buf = Buffer::empty(area);
+        let theme = Theme::builtin(DEFAULT_THEME).expect("the default theme");
+        render(area, &mut buf, e, &Styles::new(&theme));
+        (0..area.height)
+            .map(|y| {
+                (0..area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_demo_is_offered_once_whatever_the_error() {
+        let missing = GpuError::LibraryNotFound {
+            library: "libnvidia-ml.so.1".into(),
+            detail: "cannot open shared object file".into(),
+        };
+        let text = screen(&missing);
+        assert_eq!(text.matches("--demo").count(), 1, "{text}");
+        let mismatch = screen(&GpuError::VersionMismatch);
+        assert_eq!(mismatch.matches("--demo").count(), 1, "{mismatch}");
+    }
 }
