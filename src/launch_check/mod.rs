@@ -12,6 +12,8 @@ pub use engine::{gpu_plumbing, GpuPlumbing};
 pub use error::{LaunchError, Workload, TOOLKIT_MESSAGE};
 pub use gpus::{check_readable, find_gpus};
 pub use image::{find_local, judge_image, PreflightContext};
+#[cfg(test)]
+pub(crate) use workspace::SYSTEM_PATHS_FOR_TESTS;
 pub use workspace::{
     check_workspace, refuse_dangerous_workdir, refuse_engine_dir, refuse_sockets_below,
     resolve_workdir, ScanLimits, WorkspaceGuard, MAX_DEPTH, SYSTEM_DIRS,

@@ -215,6 +215,30 @@ fn is_socket(entry: &walkdir::DirEntry) -> bool {
     entry.file_type().is_socket()
 }
 
+/// System directories and paths below them: every one is refused as a workspace, forced or
+/// not (a shell's container body checks the same list).
+#[cfg(test)]
+pub(crate) const SYSTEM_PATHS_FOR_TESTS: &[&str] = &[
+    "/",
+    "/etc",
+    "/etc/ssl",
+    "/proc",
+    "/proc/1",
+    "/sys",
+    "/sys/fs/cgroup",
+    "/dev",
+    "/dev/shm",
+    "/boot",
+    "/usr",
+    "/usr/local/src",
+    "/var",
+    "/var/lib/docker",
+    "/run",
+    "/run/user/1000",
+    "/root",
+    "/root/project",
+];
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::net::UnixListener;
@@ -334,26 +358,7 @@ mod tests {
 
     #[test]
     fn system_directories_and_their_children_are_refused_even_forced() {
-        for path in [
-            "/",
-            "/etc",
-            "/etc/ssl",
-            "/proc",
-            "/proc/1",
-            "/sys",
-            "/sys/fs/cgroup",
-            "/dev",
-            "/dev/shm",
-            "/boot",
-            "/usr",
-            "/usr/local/src",
-            "/var",
-            "/var/lib/docker",
-            "/run",
-            "/run/user/1000",
-            "/root",
-            "/root/project",
-        ] {
+        for path in SYSTEM_PATHS_FOR_TESTS {
             assert!(
                 matches!(
                     check_workspace(Path::new(path), &guard()),

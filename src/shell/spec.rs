@@ -668,28 +668,9 @@ mod tests {
     /// `launch_check`'s workspace tests refuse the same paths in `check_workspace`.
     #[test]
     fn system_directories_and_their_children_are_refused_in_the_body_even_forced() {
-        for path in [
-            "/",
-            "/etc",
-            "/etc/ssl",
-            "/proc",
-            "/proc/1",
-            "/sys",
-            "/sys/fs/cgroup",
-            "/dev",
-            "/dev/shm",
-            "/boot",
-            "/usr",
-            "/usr/local/src",
-            "/var",
-            "/var/lib/docker",
-            "/run",
-            "/run/user/1000",
-            "/root",
-            "/root/project",
-        ] {
+        for path in crate::launch_check::SYSTEM_PATHS_FOR_TESTS {
             let mut req = ShellRequest::new("img");
-            req.workdir = Some(path.into());
+            req.workdir = Some((*path).into());
             req.force = true;
             let body = container_body(
                 &req,
