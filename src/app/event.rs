@@ -83,6 +83,17 @@ pub struct Handled {
     pub exit: bool,
 }
 
+impl Handled {
+    /// Drawn at once, with this work for the outside world.
+    pub fn now(commands: Vec<Command>) -> Self {
+        Self {
+            commands,
+            redraw: Redraw::Now,
+            exit: false,
+        }
+    }
+}
+
 /// Feeds one collector's updates into the loop's channel, each wrapped as its event; it ends when
 /// either side goes, and waits while the loop is behind, so a collector is held back as before.
 pub fn forward<T: Send + 'static>(mut from: Receiver<T>, to: Sender<Event>, wrap: fn(T) -> Event) {

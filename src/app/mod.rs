@@ -201,13 +201,7 @@ impl App {
     ) -> Handled {
         let mut handled = Handled::default();
         match event {
-            Event::Input(input) => {
-                let (redraw, commands) = self.handle_event(&input, area);
-                handled.commands = commands;
-                if redraw {
-                    handled.redraw = Redraw::Now;
-                }
-            }
+            Event::Input(input) => handled = self.handle_event(&input, area),
             Event::Gpu(update) => {
                 if let Some(feed) = metrics {
                     feed.observe(&update);
@@ -252,12 +246,8 @@ impl App {
         handled
     }
 
-    /// Turns a terminal event into state changes; returns whether to redraw and any commands.
-    pub fn handle_event(
-        &mut self,
-        event: &crossterm::event::Event,
-        area: Rect,
-    ) -> (bool, Vec<Command>) {
+    /// Turns a terminal event into state changes; returns when to draw and any commands.
+    pub fn handle_event(&mut self, event: &crossterm::event::Event, area: Rect) -> Handled {
         use crossterm::event::Event;
         let action = match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => {
@@ -270,14 +260,14 @@ impl App {
                 MouseEventKind::ScrollUp => Some(Action::Up),
                 MouseEventKind::ScrollDown => Some(Action::Down),
                 // Motion events arrive by the hundred; they change nothing, so they cost no frame.
-                _ => return (false, Vec::new()),
+                _ => return Handled::default(),
             },
-            Event::Resize(..) => return (true, Vec::new()),
+            Event::Resize(..) => return Handled::now(Vec::new()),
             _ => None,
         };
         match action {
-            Some(a) => (true, self.state.update(a)),
-            None => (false, Vec::new()),
+            Some(a) => Handled::now(self.state.update(a)),
+            None => Handled::default(),
         }
     }
 

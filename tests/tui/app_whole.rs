@@ -6,6 +6,7 @@ use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use gpudeck::app::action::{Command, Tab};
+use gpudeck::app::event::Redraw;
 use gpudeck::app::App;
 use gpudeck::config::{Config, Theme};
 use gpudeck::gpu::collector::CollectorCommand;
@@ -56,16 +57,17 @@ fn keys_drive_the_app_from_gpus_to_a_kill_command() {
     app.draw(&mut term).expect("draw");
     assert!(screen(&term).contains("H100"));
     for c in ['j', 'j'] {
-        let (redraw, commands) = app.handle_event(&key(c), AREA);
-        assert!(redraw && commands.is_empty());
+        let handled = app.handle_event(&key(c), AREA);
+        assert_eq!(handled.redraw, Redraw::Now);
+        assert!(handled.commands.is_empty());
     }
     assert_eq!(app.state.selected_gpu, 2);
-    let (_, watch) = app.handle_event(
+    let watch = app.handle_event(
         &Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
         AREA,
     );
     assert_eq!(
-        watch,
+        watch.commands,
         [Command::Gpu(CollectorCommand::WatchProcesses(Some(
             PROCESS_UTIL_EVERY
         )))],
@@ -86,7 +88,7 @@ fn keys_drive_the_app_from_gpus_to_a_kill_command() {
     app.handle_event(&key('x'), AREA);
     app.draw(&mut term).expect("draw");
     assert!(screen(&term).contains("Send SIGTERM"), "{}", screen(&term));
-    let (_, commands) = app.handle_event(&key('y'), AREA);
+    let commands = app.handle_event(&key('y'), AREA).commands;
     assert!(
         matches!(
             commands.as_slice(),
@@ -117,8 +119,12 @@ fn mouse_clicks_select_tabs_and_motion_costs_no_frame() {
     };
     app.handle_event(&click(MouseEventKind::Down(MouseButton::Left), x, 1), AREA);
     assert_eq!(app.state.tab, Tab::Topology);
-    let (redraw, _) = app.handle_event(&click(MouseEventKind::Moved, 5, 5), AREA);
-    assert!(!redraw, "mouse motion must not cost a frame");
+    let handled = app.handle_event(&click(MouseEventKind::Moved, 5, 5), AREA);
+    assert_eq!(
+        handled.redraw,
+        Redraw::No,
+        "mouse motion must not cost a frame"
+    );
     app.handle_event(&click(MouseEventKind::ScrollDown, 5, 5), AREA);
     assert_eq!(app.state.selected_gpu, 1);
 }

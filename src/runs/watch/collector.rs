@@ -4,6 +4,8 @@
 
 #[path = "feeds.rs"]
 mod feeds;
+#[path = "wake.rs"]
+mod wake;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
@@ -24,9 +26,13 @@ use crate::runs::local::leftovers::RunOwner;
 use crate::runs::record::RunState;
 use crate::runs::store::{Run, RunStore};
 use feeds::{FocusFeed, LogFeed, SummaryFeed};
+use wake::StoreWake;
 
-/// How often the store is looked at.
+/// How often the store is looked at while something in it may change by itself.
 const TICK: Duration = Duration::from_millis(500);
+/// How often an idle store is looked at all the same: its watch wakes the collector for every
+/// change, and this is only in case the kernel dropped a notice.
+const IDLE_TICK: Duration = Duration::from_secs(30);
 /// Lost container runs are looked at in the engine, and Slurm jobs in the queue, every this
 /// many ticks.
 const LOST_LOOK_TICKS: u64 = 10;
@@ -59,9 +65,11 @@ impl Drop for RunsHandle {
 /// Starts following `store`.
 pub fn spawn(store: RunStore, updates: Sender<RunsUpdate>) -> RunsHandle {
     let (tx, rx) = mpsc::channel();
+    let dirs = StoreWake::dirs_of(store.root(), store.claims().dir());
+    let wake = StoreWake::new(dirs, tx.clone());
     let thread = std::thread::Builder::new()
         .name("runs-collector".into())
-        .spawn(move || Watcher::new(store, updates).run(&rx))
+        .spawn(move || Watcher::new(store, updates).run(&rx, wake))
         .ok();
     if thread.is_none() {
         tracing::error!("could not start the runs collector thread");
@@ -142,26 +150,63 @@ impl Watcher {
         self
     }
 
-    fn run(mut self, commands: &mpsc::Receiver<RunsCommand>) {
+    /// Looks on a clock while anything followed may change by itself, and sleeps until `wake`
+    /// or a command says so while nothing can (without a watch, it keeps to the clock).
+    fn run(mut self, commands: &mpsc::Receiver<RunsCommand>, mut wake: Option<StoreWake>) {
+        let mut idle = false;
         loop {
             let started = Instant::now();
+            // The watches are set before the look: a change after them wakes the collector,
+            // one before them is seen by the look.
+            let watched = idle && wake.as_mut().is_some_and(StoreWake::watch_all);
             if !self.look(false) {
                 return;
             }
-            let deadline = started + TICK;
+            let was_idle = idle;
+            idle = wake.is_some() && self.is_idle();
+            if idle && !was_idle {
+                // Just idle: set the watches and look once more at once, so that nothing made
+                // between this look and the watches is missed.
+                continue;
+            }
+            let asleep = idle && watched;
+            let deadline = started + if asleep { IDLE_TICK } else { TICK };
             loop {
                 let wait = deadline.saturating_duration_since(Instant::now());
                 match commands.recv_timeout(wait) {
                     Ok(RunsCommand::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+                    Ok(RunsCommand::Look) => break,
                     Ok(command) => {
                         if !self.apply(command) {
                             return;
+                        }
+                        // A run followed now may be a live one: the clock is chosen again.
+                        if asleep {
+                            break;
                         }
                     }
                     Err(RecvTimeoutError::Timeout) => break,
                 }
             }
         }
+    }
+
+    /// Nothing followed can change unless the store's directories do: no run that is not
+    /// settled (live, lost, or not read whole), no live claim whose owner may die, and the run
+    /// in focus and the logs followed, if any, settled.
+    pub fn is_idle(&self) -> bool {
+        let settled = |id: &str| {
+            self.index
+                .get(std::ffi::OsStr::new(id))
+                .is_some_and(|i| i.settled)
+        };
+        self.pending.is_empty()
+            && self.index.all_settled()
+            && self.index.unreadable().is_none()
+            && self.claimed.is_empty()
+            && self.observed.is_empty()
+            && self.focus.as_ref().is_none_or(|f| settled(f.id()))
+            && self.logs.as_ref().is_none_or(|l| settled(l.id()))
     }
 
     /// Takes a command in; false once the app is gone.
@@ -180,6 +225,7 @@ impl Watcher {
                 self.send_logs()
             }
             RunsCommand::Refresh => self.tick(),
+            RunsCommand::Look => self.look(false),
             RunsCommand::Shutdown => false,
         }
     }
@@ -530,6 +576,96 @@ mod tests {
         // A refresh asked for sends the list even when nothing changed.
         assert!(watcher.apply(RunsCommand::Refresh));
         assert_eq!(listings(&mut rx).len(), 1);
+    }
+
+    #[test]
+    fn a_store_of_ended_runs_is_idle_and_a_live_run_or_a_live_focus_is_not() {
+        let data = tempfile::tempdir().unwrap();
+        let store = RunStore::new(data.path());
+        let (tx, _rx) = tokio::sync::mpsc::channel(64);
+        let mut watcher = Watcher::new(store.clone(), tx);
+        assert!(watcher.look(false));
+        assert!(
+            watcher.is_idle(),
+            "no store yet: nothing can change by itself"
+        );
+        ended_run(&store, "done", 5);
+        assert!(watcher.look(false));
+        assert!(watcher.is_idle(), "an ended run does not change by itself");
+        assert!(watcher.apply(RunsCommand::Focus(Some("done".into()))));
+        assert!(watcher.is_idle(), "nor does its detail");
+        std::fs::create_dir(store.root().join("half")).unwrap();
+        assert!(watcher.look(false));
+        assert!(
+            !watcher.is_idle(),
+            "a run directory without its record yet is being made"
+        );
+        std::fs::remove_dir(store.root().join("half")).unwrap();
+        let run = ended_run(&store, "live", 0);
+        let mut record = run.record.clone();
+        record.state = RunState::Running;
+        record.ended_ms = None;
+        record.exit_code = None;
+        record.supervisor = crate::runs::ProcessRef::current();
+        run.write_record(&record).unwrap();
+        assert!(watcher.look(false));
+        assert!(!watcher.is_idle(), "a live run is looked at on the clock");
+        // Ended long enough ago to settle (a run just ended is still looked at for a minute).
+        record.state = RunState::Stopped;
+        record.ended_ms = Some(clock::now_ms() - crate::runs::watch::index::SETTLE_MS);
+        run.write_record(&record).unwrap();
+        for _ in 0..5 {
+            assert!(watcher.look(false));
+        }
+        assert!(watcher.is_idle(), "the run has ended and settled");
+    }
+
+    #[test]
+    fn an_idle_collector_wakes_for_a_run_made_in_its_store() {
+        let data = tempfile::tempdir().unwrap();
+        let store = RunStore::new(data.path());
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        let handle = spawn(store.clone(), tx);
+        let first = rx.blocking_recv().expect("a first listing");
+        assert!(matches!(first, RunsUpdate::Listed { ref runs, .. } if runs.is_empty()));
+        // The collector is idle now (no store yet) and sleeps for far longer than this test
+        // waits: only the watch on the data directory, then on the store, wakes it.
+        std::thread::sleep(Duration::from_millis(700));
+        ended_run(&store, "first", 1);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut seen: Vec<String> = Vec::new();
+        while Instant::now() < deadline && seen.is_empty() {
+            match rx.try_recv() {
+                Ok(RunsUpdate::Listed { runs, .. })
+                | Ok(RunsUpdate::Changed { rows: runs, .. }) => {
+                    seen = runs.into_iter().map(|r| r.id).collect();
+                }
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        assert_eq!(
+            seen,
+            ["first"],
+            "the new run is listed within 5 s, not at the idle clock"
+        );
+        // And a second one, now that the store directory itself is watched.
+        std::thread::sleep(Duration::from_millis(700));
+        ended_run(&store, "second", 1);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut listed = false;
+        while Instant::now() < deadline && !listed {
+            match rx.try_recv() {
+                Ok(RunsUpdate::Listed { runs, .. })
+                | Ok(RunsUpdate::Changed { rows: runs, .. }) => {
+                    listed = runs.iter().any(|r| r.id == "second");
+                }
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        assert!(listed, "the second run is listed within 5 s");
+        drop(handle);
     }
 
     #[test]

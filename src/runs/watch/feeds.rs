@@ -352,6 +352,10 @@ pub struct LogFeed {
 }
 
 impl LogFeed {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     pub fn new(run: &Run, rank: usize) -> Self {
         Self {
             id: run.id().to_string(),

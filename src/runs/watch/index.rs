@@ -286,6 +286,11 @@ impl RunIndex {
         })
     }
 
+    /// Every run directory is settled: none is live, ended lately, unreadable or half made.
+    pub fn all_settled(&self) -> bool {
+        self.unsettled.is_empty()
+    }
+
     /// The run of this directory name, if it is readable.
     pub fn get(&self, name: &std::ffi::OsStr) -> Option<Indexed<'_>> {
         let (name, e) = self.entries.get_key_value(name)?;

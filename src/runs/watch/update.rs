@@ -119,5 +119,7 @@ pub enum RunsCommand {
     },
     /// Look at the store now (a run was just started or stopped).
     Refresh,
+    /// Something in the store's directories changed (the store's watch says so): look again.
+    Look,
     Shutdown,
 }

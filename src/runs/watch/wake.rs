@@ -1,0 +1,82 @@
+//! What wakes an idle runs collector: the kernel's notice (inotify) that the store's directories
+//! changed. With no live run, no live claim and nothing followed, the collector has nothing to
+//! look at until a run is created or removed or a claim is made, so it sleeps until then instead
+//! of looking twice a second.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
+
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+
+use crate::runs::watch::RunsCommand;
+
+/// The directories whose entries change when runs or claims come and go, watched one level deep.
+pub struct StoreWake {
+    watcher: RecommendedWatcher,
+    dirs: Vec<PathBuf>,
+}
+
+impl StoreWake {
+    /// Watches `dirs` (the data directory first: the store and claims directories in it may be
+    /// made later); each change sends [`RunsCommand::Look`] on `to`. None where the kernel gives
+    /// no watch: the collector then keeps looking on its clock.
+    pub fn new(dirs: Vec<PathBuf>, to: Sender<RunsCommand>) -> Option<Self> {
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            let wake = match event {
+                // A read or an open changes nothing; anything else, or a lost event, may.
+                Ok(e) => !matches!(e.kind, EventKind::Access(_)),
+                Err(_) => true,
+            };
+            if wake {
+                // The collector is gone when this fails, and the watch with it.
+                let _ = to.send(RunsCommand::Look);
+            }
+        });
+        match watcher {
+            Ok(watcher) => Some(Self { watcher, dirs }),
+            Err(e) => {
+                tracing::debug!(
+                    "the run store cannot be watched ({e}): it is looked at on a clock"
+                );
+                None
+            }
+        }
+    }
+
+    /// Watches every directory that exists now (again, for one removed and made anew since:
+    /// its old watch went with it). True when any change would wake the collector: each
+    /// directory is watched, or does not exist yet in a watched one (its making wakes it). Only
+    /// then may the collector sleep.
+    pub fn watch_all(&mut self) -> bool {
+        let mut watched: Vec<&Path> = Vec::new();
+        let mut covered = true;
+        for dir in &self.dirs {
+            let exists = dir.is_dir();
+            let ok = exists
+                && match self.watcher.watch(dir, RecursiveMode::NonRecursive) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::debug!("{} cannot be watched: {e}", dir.display());
+                        false
+                    }
+                };
+            if ok {
+                watched.push(dir);
+            } else if exists || !dir.parent().is_some_and(|p| watched.contains(&p)) {
+                covered = false;
+            }
+        }
+        covered
+    }
+
+    /// The directories to watch for a store at `root` with its claims in `claims_dir`, each
+    /// after its parent.
+    pub fn dirs_of(root: &Path, claims_dir: &Path) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = root.parent().map(Path::to_path_buf).into_iter().collect();
+        dirs.push(root.to_path_buf());
+        if !dirs.iter().any(|d| d == claims_dir) {
+            dirs.push(claims_dir.to_path_buf());
+        }
+        dirs
+    }
+}
