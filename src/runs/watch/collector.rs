@@ -622,14 +622,15 @@ mod tests {
 
     #[test]
     fn an_idle_collector_wakes_for_a_run_made_in_its_store() {
-        let data = tempfile::tempdir().unwrap();
-        let store = RunStore::new(data.path());
+        let home = tempfile::tempdir().unwrap();
+        // A first start: not even the data directory is made yet.
+        let store = RunStore::new(&home.path().join("share").join("gpudeck"));
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
         let handle = spawn(store.clone(), tx);
         let first = rx.blocking_recv().expect("a first listing");
         assert!(matches!(first, RunsUpdate::Listed { ref runs, .. } if runs.is_empty()));
         // The collector is idle now (no store yet) and sleeps for far longer than this test
-        // waits: only the watch on the data directory, then on the store, wakes it.
+        // waits: only the watch on the nearest directory that exists, then on the store, wakes it.
         std::thread::sleep(Duration::from_millis(700));
         ended_run(&store, "first", 1);
         let deadline = Instant::now() + Duration::from_secs(5);

@@ -17,8 +17,8 @@ pub struct StoreWake {
 }
 
 impl StoreWake {
-    /// Watches `dirs` (the data directory first: the store and claims directories in it may be
-    /// made later); each change sends [`RunsCommand::Look`] on `to`. None where the kernel gives
+    /// Watches `dirs`, or where they are not made yet the directories they will be made in; each
+    /// change sends [`RunsCommand::Look`] on `to`. None where the kernel gives
     /// no watch: the collector then keeps looking on its clock.
     pub fn new(dirs: Vec<PathBuf>, to: Sender<RunsCommand>) -> Option<Self> {
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -44,37 +44,28 @@ impl StoreWake {
     }
 
     /// Watches every directory that exists now (again, for one removed and made anew since:
-    /// its old watch went with it). True when any change would wake the collector: each
-    /// directory is watched, or does not exist yet in a watched one (its making wakes it). Only
-    /// then may the collector sleep.
+    /// its old watch went with it), and for one that does not exist yet its nearest existing
+    /// ancestor, whose next part being made wakes the collector. True when every change would
+    /// wake it; only then may it sleep.
     pub fn watch_all(&mut self) -> bool {
-        let mut watched: Vec<&Path> = Vec::new();
         let mut covered = true;
         for dir in &self.dirs {
-            let exists = dir.is_dir();
-            let ok = exists
-                && match self.watcher.watch(dir, RecursiveMode::NonRecursive) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        tracing::debug!("{} cannot be watched: {e}", dir.display());
-                        false
-                    }
-                };
-            if ok {
-                watched.push(dir);
-            } else if exists || !dir.parent().is_some_and(|p| watched.contains(&p)) {
+            let Some(existing) = dir.ancestors().find(|d| d.is_dir()) else {
+                covered = false;
+                continue;
+            };
+            if let Err(e) = self.watcher.watch(existing, RecursiveMode::NonRecursive) {
+                tracing::debug!("{} cannot be watched: {e}", existing.display());
                 covered = false;
             }
         }
         covered
     }
 
-    /// The directories to watch for a store at `root` with its claims in `claims_dir`, each
-    /// after its parent.
+    /// The directories to watch for a store at `root` with its claims in `claims_dir`.
     pub fn dirs_of(root: &Path, claims_dir: &Path) -> Vec<PathBuf> {
-        let mut dirs: Vec<PathBuf> = root.parent().map(Path::to_path_buf).into_iter().collect();
-        dirs.push(root.to_path_buf());
-        if !dirs.iter().any(|d| d == claims_dir) {
+        let mut dirs = vec![root.to_path_buf()];
+        if claims_dir != root {
             dirs.push(claims_dir.to_path_buf());
         }
         dirs
