@@ -129,7 +129,8 @@ fn message(rest: &str) -> Option<XidLine> {
         bus: PciAddress::parse(&bus_text),
         bus_text,
         xid,
-        pid: pid.and_then(|p| p.parse().ok()),
+        // pid=0 is the kernel itself (Xid 79 and other hardware reports), no process.
+        pid: pid.and_then(|p| p.parse().ok()).filter(|p| *p != 0),
         process: name
             .filter(|n| !n.is_empty() && *n != "<unknown>")
             .map(str::to_string),
@@ -315,7 +316,7 @@ mod tests {
         assert_eq!(x.time.since_boot, None);
         assert_eq!(
             (x.xid, x.pid, x.text.as_str()),
-            (79, Some(0), "GPU has fallen off the bus.")
+            (79, None, "GPU has fallen off the bus.")
         );
         let padded =
             one("[Wed Nov  4 09:00:01 2026] NVRM: Xid (PCI:0000:18:00): 48, pid=0, DBE (0x1,0x0)");

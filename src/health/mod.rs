@@ -7,8 +7,10 @@
 pub mod kernel_log;
 pub mod live;
 pub mod pci;
+pub mod seen;
 pub mod xid;
 
 pub use kernel_log::{parse, LogTime, WallTime, XidLine};
 pub use pci::PciAddress;
+pub use seen::{summarise, XidProcess, XidSeen};
 pub use xid::{Severity, XidAction, XidCatalog, XidClass, XidInfo};
