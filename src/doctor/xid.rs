@@ -95,7 +95,7 @@ fn gpu_check(f: &HostFacts, mut xids: Vec<XidSeen>) -> Check {
         .iter()
         .filter(|s| s.severity > Severity::Info)
         .map(|s| match &s.action_text {
-            Some(text) => format!("Xid {}: {text}", s.xid),
+            Some(text) => format!("Xid {}: {}", s.xid, for_gpu(text, s.gpu)),
             None => format!(
                 "Xid {}: look it up in NVIDIA's Xid catalog, \
                  https://docs.nvidia.com/deploy/xid-errors/.",
@@ -109,6 +109,14 @@ fn gpu_check(f: &HostFacts, mut xids: Vec<XidSeen>) -> Check {
     }
     c.xids = xids;
     c
+}
+
+/// The catalog's `nvidia-smi -r -i N` with the GPU's index in it, where it is known.
+fn for_gpu(text: &str, gpu: Option<u32>) -> String {
+    match gpu {
+        Some(i) => text.replace("-i N`", &format!("-i {i}`")),
+        None => text.to_string(),
+    }
 }
 
 /// `Xid 13 (application), 3 times from ... to ..., by python (pid 1234): what it means`.
@@ -268,6 +276,11 @@ mod tests {
                 .ends_with("and a row remap is pending on this GPU"),
             "{}",
             c[0].detail
+        );
+        let fix = c[0].fix.clone().unwrap_or_default();
+        assert!(
+            fix.contains("`sudo nvidia-smi -r -i 0`"),
+            "the GPU's own index: {fix}"
         );
         let cleanup =
             "[10.0] NVRM: Xid (PCI:0000:18:00): 45, pid='<unknown>', name=<unknown>, Ch 00000008\n";

@@ -357,6 +357,33 @@ mod tests {
     }
 
     #[test]
+    fn lines_quoted_from_real_machines_read_whole() {
+        // dmesg --ctime and a journal grep, as pasted in public bug reports.
+        let t = one("[Fri Aug 30 11:43:14 2024] NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005");
+        assert_eq!(
+            (t.xid, t.pid, t.process.as_deref()),
+            (109, Some(1797828), Some("pt_main_thread"))
+        );
+        assert_eq!(
+            t.text,
+            "Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005"
+        );
+        assert_eq!(t.time.wall, local("2024-08-30T11:43:14"));
+        let g = one("kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149");
+        assert_eq!(
+            (g.xid, g.pid, g.time),
+            (45, Some(1818990), LogTime::default())
+        );
+        assert_eq!(g.text, "Ch 00000001 caused by previous Xid 149");
+        let n = one("NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)");
+        assert_eq!(
+            n.bus.map(|b| b.to_string()).as_deref(),
+            Some("00000018:01:00.0")
+        );
+        assert!(n.text.starts_with("RLW_RXPIPE Nonfatal"), "{}", n.text);
+    }
+
+    #[test]
     fn a_noisy_log_with_crlf_yields_only_the_xid_lines() {
         let log = "[    0.000000] Linux version 6.8.0-49-generic (buildd@lcy02-amd64-103)\r\n\
             [   12.501123] nvidia: loading out-of-tree module taints kernel.\r\n\

@@ -282,12 +282,13 @@ mod tests {
     #[test]
     fn a_nonfatal_nvlink5_line_is_a_warning_and_a_fatal_one_a_failure() {
         let c = XidCatalog::builtin();
-        let e = c.get(149).unwrap();
-        let fatal =
-            "NETIR_LINK_EVT Fatal XC0 i0 Link 04 (0x004505c6 0x00000000 0x0 0x0 0x0 0x0 0x0)";
-        assert_eq!(e.severity_for(fatal), Severity::Fail);
-        let nonfatal = "NETIR_BER_EVENT Nonfatal XC0 i0 Link 04 (0x00000226 0x00000001 0x0)";
-        assert_eq!(e.severity_for(nonfatal), Severity::Warn);
+        // Lines as GB200 machines log them (quoted in leptonai/gpud#1160).
+        let fatal = "NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x026001c6 0x00000000 0x00000000 \
+                     0x00000000 0x00000000 0x00000000)";
+        assert_eq!(c.get(149).unwrap().severity_for(fatal), Severity::Fail);
+        let nonfatal = "SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 0x00000000 \
+                        0x00000000 0x00000000 0x00000000)";
+        assert_eq!(c.get(144).unwrap().severity_for(nonfatal), Severity::Warn);
         // Other Xids ignore the word.
         assert_eq!(c.get(79).unwrap().severity_for("Nonfatal"), Severity::Fail);
     }
