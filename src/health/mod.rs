@@ -6,6 +6,7 @@
 
 pub mod kernel_log;
 pub mod live;
+pub mod log_time;
 pub mod pci;
 pub mod seen;
 pub mod xid;

@@ -24,7 +24,11 @@ pub struct XidSeen {
     pub severity: Severity,
     pub action: Option<XidAction>,
     pub action_text: Option<String>,
+    /// Occurrences: lines of one process within a second of the previous one count once (the
+    /// driver writes several lines for one Xid 13).
     pub count: usize,
+    /// The lines the log holds for it.
+    pub lines: usize,
     pub first: LogTime,
     pub last: LogTime,
     /// The processes the lines name, each once, in order.
@@ -39,6 +43,9 @@ pub struct XidProcess {
     pub pid: Option<u32>,
     pub name: Option<String>,
 }
+
+/// Lines closer than this count as one occurrence.
+const EVENT_GAP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Groups `lines` by GPU and Xid number, in the order each first appeared. `gpu_of` names the
 /// GPU at a bus id; `boot` places boot-relative times (a live log's) in UTC.
@@ -67,7 +74,11 @@ pub fn summarise(
             .find(|s| s.bus_id == bus_id && s.xid == line.xid)
         {
             Some(s) => {
-                s.count += 1;
+                let same_process = !named || s.processes.last() == Some(&process);
+                if !(same_process && time.within(&s.last, EVENT_GAP)) {
+                    s.count += 1;
+                }
+                s.lines += 1;
                 s.last = time;
                 s.severity = s.severity.max(severity);
                 s.text.clone_from(&line.text);
@@ -86,6 +97,7 @@ pub fn summarise(
                 action: info.map(|i| i.action),
                 action_text: info.map(|i| i.action_text.clone()),
                 count: 1,
+                lines: 1,
                 first: time,
                 last: time,
                 processes: if named { vec![process] } else { Vec::new() },
@@ -141,8 +153,10 @@ mod tests {
             seen.iter().map(|s| (s.gpu, s.xid, s.count)).collect();
         assert_eq!(
             keys,
-            vec![(Some(2), 13, 3), (Some(0), 79, 1), (None, 999, 1)]
+            vec![(Some(2), 13, 2), (Some(0), 79, 1), (None, 999, 1)]
         );
+        // The first two lines are one Xid 13: the driver writes several lines for one.
+        assert_eq!(seen[0].lines, 3);
         let app = &seen[0];
         assert_eq!(app.bus_id, "00000000:3A:00.0");
         assert_eq!(app.severity, Severity::Warn);
