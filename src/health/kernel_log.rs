@@ -246,4 +246,43 @@ mod tests {
         let odd = one("[100.5] NVRM: Xid (GPU-3): 79, GPU has fallen off the bus.");
         assert_eq!((odd.bus, odd.bus_text.as_str()), (None, "GPU-3"));
     }
+
+    /// Property tests: any text, and real Xid lines with mistakes in them, parse without a panic
+    /// into lines that exist in the log.
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::fuzz;
+
+        const LINES: [&str; 5] = [
+            "[14328.198504] NVRM: Xid (PCI:0000:0a:00): 31, pid=13332, name=cuda_plot_k32_v, Ch 00000010, intr 00000000.",
+            "[Tue Nov 24 03:14:07 2026] NVRM: Xid (PCI:0000:3a:00): 79, pid=0, GPU has fallen off the bus.",
+            "Sep 09 15:53:19 saturn kernel: [ 179.437933] NVRM: Xid (PCI:0000:10:00): 79, pid=0, GPU has fallen off the bus.",
+            "2026-11-24T03:14:07+0000 gpubox kernel: NVRM: Xid (PCI:0000:9a:00): 94, pid=2211, name=python3, Ch 00000008",
+            "4,1235,5678999,-,caller=T412;NVRM: Xid (PCI:0000:3a:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)",
+        ];
+
+        fn check(text: &str) {
+            let lines = text.lines().count();
+            for x in parse(text, 2026) {
+                assert!(x.line >= 1 && x.line <= lines, "{x:?}");
+                let _ = x.time.describe(None);
+            }
+        }
+
+        proptest! {
+            #![proptest_config(fuzz::config())]
+
+            #[test]
+            fn any_text_as_a_kernel_log(text in fuzz::any_text()) {
+                check(&text);
+            }
+
+            #[test]
+            fn an_xid_line_with_mistakes(text in fuzz::near_miss_line(&LINES)) {
+                check(&text);
+            }
+        }
+    }
 }

@@ -169,8 +169,7 @@ fn iso(word: &str) -> Option<WallTime> {
     let mut text = word.replace(',', ".");
     // ±HHMM -> ±HH:MM, as RFC 3339 writes it.
     let n = text.len();
-    if n > 5 {
-        let tail = &text[n - 5..];
+    if let Some(tail) = text.get(n.saturating_sub(5)..).filter(|t| t.len() == 5) {
         let sign = tail.as_bytes()[0];
         if (sign == b'+' || sign == b'-') && tail[1..].bytes().all(|b| b.is_ascii_digit()) {
             text.insert(n - 2, ':');

@@ -340,4 +340,67 @@ mod tests {
         let (_, none) = XidCatalog::load(Some(Path::new("/nonexistent/gpudeck/health")));
         assert!(none.is_empty());
     }
+
+    /// Property tests: any text as a user catalog file is layered or refused with a mistake at
+    /// `file:line:col`, never a panic, and a refused file changes nothing.
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::fuzz::{self, assert_located};
+
+        /// A user's file of two entries (the whole built-in file makes each case slow).
+        const FILES: [&str; 1] = ["source = \"our lab\"\ndate = \"2026-11-25\"\n\n\
+            [[xid]]\nxid = 79\nname = \"FELL_OFF\"\nmeaning = \"gone\"\nclass = \"bus-power\"\n\
+            severity = \"fail\"\naction = \"reboot\"\naction_text = \"Reboot.\"\n\
+            catalog_action = \"RESTART_BM\"\ncatalog_investigation = \"CONTACT_SUPPORT\"\n\n\
+            [[xid]]\nxid = 500\nname = \"OURS\"\nmeaning = \"ours\"\nclass = \"driver\"\n\
+            severity = \"info\"\naction = \"none\"\naction_text = \"Nothing.\"\n\
+            catalog_action = \"IGNORE\"\ncatalog_investigation = \"IGNORE\"\n\
+            resolution = \"none needed\"\n"];
+
+        /// The built-in catalog and its JSON, read once for all cases.
+        fn builtin() -> &'static (XidCatalog, String) {
+            static BUILTIN: std::sync::OnceLock<(XidCatalog, String)> = std::sync::OnceLock::new();
+            BUILTIN.get_or_init(|| {
+                let catalog = XidCatalog::builtin();
+                let json = serde_json::to_string(&catalog).unwrap();
+                (catalog, json)
+            })
+        }
+
+        fn check(text: &str) {
+            let (catalog, before) = builtin();
+            let mut catalog = catalog.clone();
+            if let Err(message) = catalog.layer_text(text, "mine.toml") {
+                assert_located(&message, "mine.toml", text);
+                assert_eq!(
+                    &serde_json::to_string(&catalog).unwrap(),
+                    before,
+                    "half a layer"
+                );
+            }
+        }
+
+        #[test]
+        fn the_sample_the_mistakes_start_from_is_valid() {
+            let mut catalog = XidCatalog::default();
+            assert_eq!(catalog.layer_text(FILES[0], "sample.toml"), Ok(()));
+            assert_eq!(catalog.entries.len(), 2);
+        }
+
+        proptest! {
+            #![proptest_config(fuzz::config())]
+
+            #[test]
+            fn any_text_as_a_catalog(text in fuzz::any_text()) {
+                check(&text);
+            }
+
+            #[test]
+            fn a_catalog_with_mistakes(text in fuzz::near_miss(&FILES)) {
+                check(&text);
+            }
+        }
+    }
 }
