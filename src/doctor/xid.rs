@@ -5,6 +5,7 @@ use super::facts::HostFacts;
 use super::kernel_log::KernelLogFacts;
 use super::per_gpu::check;
 use super::report::{Check, Status};
+use crate::health::xid::{recovery_action, RECOVERY_ACTION_XID};
 use crate::health::{summarise, PciAddress, Severity, XidSeen};
 
 pub const XID: &str = "gpus.xid";
@@ -152,6 +153,11 @@ fn event(s: &XidSeen, remap_pending: bool) -> String {
         Some(m) => out.push_str(&format!(": {m}")),
         None => out.push_str(&format!(": the driver said \"{}\"", s.text)),
     }
+    if s.xid == RECOVERY_ACTION_XID {
+        if let Some(action) = recovery_action(&s.text) {
+            out.push_str(&format!(" (now: {action})"));
+        }
+    }
     if s.xid == ROW_REMAP_XID && remap_pending {
         out.push_str(", and a row remap is pending on this GPU");
     }
@@ -286,6 +292,19 @@ mod tests {
             "[10.0] NVRM: Xid (PCI:0000:18:00): 45, pid='<unknown>', name=<unknown>, Ch 00000008\n";
         let c = xid_checks(&with_log(cleanup, false));
         assert_eq!((c[0].status, c[0].fix.as_deref()), (Status::Pass, None));
+    }
+
+    #[test]
+    fn an_xid_154_says_the_action_it_names_and_fails_for_a_reboot() {
+        let log = "[10.0] NVRM: Xid (PCI:0000:19:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)\n";
+        let c = xid_checks(&with_log(log, false));
+        assert_eq!(c[0].status, Status::Fail);
+        assert!(
+            c[0].detail
+                .ends_with("summing up what the Xids before it need (now: Node Reboot Required)"),
+            "{}",
+            c[0].detail
+        );
     }
 
     #[test]
