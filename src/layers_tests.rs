@@ -37,7 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "sources and their domains",
         &[
-            "image", "host", "gpu", "docker", "registry", "pull", "claims",
+            "image", "host", "gpu", "health", "docker", "registry", "pull", "claims",
         ],
     ),
     ("compatibility verdicts", &["compat"]),

@@ -14,6 +14,7 @@ pub mod doctor;
 #[cfg(test)]
 pub(crate) mod fuzz;
 pub mod gpu;
+pub mod health;
 pub mod host;
 pub mod image;
 pub mod launch_check;

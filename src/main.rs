@@ -18,6 +18,7 @@ use gpudeck::docker::cli::{self as docker_cli, DockerTask};
 use gpudeck::gpu::report;
 use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::{GpuError, GpuSource, GpuSourceChoice};
+use gpudeck::health::XidCatalog;
 use gpudeck::host::{self, ProcFs, ProcessTable};
 use gpudeck::metrics;
 use gpudeck::pull::Catalog;
@@ -98,7 +99,17 @@ fn main() -> ExitCode {
         Some(Commands::Compat {
             ref images, json, ..
         }) => compat(sources, &dirs, images, json, docker_host.as_deref()),
-        Some(Commands::Doctor { json, .. }) => doctor(sources, &dirs, docker_host.as_deref(), json),
+        Some(Commands::Doctor {
+            json,
+            ref kernel_log,
+            ..
+        }) => doctor(
+            sources,
+            &dirs,
+            docker_host.as_deref(),
+            json,
+            kernel_log.as_deref(),
+        ),
         Some(Commands::Pull {
             ref image, json, ..
         }) => docker(
@@ -548,17 +559,33 @@ fn compat(
 }
 
 /// `gpudeck doctor`: the GPUs from the same opener as everything else (--demo, --nvml-lib).
-fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) -> ExitCode {
+fn doctor(
+    sources: Sources,
+    dirs: &Dirs,
+    docker_host: Option<&str>,
+    json: bool,
+    kernel_log: Option<&std::path::Path>,
+) -> ExitCode {
+    let log = match gpudeck::doctor::cli::kernel_log_choice(kernel_log) {
+        Ok(log) => log,
+        Err(message) => {
+            errln!("{}", gpudeck::output::wrap(&message, ""));
+            return ExitCode::from(2);
+        }
+    };
     let gpus = gpu_report(sources);
     let (catalog, mut warnings) = Catalog::load(Some(&dirs.config.join("catalog")));
     let (data, data_warnings) = CompatData::load(Some(&dirs.config.join("compat")));
     warnings.extend(data_warnings);
+    let (xids, xid_warnings) = XidCatalog::load(Some(&dirs.config.join("health")));
+    warnings.extend(xid_warnings);
     for w in &warnings {
         errln!("gpudeck: {w}");
     }
     let frameworks = gpudeck::doctor::frameworks::framework_check(&gpus, &data, catalog.entries());
+    let health = gpudeck::doctor::cli::Health { log, xids };
     match runtime() {
-        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], &rt),
+        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], health, &rt),
         Err(code) => code,
     }
 }

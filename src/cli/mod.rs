@@ -192,6 +192,10 @@ pub enum Commands {
         /// A stable JSON document (schema gpudeck.doctor/v1) instead of text.
         #[arg(long)]
         json: bool,
+        /// Read Xid errors from this saved kernel log (`sudo dmesg`, `dmesg -T`, `journalctl -k`,
+        /// syslog or /dev/kmsg records; `-` for stdin) instead of this machine's live log.
+        #[arg(long, value_name = "FILE")]
+        kernel_log: Option<std::path::PathBuf>,
         #[command(flatten)]
         gpu: GpuFlags,
         #[command(flatten)]

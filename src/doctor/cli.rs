@@ -1,12 +1,52 @@
 //! `gpudeck doctor` on the command line: gather the facts, judge them, print text or JSON and
 //! exit with the verdict (0 all passed, 1 warnings, 2 failures).
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
+use std::path::Path;
 use std::process::ExitCode;
 
 use super::host_env::SystemEnv;
-use super::{gather, run_checks, Check};
+use super::kernel_log::KernelLogChoice;
+use super::{gather_with, run_checks, Check};
 use crate::gpu::report::GpuReport;
+use crate::health::XidCatalog;
+
+/// The kernel log to read Xids from, and the catalog (with the user's entries) that explains them.
+pub struct Health {
+    pub log: KernelLogChoice,
+    pub xids: XidCatalog,
+}
+
+/// `--kernel-log FILE` read whole (`-`: stdin), or the live log without it. Err is the message
+/// for a file that cannot be read: a path given on the command line fails loudly.
+pub fn kernel_log_choice(path: Option<&Path>) -> Result<KernelLogChoice, String> {
+    let Some(path) = path else {
+        return Ok(KernelLogChoice::Live);
+    };
+    let mut bytes = Vec::new();
+    let (source, read) = if path == Path::new("-") {
+        (
+            "standard input".to_string(),
+            std::io::stdin().read_to_end(&mut bytes),
+        )
+    } else {
+        let shown = path.display().to_string();
+        (
+            shown,
+            std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)),
+        )
+    };
+    match read {
+        Ok(_) => Ok(KernelLogChoice::Saved {
+            source,
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+        }),
+        Err(e) => Err(format!(
+            "gpudeck: cannot read the kernel log {source}: {e}.\nSave it first and pass that \
+             file, e.g. `sudo dmesg > kernel.log && gpudeck doctor --kernel-log kernel.log`."
+        )),
+    }
+}
 
 /// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo),
 /// `extra` checks made elsewhere (the compatibility engine's) are added after the others.
@@ -15,9 +55,16 @@ pub fn run(
     docker_host: Option<&str>,
     json: bool,
     extra: Vec<Check>,
+    health: Health,
     runtime: &tokio::runtime::Runtime,
 ) -> ExitCode {
-    let facts = runtime.block_on(gather(gpu, docker_host, &SystemEnv));
+    let facts = runtime.block_on(gather_with(
+        gpu,
+        docker_host,
+        &SystemEnv,
+        &health.log,
+        health.xids,
+    ));
     let mut report = run_checks(&facts);
     for check in extra {
         report.push(check);
@@ -41,4 +88,33 @@ pub fn run(
 /// Colour only for a person at a terminal who has not asked for none (https://no-color.org).
 fn colour() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_and_a_missing_one_says_how_to_save_it() {
+        assert_eq!(kernel_log_choice(None), Ok(KernelLogChoice::Live));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kernel.log");
+        std::fs::write(&path, b"[1.0] NVRM: Xid (PCI:0000:18:00): 79, x\xff\n").expect("write");
+        match kernel_log_choice(Some(&path)) {
+            Ok(KernelLogChoice::Saved { source, text }) => {
+                assert_eq!(source, path.display().to_string());
+                assert!(
+                    text.starts_with("[1.0] NVRM: Xid"),
+                    "bad bytes do not stop it"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let missing = kernel_log_choice(Some(&dir.path().join("none.log"))).unwrap_err();
+        assert!(
+            missing.contains("none.log: No such file or directory"),
+            "{missing}"
+        );
+        assert!(missing.contains("sudo dmesg > kernel.log"), "{missing}");
+    }
 }

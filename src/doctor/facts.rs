@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::host_env::{find_on_path, HostEnv};
+use super::kernel_log::{self, KernelLogChoice, KernelLogFacts};
 use super::parse::{self, ModuleVersion};
 use crate::docker::{resolve_host, DockerError, Engine, EngineInfo};
 use crate::gpu::report::GpuReport;
+use crate::health::XidCatalog;
 
 /// Where the kernel module tells its version; /proc has the flavour too, /sys survives in
 /// containers that hide /proc/driver.
@@ -48,6 +50,11 @@ pub struct HostFacts {
     pub nvcc: Option<Nvcc>,
     pub cuda_visible_devices: Option<String>,
     pub cuda_device_order: Option<String>,
+    /// The Xids in the kernel log, or why it was not read.
+    pub kernel_log: KernelLogFacts,
+    /// What each Xid means (gpudeck's data, not a fact of the machine).
+    #[serde(skip)]
+    pub xid_catalog: XidCatalog,
 }
 
 /// The loaded kernel module, from the first file that named a version.
@@ -204,6 +211,25 @@ pub struct Nvcc {
 /// files and runs `nvcc --version` synchronously, so it belongs on a task of its own, never on
 /// the draw path.
 pub async fn gather(gpu: GpuReport, docker_host: Option<&str>, env: &dyn HostEnv) -> HostFacts {
+    gather_with(
+        gpu,
+        docker_host,
+        env,
+        &KernelLogChoice::Live,
+        XidCatalog::builtin(),
+    )
+    .await
+}
+
+/// [`gather`] with the kernel log to read Xids from and the catalog that explains them.
+pub async fn gather_with(
+    gpu: GpuReport,
+    docker_host: Option<&str>,
+    env: &dyn HostEnv,
+    log_choice: &KernelLogChoice,
+    xid_catalog: XidCatalog,
+) -> HostFacts {
+    let kernel_log = kernel_log::gather(log_choice, &gpu, env);
     let docker = docker_facts(docker_host, env).await;
     let docker_install = docker_install(docker_host, env);
     let cdi_dirs = cdi_dirs(&docker);
@@ -220,6 +246,8 @@ pub async fn gather(gpu: GpuReport, docker_host: Option<&str>, env: &dyn HostEnv
         nvcc: nvcc(env),
         cuda_visible_devices: env.var("CUDA_VISIBLE_DEVICES"),
         cuda_device_order: env.var("CUDA_DEVICE_ORDER"),
+        kernel_log,
+        xid_catalog,
     }
 }
 

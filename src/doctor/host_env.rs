@@ -7,6 +7,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::health::live::{self, LiveLog};
+
 /// What the doctor reads from the machine it runs on. Every method answers, never panics.
 pub trait HostEnv: Send + Sync {
     /// A text file's contents; None when it is absent or unreadable.
@@ -23,6 +25,9 @@ pub trait HostEnv: Send + Sync {
     fn free_bytes(&self, path: &Path) -> Result<u64, String>;
     /// `linux`, `macos`, ...: some advice only applies to Linux servers.
     fn os(&self) -> String;
+    /// The kernel log since boot (`/dev/kmsg`, else `journalctl -k -b`), or why each could not
+    /// be read.
+    fn kernel_log(&self) -> Result<LiveLog, Vec<String>>;
 }
 
 /// The first executable called `program` in the directories of `PATH`.
@@ -99,6 +104,10 @@ impl HostEnv for SystemEnv {
     fn os(&self) -> String {
         std::env::consts::OS.to_string()
     }
+
+    fn kernel_log(&self) -> Result<LiveLog, Vec<String>> {
+        live::read()
+    }
 }
 
 /// A machine described by plain maps, for tests of the gathering code.
@@ -111,6 +120,8 @@ pub struct FakeEnv {
     pub outputs: BTreeMap<PathBuf, String>,
     pub free: BTreeMap<PathBuf, u64>,
     pub os: String,
+    /// The kernel log, or why it cannot be read (default: an empty `/dev/kmsg`).
+    pub kernel_log: Result<LiveLog, Vec<String>>,
 }
 
 impl Default for FakeEnv {
@@ -122,6 +133,10 @@ impl Default for FakeEnv {
             outputs: BTreeMap::new(),
             free: BTreeMap::new(),
             os: "linux".to_string(),
+            kernel_log: Ok(LiveLog {
+                source: live::KMSG.to_string(),
+                text: String::new(),
+            }),
         }
     }
 }
@@ -134,6 +149,21 @@ impl FakeEnv {
 
     pub fn var(mut self, name: &str, value: &str) -> Self {
         self.vars.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    /// A kernel log read from `source` with `text` in it.
+    pub fn with_kernel_log(mut self, source: &str, text: &str) -> Self {
+        self.kernel_log = Ok(LiveLog {
+            source: source.to_string(),
+            text: text.to_string(),
+        });
+        self
+    }
+
+    /// A kernel log that cannot be read, for these reasons.
+    pub fn with_kernel_log_denied(mut self, why: &[&str]) -> Self {
+        self.kernel_log = Err(why.iter().map(|w| w.to_string()).collect());
         self
     }
 
@@ -182,6 +212,10 @@ impl HostEnv for FakeEnv {
 
     fn os(&self) -> String {
         self.os.clone()
+    }
+
+    fn kernel_log(&self) -> Result<LiveLog, Vec<String>> {
+        self.kernel_log.clone()
     }
 }
 

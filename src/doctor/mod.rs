@@ -11,16 +11,18 @@ pub mod facts;
 pub mod frameworks;
 pub mod gpus;
 pub mod host_env;
+pub mod kernel_log;
 mod memory;
 pub mod nvidia;
 pub mod parse;
 mod per_gpu;
 pub mod report;
+pub mod xid;
 
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use facts::{gather, HostFacts};
+pub use facts::{gather, gather_with, HostFacts};
 pub use host_env::{FakeEnv, HostEnv, SystemEnv};
 pub use report::{Check, DoctorReport, Family, Status, Summary, SCHEMA};
 
@@ -41,7 +43,13 @@ pub fn run_checks(facts: &HostFacts) -> DoctorReport {
         gpu_count: facts.gpu.gpu_count,
         checks: Vec::new(),
     };
-    let families = [nvidia::checks, gpus::checks, docker::checks, cuda::checks];
+    let families = [
+        nvidia::checks,
+        gpus::checks,
+        xid::checks,
+        docker::checks,
+        cuda::checks,
+    ];
     for family in families {
         for check in family(facts) {
             report.push(check);

@@ -80,6 +80,9 @@ pub struct Check {
     pub detail: String,
     /// Concrete commands; present for warnings and failures that have a remedy.
     pub fix: Option<String>,
+    /// The Xids a `gpus.xid` check is about, structured for scripts (absent elsewhere).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub xids: Vec<crate::health::XidSeen>,
 }
 
 impl Check {
@@ -97,6 +100,7 @@ impl Check {
             status,
             detail: detail.into(),
             fix: None,
+            xids: Vec::new(),
         }
     }
 

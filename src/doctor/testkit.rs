@@ -1,6 +1,7 @@
 //! A healthy two-GPU machine as `HostFacts`, for the check tests to break one fact at a time.
 
 use super::facts::{DockerFacts, DockerInstall, FreeSpace, HostFacts, KernelModule, Nvcc, Program};
+use super::kernel_log::KernelLogFacts;
 use super::parse::ModuleVersion;
 use super::report::{DoctorReport, Status};
 use crate::docker::EngineInfo;
@@ -121,6 +122,13 @@ pub fn healthy() -> HostFacts {
         }),
         cuda_visible_devices: None,
         cuda_device_order: None,
+        kernel_log: KernelLogFacts::Read {
+            source: "/dev/kmsg".into(),
+            live: true,
+            boot_time_s: Some(1_764_000_000),
+            xids: Vec::new(),
+        },
+        xid_catalog: crate::health::XidCatalog::builtin(),
     }
 }
 
