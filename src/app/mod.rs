@@ -429,6 +429,10 @@ pub async fn run(
     );
     let store = RunStore::new(&sources.data_dir);
     let mut metrics = start_metrics(sources.metrics_listen, store.clone(), &mut app.state).await;
+    if metrics.is_some() {
+        // The health counters are served, not shown: read them only when serving.
+        collector.send(collector::CollectorCommand::ReadHealth(true));
+    }
     let effects = Effects {
         gpu: collector,
         processes: Arc::clone(&sources.processes),

@@ -11,6 +11,7 @@ use tokio::sync::mpsc::Sender;
 use super::process_watch::ProcessWatch;
 use super::source::{GpuError, GpuSource};
 use super::types::{GpuProcess, GpuSample, Inventory};
+use super::xid_watch::{XidUpdate, XidWatcher};
 use crate::host::{ProcessDetails, ProcessTable};
 
 /// What the collector tells the app.
@@ -22,6 +23,8 @@ pub enum GpuUpdate {
     Failed(GpuError),
     /// One sample per GPU, in inventory order.
     Sampled(Vec<GpuSample>),
+    /// The Xid watcher started with the source: an Xid, or why there are none live.
+    Xid(XidUpdate),
 }
 
 /// What the app can ask of the collector.
@@ -31,6 +34,9 @@ pub enum CollectorCommand {
     /// `Some(every)`: the processes are on screen; read each one's GPU share every `every`
     /// and its CPU and host memory every tick. `None`: they are not; read none of it.
     WatchProcesses(Option<Duration>),
+    /// Read each GPU's health counters every tick (`GpuSample::health`): while Prometheus
+    /// metrics are served.
+    ReadHealth(bool),
     Shutdown,
 }
 
@@ -103,11 +109,26 @@ fn run(
     {
         return;
     }
+    // Stopped when the collector ends (the watcher is dropped with this thread's locals).
+    let _xids = source.xid_backend().map(|backend| {
+        let xid_updates = updates.clone();
+        XidWatcher::spawn(
+            backend,
+            &gpus,
+            Box::new(move |u| xid_updates.blocking_send(GpuUpdate::Xid(u)).is_ok()),
+        )
+    });
     let mut enricher = ProcessEnricher::new(Arc::clone(&processes));
     let mut watch: Option<ProcessWatch> = None;
+    let mut read_health = false;
     loop {
         let started = Instant::now();
         let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+        if read_health {
+            for (gpu, sample) in gpus.iter().zip(samples.iter_mut()) {
+                sample.health = source.health(gpu);
+            }
+        }
         enricher.enrich(&mut samples, source.as_mut());
         if let Some(w) = watch.as_mut() {
             w.apply(
@@ -137,6 +158,7 @@ fn run(
                 Ok(CollectorCommand::WatchProcesses(every)) => {
                     watch = every.map(ProcessWatch::new);
                 }
+                Ok(CollectorCommand::ReadHealth(on)) => read_health = on,
                 Ok(CollectorCommand::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => break,
             }
