@@ -558,7 +558,10 @@ fn doctor(sources: Sources, dirs: &Dirs, docker_host: Option<&str>, json: bool) 
     }
     let frameworks = gpudeck::doctor::frameworks::framework_check(&gpus, &data, catalog.entries());
     match runtime() {
-        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], &rt),
+        Ok(rt) => {
+            let extra = vec![frameworks];
+            gpudeck::doctor::cli::run(gpus, docker_host, json, extra, &dirs.state, &rt)
+        }
         Err(code) => code,
     }
 }

@@ -2,6 +2,7 @@
 //! exit with the verdict (0 all passed, 1 warnings, 2 failures).
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 
 use super::host_env::SystemEnv;
@@ -9,16 +10,19 @@ use super::{gather, run_checks, Check};
 use crate::gpu::report::GpuReport;
 
 /// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo),
-/// `extra` checks made elsewhere (the compatibility engine's) are added after the others.
+/// `extra` checks made elsewhere (the compatibility engine's) are added after the others. The
+/// health counters are compared with the last look kept in `state_dir`, and this look kept.
 pub fn run(
     gpu: GpuReport,
     docker_host: Option<&str>,
     json: bool,
     extra: Vec<Check>,
+    state_dir: &Path,
     runtime: &tokio::runtime::Runtime,
 ) -> ExitCode {
     let facts = runtime.block_on(gather(gpu, docker_host, &SystemEnv));
     let mut report = run_checks(&facts);
+    super::counters::add_health_counters(&mut report, &facts.gpu.gpus, state_dir);
     for check in extra {
         report.push(check);
     }

@@ -18,6 +18,7 @@ mod compat_cli;
 mod config_env;
 mod config_load;
 mod doctor_cli;
+mod doctor_counters;
 mod examples;
 mod host_procfs;
 mod nvml_real_path;

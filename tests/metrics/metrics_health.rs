@@ -19,7 +19,11 @@ fn uuid(text: &str, gpu: u32) -> String {
         .lines()
         .find(|l| l.starts_with(&prefix))
         .unwrap_or_else(|| panic!("no info line for GPU {gpu}:\n{text}"));
-    line[prefix.len()..].split('"').next().unwrap_or_default().to_string()
+    line[prefix.len()..]
+        .split('"')
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn promtool_check(promtool: &str, args: &[&str], stdin: &str) {
@@ -30,7 +34,12 @@ fn promtool_check(promtool: &str, args: &[&str], stdin: &str) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("promtool runs");
-    check.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let out = check.wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -64,14 +73,32 @@ fn xids_from_nvml_events_are_counted_with_the_health_counters() {
     }
     assert!(text.contains("# TYPE gpudeck_gpu_xid_errors_total counter"));
     let g = |gpu: u32| format!(r#"gpu="{gpu}",uuid="{}""#, uuid(&text, gpu));
-    assert_eq!(value(&text, &format!("gpudeck_gpu_pcie_replay_total{{{}}}", g(3))), Some(40.0));
-    assert_eq!(value(&text, &format!("gpudeck_gpu_pcie_replay_total{{{}}}", g(0))), Some(0.0));
+    assert_eq!(
+        value(&text, &format!("gpudeck_gpu_pcie_replay_total{{{}}}", g(3))),
+        Some(40.0)
+    );
+    assert_eq!(
+        value(&text, &format!("gpudeck_gpu_pcie_replay_total{{{}}}", g(0))),
+        Some(0.0)
+    );
     // GPU 1's Xid 48 left a row pending; the board's NVLinks are clean.
-    assert_eq!(value(&text, &format!("gpudeck_gpu_remapped_rows_pending{{{}}}", g(1))), Some(1.0));
-    let crc = format!(r#"gpudeck_gpu_nvlink_errors_total{{{},type="crc_flit"}}"#, g(1));
+    assert_eq!(
+        value(
+            &text,
+            &format!("gpudeck_gpu_remapped_rows_pending{{{}}}", g(1))
+        ),
+        Some(1.0)
+    );
+    let crc = format!(
+        r#"gpudeck_gpu_nvlink_errors_total{{{},type="crc_flit"}}"#,
+        g(1)
+    );
     assert_eq!(value(&text, &crc), Some(0.0), "{text}");
     // GPU 0 is power-capped every second: its power violation time grows.
-    let power = format!(r#"gpudeck_gpu_violation_seconds_total{{{},reason="power"}}"#, g(0));
+    let power = format!(
+        r#"gpudeck_gpu_violation_seconds_total{{{},reason="power"}}"#,
+        g(0)
+    );
     wait_for(30, "power violation time", || {
         value(&scrape(&served.addr), &power).filter(|s| *s >= 1.0)
     });
@@ -98,7 +125,10 @@ fn the_demo_serves_the_xids_of_its_simulation() {
 
 #[test]
 fn the_alert_rules_are_valid_and_name_only_served_metrics() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/prometheus/gpudeck-alerts.yml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/prometheus/gpudeck-alerts.yml"
+    );
     let rules = std::fs::read_to_string(path).unwrap();
     let served = [
         "gpudeck_gpu_lost",
@@ -115,7 +145,10 @@ fn the_alert_rules_are_valid_and_name_only_served_metrics() {
         .collect();
     assert!(!named.is_empty());
     for name in named {
-        assert!(served.contains(&name), "{name} is not a metric gpudeck serves");
+        assert!(
+            served.contains(&name),
+            "{name} is not a metric gpudeck serves"
+        );
     }
     let Some(promtool) = debian_tool("/usr/bin/promtool") else {
         return;
