@@ -192,8 +192,7 @@ mod tests {
 
     #[test]
     fn health_counters_are_counters_by_type_and_reason() {
-        let mut busy = GpuSample::default();
-        busy.health = HealthCounters {
+        let health = HealthCounters {
             pcie_replays: Some(40),
             nvlink: Some(NvLinkErrors {
                 crc_flit: 25,
@@ -203,6 +202,10 @@ mod tests {
             }),
             power_violation_ns: Some(12_500_000_000),
             thermal_violation_ns: Some(0),
+        };
+        let busy = GpuSample {
+            health,
+            ..GpuSample::default()
         };
         // GPU 1 reads nothing (a GeForce card without these counters).
         let text = render_with(
