@@ -72,10 +72,22 @@ pub fn spawn(
     interval: Duration,
     updates: Sender<GpuUpdate>,
 ) -> CollectorHandle {
+    spawn_reading_health(open, processes, interval, updates, false)
+}
+
+/// [`spawn`], reading the health counters from the first sample on when `health` is true (for
+/// serving metrics; `CollectorCommand::ReadHealth` turns it on and off later).
+pub fn spawn_reading_health(
+    open: Opener,
+    processes: Arc<dyn ProcessTable>,
+    interval: Duration,
+    updates: Sender<GpuUpdate>,
+    health: bool,
+) -> CollectorHandle {
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("gpu-collector".into())
-        .spawn(move || run(open, processes, interval, updates, rx))
+        .spawn(move || run(open, processes, interval, updates, rx, health))
         .ok();
     if thread.is_none() {
         tracing::error!("could not start the GPU collector thread");
@@ -92,6 +104,7 @@ fn run(
     mut interval: Duration,
     updates: Sender<GpuUpdate>,
     commands: mpsc::Receiver<CollectorCommand>,
+    mut read_health: bool,
 ) {
     let opened = open().and_then(|mut source| source.inventory().map(|inv| (source, inv)));
     let (mut source, inventory) = match opened {
@@ -120,7 +133,6 @@ fn run(
     });
     let mut enricher = ProcessEnricher::new(Arc::clone(&processes));
     let mut watch: Option<ProcessWatch> = None;
-    let mut read_health = false;
     loop {
         let started = Instant::now();
         let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
@@ -299,6 +311,13 @@ mod tests {
             }
         }
 
+        fn health(&mut self, _gpu: &GpuStatic) -> crate::gpu::counters::HealthCounters {
+            crate::gpu::counters::HealthCounters {
+                pcie_replays: Some(7),
+                ..Default::default()
+            }
+        }
+
         fn process_name(&mut self, pid: u32) -> Option<String> {
             self.name_reads.fetch_add(1, Ordering::SeqCst);
             Some(format!("worker-{pid}"))
@@ -429,6 +448,22 @@ mod tests {
             2,
             "one read per GPU, then none until the hour is up"
         );
+    }
+
+    #[test]
+    fn health_counters_are_read_only_when_asked() {
+        let mut c = start();
+        for _ in 0..5 {
+            assert!(c
+                .next_samples()
+                .iter()
+                .all(|s| s.health.pcie_replays.is_none()));
+        }
+        c.handle.send(CollectorCommand::ReadHealth(true));
+        let s = c.samples_until(|s| s.iter().all(|s| s.health.pcie_replays == Some(7)));
+        assert_eq!(s.len(), 2);
+        c.handle.send(CollectorCommand::ReadHealth(false));
+        c.samples_until(|s| s.iter().all(|s| s.health.pcie_replays.is_none()));
     }
 
     /// A process /proc does not show (another PID namespace) gets NVML's name for it, asked once

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::feed::MetricsFeed;
-use crate::gpu::collector::{self, CollectorCommand, GpuUpdate, Opener};
+use crate::gpu::collector::{self, GpuUpdate, Opener};
 use crate::gpu::GpuError;
 use crate::host::ProcessTable;
 
@@ -27,8 +27,8 @@ pub async fn run(
     on_serving: impl FnOnce(&MetricsFeed),
 ) -> Result<(), GpuError> {
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
-    let collector = collector::spawn(setup.open_gpus, setup.processes, setup.interval, tx);
-    collector.send(CollectorCommand::ReadHealth(true));
+    let _collector =
+        collector::spawn_reading_health(setup.open_gpus, setup.processes, setup.interval, tx, true);
     let mut on_serving = Some(on_serving);
     loop {
         let update = tokio::select! {

@@ -164,3 +164,24 @@ fn the_alert_rules_are_valid_and_name_only_served_metrics() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn without_an_event_api_serve_goes_on_with_no_xid_family() {
+    let dirs = Dirs::new();
+    let mut cmd = dirs.gpudeck("gpus=2,unsupported=events,xid=0:13@0.2,replay=1:3");
+    cmd.args(["serve", "--metrics", "127.0.0.1:0", "--nvml-lib"])
+        .arg(sim_library());
+    let mut served = start(cmd);
+    let text = scrape(&served.addr);
+    // Time must pass the Xid's 0.2 s: a scrape from after it still has no Xid family.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let later = scrape(&served.addr);
+    for t in [&text, &later] {
+        assert!(!t.contains("gpudeck_gpu_xid_errors_total"), "{t}");
+        assert!(t.contains("gpudeck_gpu_pcie_replay_total{gpu=\"1\""), "{t}");
+    }
+    assert!(
+        served.child.0.try_wait().unwrap().is_none(),
+        "serve is still running"
+    );
+}
