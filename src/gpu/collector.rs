@@ -466,6 +466,37 @@ mod tests {
         c.samples_until(|s| s.iter().all(|s| s.health.pcie_replays.is_none()));
     }
 
+    #[test]
+    fn the_collector_starts_the_xid_watcher_with_its_source() {
+        use crate::gpu::sim::SimSource;
+        use crate::gpu::xid_watch::XidUpdate;
+        let (tx, mut updates) = tokio::sync::mpsc::channel(8);
+        let _handle = spawn(
+            Box::new(|| {
+                let spec = gpudeck_sim_model::SimSpec::parse("gpus=2,xid=1:13@0.3").unwrap();
+                Ok(Box::new(SimSource::new(spec)) as Box<dyn GpuSource>)
+            }),
+            Arc::new(FakeProcessTable::default()),
+            Duration::from_millis(50),
+            tx,
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            match updates.blocking_recv() {
+                Some(GpuUpdate::Xid(XidUpdate::Event(e))) => {
+                    assert_eq!(
+                        (e.gpu, e.xid, e.pci_bus_id.as_str()),
+                        (1, 13, "00000000:38:00.0")
+                    );
+                    return;
+                }
+                Some(_) => {}
+                None => panic!("the collector stopped"),
+            }
+        }
+        panic!("no Xid within 20 s");
+    }
+
     /// A process /proc does not show (another PID namespace) gets NVML's name for it, asked once
     /// per PID while the details are trusted rather than on every tick.
     #[test]
