@@ -13,7 +13,7 @@ use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::{report, GpuSource};
 use gpudeck::host::ProcessTable;
 use gpudeck::metrics::server::serve;
-use gpudeck::metrics::{bind, render, Latest, Limits, Serving, Snapshot};
+use gpudeck::metrics::{bind, render, Latest, Limits, Serving, Snapshot, XidCounts};
 use gpudeck_sim_model::SimSpec;
 use tokio_util::sync::CancellationToken;
 
@@ -72,6 +72,7 @@ fn sample_8_gpus() -> Result<Snapshot, Box<dyn std::error::Error>> {
         inventory: Arc::new(inventory),
         samples: r.gpus.into_iter().map(|g| g.sample).collect(),
         runs: Vec::new(),
+        xids: XidCounts::default(),
     })
 }
 

@@ -585,7 +585,10 @@ fn doctor(
     let frameworks = gpudeck::doctor::frameworks::framework_check(&gpus, &data, catalog.entries());
     let health = gpudeck::doctor::cli::Health { log, xids };
     match runtime() {
-        Ok(rt) => gpudeck::doctor::cli::run(gpus, docker_host, json, vec![frameworks], health, &rt),
+        Ok(rt) => {
+            let extra = vec![frameworks];
+            gpudeck::doctor::cli::run(gpus, docker_host, json, extra, health, &dirs.state, &rt)
+        }
         Err(code) => code,
     }
 }

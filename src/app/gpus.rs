@@ -1,8 +1,9 @@
 //! The GPUs and Topology tabs' state: where the GPU data stands, the latest samples and their
-//! history, and the next row graph.
+//! history, the Xids seen, and the next row graph.
 
 use crate::config::GraphMetric;
 use crate::gpu::history::GpuHistory;
+use crate::gpu::xid_watch::XidLog;
 use crate::gpu::{GpuError, GpuSample, Inventory};
 
 /// Where the GPU data stands.
@@ -19,6 +20,8 @@ pub struct GpuData {
     pub inventory: Inventory,
     pub samples: Vec<GpuSample>,
     pub history: Vec<GpuHistory>,
+    /// The Xids each GPU reported while the dashboard ran.
+    pub xids: XidLog,
 }
 
 /// The row graph after `g` (`m` cycles them).

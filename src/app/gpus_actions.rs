@@ -3,9 +3,11 @@
 use super::action::{Action, Command, Tab};
 use super::filter::ListFilter;
 use super::gpus::{next_graph, offset, GpuData, GpuStatus};
+use super::messages::StatusMessage;
 use super::state::AppState;
 use crate::gpu::collector::GpuUpdate;
 use crate::gpu::history::GpuHistory;
+use crate::gpu::xid_watch::{XidLog, XidUpdate};
 use crate::gpu::{GpuSample, SourceKind};
 
 impl AppState {
@@ -36,6 +38,7 @@ impl AppState {
                     history: (0..n)
                         .map(|_| GpuHistory::new(self.history_capacity))
                         .collect(),
+                    xids: XidLog::default(),
                 }));
                 self.selected_gpu = self.selected_gpu.min(n.saturating_sub(1));
                 self.refresh_compat();
@@ -61,6 +64,20 @@ impl AppState {
                     data.samples = samples;
                 }
                 self.keep_process_selection();
+            }
+            GpuUpdate::Xid(XidUpdate::Event(event)) => {
+                let line = format!(
+                    "GPU {} ({}) reported Xid {}; `gpudeck doctor` says what to do.",
+                    event.gpu, event.pci_bus_id, event.xid
+                );
+                if let GpuStatus::Ready(data) = &mut self.gpu {
+                    data.xids.record(event);
+                }
+                self.set_status(line, true);
+            }
+            // Kept in the messages view, not the footer: most VMs simply lack the event API.
+            GpuUpdate::Xid(XidUpdate::Unavailable(why)) => {
+                self.messages.push(StatusMessage::new(why, false));
             }
         }
     }

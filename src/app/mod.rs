@@ -411,14 +411,20 @@ pub async fn run(
     event::forward(gpu_rx, events_tx.clone(), Event::Gpu);
     event::forward(docker_rx, events_tx.clone(), Event::Docker);
     event::forward(runs_rx, events_tx.clone(), Event::Runs);
-    let collector = collector::spawn(
+    // The health counters are served, not shown: read only when metrics are served.
+    let serving = sources.metrics_listen.is_some();
+    let collector = collector::spawn_reading_health(
         sources.open_gpus,
         Arc::clone(&sources.processes),
         interval,
         gpu_tx,
+        serving,
     );
     let store = RunStore::new(&sources.data_dir);
     let mut metrics = start_metrics(sources.metrics_listen, store.clone(), &mut app.state).await;
+    if serving && metrics.is_none() {
+        collector.send(collector::CollectorCommand::ReadHealth(false));
+    }
     let effects = Effects {
         gpu: collector,
         processes: Arc::clone(&sources.processes),

@@ -49,13 +49,15 @@ pub fn kernel_log_choice(path: Option<&Path>) -> Result<KernelLogChoice, String>
 }
 
 /// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo),
-/// `extra` checks made elsewhere (the compatibility engine's) are added after the others.
+/// `extra` checks made elsewhere (the compatibility engine's) are added after the others. The
+/// health counters are compared with the last look kept in `state_dir`, and this look kept.
 pub fn run(
     gpu: GpuReport,
     docker_host: Option<&str>,
     json: bool,
     extra: Vec<Check>,
     health: Health,
+    state_dir: &Path,
     runtime: &tokio::runtime::Runtime,
 ) -> ExitCode {
     let facts = runtime.block_on(gather_with(
@@ -66,6 +68,7 @@ pub fn run(
         health.xids,
     ));
     let mut report = run_checks(&facts);
+    super::counters::add_health_counters(&mut report, &facts.gpu.gpus, state_dir);
     for check in extra {
         report.push(check);
     }

@@ -5,6 +5,7 @@
 //! check functions (`run_checks`), one file per family.
 
 pub mod cli;
+pub mod counters;
 pub mod cuda;
 pub mod docker;
 pub mod facts;

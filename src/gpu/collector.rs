@@ -11,6 +11,7 @@ use tokio::sync::mpsc::Sender;
 use super::process_watch::ProcessWatch;
 use super::source::{GpuError, GpuSource};
 use super::types::{GpuProcess, GpuSample, Inventory};
+use super::xid_watch::{XidUpdate, XidWatcher};
 use crate::host::{ProcessDetails, ProcessTable};
 
 /// What the collector tells the app.
@@ -22,6 +23,8 @@ pub enum GpuUpdate {
     Failed(GpuError),
     /// One sample per GPU, in inventory order.
     Sampled(Vec<GpuSample>),
+    /// The Xid watcher started with the source: an Xid, or why there are none live.
+    Xid(XidUpdate),
 }
 
 /// What the app can ask of the collector.
@@ -31,6 +34,9 @@ pub enum CollectorCommand {
     /// `Some(every)`: the processes are on screen; read each one's GPU share every `every`
     /// and its CPU and host memory every tick. `None`: they are not; read none of it.
     WatchProcesses(Option<Duration>),
+    /// Read each GPU's health counters every tick (`GpuSample::health`): while Prometheus
+    /// metrics are served.
+    ReadHealth(bool),
     Shutdown,
 }
 
@@ -66,10 +72,22 @@ pub fn spawn(
     interval: Duration,
     updates: Sender<GpuUpdate>,
 ) -> CollectorHandle {
+    spawn_reading_health(open, processes, interval, updates, false)
+}
+
+/// [`spawn`], reading the health counters from the first sample on when `health` is true (for
+/// serving metrics; `CollectorCommand::ReadHealth` turns it on and off later).
+pub fn spawn_reading_health(
+    open: Opener,
+    processes: Arc<dyn ProcessTable>,
+    interval: Duration,
+    updates: Sender<GpuUpdate>,
+    health: bool,
+) -> CollectorHandle {
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("gpu-collector".into())
-        .spawn(move || run(open, processes, interval, updates, rx))
+        .spawn(move || run(open, processes, interval, updates, rx, health))
         .ok();
     if thread.is_none() {
         tracing::error!("could not start the GPU collector thread");
@@ -86,6 +104,7 @@ fn run(
     mut interval: Duration,
     updates: Sender<GpuUpdate>,
     commands: mpsc::Receiver<CollectorCommand>,
+    mut read_health: bool,
 ) {
     let opened = open().and_then(|mut source| source.inventory().map(|inv| (source, inv)));
     let (mut source, inventory) = match opened {
@@ -103,11 +122,25 @@ fn run(
     {
         return;
     }
+    // Stopped when the collector ends (the watcher is dropped with this thread's locals).
+    let _xids = source.xid_backend().map(|backend| {
+        let xid_updates = updates.clone();
+        XidWatcher::spawn(
+            backend,
+            &gpus,
+            Box::new(move |u| xid_updates.blocking_send(GpuUpdate::Xid(u)).is_ok()),
+        )
+    });
     let mut enricher = ProcessEnricher::new(Arc::clone(&processes));
     let mut watch: Option<ProcessWatch> = None;
     loop {
         let started = Instant::now();
         let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+        if read_health {
+            for (gpu, sample) in gpus.iter().zip(samples.iter_mut()) {
+                sample.health = source.health(gpu);
+            }
+        }
         enricher.enrich(&mut samples, source.as_mut());
         if let Some(w) = watch.as_mut() {
             w.apply(
@@ -137,6 +170,7 @@ fn run(
                 Ok(CollectorCommand::WatchProcesses(every)) => {
                     watch = every.map(ProcessWatch::new);
                 }
+                Ok(CollectorCommand::ReadHealth(on)) => read_health = on,
                 Ok(CollectorCommand::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => break,
             }
@@ -277,6 +311,13 @@ mod tests {
             }
         }
 
+        fn health(&mut self, _gpu: &GpuStatic) -> crate::gpu::counters::HealthCounters {
+            crate::gpu::counters::HealthCounters {
+                pcie_replays: Some(7),
+                ..Default::default()
+            }
+        }
+
         fn process_name(&mut self, pid: u32) -> Option<String> {
             self.name_reads.fetch_add(1, Ordering::SeqCst);
             Some(format!("worker-{pid}"))
@@ -407,6 +448,53 @@ mod tests {
             2,
             "one read per GPU, then none until the hour is up"
         );
+    }
+
+    #[test]
+    fn health_counters_are_read_only_when_asked() {
+        let mut c = start();
+        for _ in 0..5 {
+            assert!(c
+                .next_samples()
+                .iter()
+                .all(|s| s.health.pcie_replays.is_none()));
+        }
+        c.handle.send(CollectorCommand::ReadHealth(true));
+        let s = c.samples_until(|s| s.iter().all(|s| s.health.pcie_replays == Some(7)));
+        assert_eq!(s.len(), 2);
+        c.handle.send(CollectorCommand::ReadHealth(false));
+        c.samples_until(|s| s.iter().all(|s| s.health.pcie_replays.is_none()));
+    }
+
+    #[test]
+    fn the_collector_starts_the_xid_watcher_with_its_source() {
+        use crate::gpu::sim::SimSource;
+        use crate::gpu::xid_watch::XidUpdate;
+        let (tx, mut updates) = tokio::sync::mpsc::channel(8);
+        let _handle = spawn(
+            Box::new(|| {
+                let spec = gpudeck_sim_model::SimSpec::parse("gpus=2,xid=1:13@0.3").unwrap();
+                Ok(Box::new(SimSource::new(spec)) as Box<dyn GpuSource>)
+            }),
+            Arc::new(FakeProcessTable::default()),
+            Duration::from_millis(50),
+            tx,
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            match updates.blocking_recv() {
+                Some(GpuUpdate::Xid(XidUpdate::Event(e))) => {
+                    assert_eq!(
+                        (e.gpu, e.xid, e.pci_bus_id.as_str()),
+                        (1, 13, "00000000:38:00.0")
+                    );
+                    return;
+                }
+                Some(_) => {}
+                None => panic!("the collector stopped"),
+            }
+        }
+        panic!("no Xid within 20 s");
     }
 
     /// A process /proc does not show (another PID namespace) gets NVML's name for it, asked once

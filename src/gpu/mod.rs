@@ -2,6 +2,7 @@
 
 pub mod choice;
 pub mod collector;
+pub mod counters;
 pub mod history;
 pub mod nvlinks;
 pub mod nvml;
@@ -12,6 +13,9 @@ pub mod report_text;
 pub mod sim;
 pub mod source;
 pub mod types;
+pub mod xid_nvml;
+pub mod xid_sim;
+pub mod xid_watch;
 
 pub use choice::GpuSourceChoice;
 pub use source::{GpuError, GpuSource};

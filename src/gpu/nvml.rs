@@ -1,7 +1,7 @@
 //! The real GPU source: NVML through nvml-wrapper, reading static facts once and cheap metrics per tick.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 
 use nvml_wrapper::enum_wrappers::device::{
     Clock, EccCounter, MemoryError, RetirementCause, TemperatureSensor, TemperatureThreshold,
@@ -17,6 +17,7 @@ use super::types::{
     ProcessGpuUtil, ProcessKind, ProcessUtilSample, RemappedRows, RetiredPages, SourceKind,
     SystemInfo, TopoPath, Topology,
 };
+use super::xid_watch::XidBackend;
 
 /// NVML's most NVLink links per GPU across generations (NVML_NVLINK_MAX_LINKS).
 const MAX_NVLINKS: u32 = 18;
@@ -26,6 +27,8 @@ pub const DEFAULT_LIBRARY: &str = "libnvidia-ml.so.1";
 /// An initialised NVML library.
 pub struct NvmlSource {
     nvml: Nvml,
+    /// The library it was opened from (`--nvml-lib`), for the Xid watcher's own handle.
+    library: Option<OsString>,
 }
 
 impl NvmlSource {
@@ -36,7 +39,10 @@ impl NvmlSource {
             builder.lib_path(path);
         }
         let nvml = builder.init().map_err(|e| init_error(e, library))?;
-        Ok(Self { nvml })
+        Ok(Self {
+            nvml,
+            library: library.map(OsStr::to_os_string),
+        })
     }
 
     fn device(&self, index: u32) -> Result<Device<'_>, NvmlError> {
@@ -184,6 +190,16 @@ impl GpuSource for NvmlSource {
 
     fn process_name(&mut self, pid: u32) -> Option<String> {
         self.nvml.sys_process_name(pid, 256).ok()
+    }
+
+    fn health(&mut self, gpu: &GpuStatic) -> super::counters::HealthCounters {
+        self.device(gpu.index)
+            .map(|dev| super::counters::read_nvml(&dev))
+            .unwrap_or_default()
+    }
+
+    fn xid_backend(&self) -> Option<XidBackend> {
+        Some(super::xid_nvml::backend(self.library.clone()))
     }
 
     fn process_utilization(

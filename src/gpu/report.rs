@@ -86,6 +86,10 @@ pub fn collect(
         Err(e) => return failed(host, &e),
     };
     let mut samples: Vec<GpuSample> = inventory.gpus.iter().map(|g| source.sample(g)).collect();
+    // A one-off look, so the health counters are read too (a few dozen µs calls per GPU).
+    for (g, sample) in inventory.gpus.iter().zip(samples.iter_mut()) {
+        sample.health = source.health(g);
+    }
     ProcessEnricher::new(Arc::clone(table)).enrich(&mut samples, source);
     let gpus = inventory
         .gpus

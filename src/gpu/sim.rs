@@ -2,8 +2,11 @@
 
 use std::sync::Arc;
 
-use gpudeck_sim_model::{Metric, NvLinkRemote, SimProcess, SimSpec, Simulation, TopoLevel};
+use gpudeck_sim_model::{
+    Metric, NvLinkRemote, SimProcess, SimSpec, Simulation, TopoLevel, Violation,
+};
 
+use super::counters::{HealthCounters, NvLinkErrors};
 use super::nvlinks::{self, LinkEnd};
 use super::source::{GpuError, GpuSource};
 use super::types::{
@@ -11,6 +14,7 @@ use super::types::{
     ProcessGpuUtil, ProcessKind, ProcessUtilSample, RemappedRows, SourceKind, SystemInfo, TopoPath,
     Topology,
 };
+use super::xid_watch::XidBackend;
 use crate::host::{
     ContainerRef, ContainerRuntime, HostError, KillSignal, ProcFs, ProcessDetails, ProcessIdentity,
     ProcessTable, ProcessTarget, ProcessUsage,
@@ -212,6 +216,7 @@ impl GpuSource for SimSource {
             }),
             // Every simulated board is Ampere or later (or GeForce): page retirement is NOT_SUPPORTED.
             retired_pages: None,
+            health: HealthCounters::default(),
             processes,
             errors: Vec::new(),
         }
@@ -256,6 +261,41 @@ impl GpuSource for SimSource {
             })
             .collect();
         Some(samples)
+    }
+
+    fn health(&mut self, gpu: &GpuStatic) -> HealthCounters {
+        let (sim, i) = (&self.sim, gpu.index);
+        if sim.is_lost(i) {
+            return HealthCounters::default();
+        }
+        let t = sim.now();
+        let nvlink = sim.is_supported(Metric::NvLink).then(|| {
+            let mut total = NvLinkErrors::default();
+            for e in (0..sim.nvlink_count()).filter_map(|l| sim.nvlink_errors(i, l, t)) {
+                total.add(&NvLinkErrors {
+                    crc_flit: e.crc_flit,
+                    crc_data: e.crc_data,
+                    replay: e.replay,
+                    recovery: e.recovery,
+                });
+            }
+            total
+        });
+        // As the library: violation status is for datacenter boards only.
+        let datacenter = sim.device(i).is_some_and(|d| d.datacenter);
+        let violation = |v| {
+            (datacenter && sim.is_supported(Metric::Throttle)).then(|| sim.violation_ns(i, v, t))
+        };
+        HealthCounters {
+            pcie_replays: self.supported(Metric::Pcie, sim.pcie_replays(i)),
+            nvlink,
+            power_violation_ns: violation(Violation::Power),
+            thermal_violation_ns: violation(Violation::Thermal),
+        }
+    }
+
+    fn xid_backend(&self) -> Option<XidBackend> {
+        Some(super::xid_sim::backend(Arc::clone(&self.sim)))
     }
 }
 

@@ -2,7 +2,9 @@
 
 use thiserror::Error;
 
+use super::counters::HealthCounters;
 use super::types::{GpuSample, GpuStatic, Inventory, ProcessUtilSample};
+use super::xid_watch::XidBackend;
 
 /// A backend that can describe the GPUs once and sample them repeatedly.
 ///
@@ -23,6 +25,16 @@ pub trait GpuSource: Send {
         _gpu: &GpuStatic,
         _since_us: u64,
     ) -> Option<Vec<ProcessUtilSample>> {
+        None
+    }
+    /// The health counters of one GPU (PCIe replays, NVLink errors, violation time): cheap
+    /// calls, but dozens per GPU with NVLink, so read only while served or shown.
+    fn health(&mut self, _gpu: &GpuStatic) -> HealthCounters {
+        HealthCounters::default()
+    }
+    /// What the Xid watcher waits on for these GPUs (`xid_watch`), opened on the watcher's
+    /// own thread; `None` when the source has no event API at all.
+    fn xid_backend(&self) -> Option<XidBackend> {
         None
     }
 }

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::counters::HealthCounters;
 use crate::host::{ContainerRef, ProcessIdentity, ProcessTarget};
 
 /// Which backend produced the data, shown on screen and in JSON so a demo can never pass for real.
@@ -179,6 +180,8 @@ pub struct GpuSample {
     pub ecc_uncorrected: Option<u64>,
     pub remapped_rows: Option<RemappedRows>,
     pub retired_pages: Option<RetiredPages>,
+    /// Read only while served or shown (`GpuSource::health`); all `None` otherwise.
+    pub health: HealthCounters,
     pub processes: Vec<GpuProcess>,
     pub errors: Vec<MetricError>,
 }

@@ -8,10 +8,12 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::conns::Limits;
+use super::health::XidCounts;
 use super::runs::live_runs;
 use super::server::{bind, serve, Latest, MetricsError, Serving, Snapshot};
 use super::web_config::WebConfig;
 use crate::gpu::collector::GpuUpdate;
+use crate::gpu::xid_watch::XidUpdate;
 use crate::gpu::Inventory;
 use crate::runs::{RunIndex, RunStore};
 
@@ -44,6 +46,8 @@ pub struct MetricsFeed {
     inventory: Option<Arc<Inventory>>,
     /// The run store, read again only where it changed at each sample.
     runs: RunIndex,
+    /// The Xids seen since it started.
+    xids: XidCounts,
     stop: CancellationToken,
     addr: SocketAddr,
     tls: bool,
@@ -77,6 +81,7 @@ impl MetricsFeed {
             latest,
             inventory: None,
             runs: store.index(),
+            xids: XidCounts::default(),
             stop,
             addr,
             tls,
@@ -101,13 +106,15 @@ impl MetricsFeed {
     pub fn observe(&mut self, update: &GpuUpdate) {
         match update {
             GpuUpdate::Ready(inventory) => self.inventory = Some(Arc::new((**inventory).clone())),
-            GpuUpdate::Failed(_) => {}
+            GpuUpdate::Failed(_) | GpuUpdate::Xid(XidUpdate::Unavailable(_)) => {}
+            GpuUpdate::Xid(XidUpdate::Event(event)) => self.xids.record(event),
             GpuUpdate::Sampled(samples) => {
                 if let Some(inventory) = &self.inventory {
                     self.latest.set(Snapshot {
                         inventory: Arc::clone(inventory),
                         samples: samples.clone(),
                         runs: live_runs(&mut self.runs, samples),
+                        xids: self.xids.clone(),
                     });
                 }
             }

@@ -5,6 +5,7 @@ mod auth;
 pub mod conns;
 mod families;
 pub mod feed;
+pub mod health;
 pub mod render;
 pub mod runs;
 pub mod serve;
@@ -13,7 +14,8 @@ pub mod web_config;
 
 pub use conns::Limits;
 pub use feed::MetricsFeed;
-pub use render::{render, CONTENT_TYPE};
+pub use health::XidCounts;
+pub use render::{render, render_with, CONTENT_TYPE};
 pub use runs::{RunInfo, RunProcess};
 pub use server::{bind, Latest, MetricsError, Serving, Snapshot};
 pub use web_config::{WebConfig, WebConfigError};

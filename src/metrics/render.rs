@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::families::{bool_value, GPU_GAUGES};
+use super::health::XidCounts;
 use super::runs::RunInfo;
 use crate::gpu::{throttle_reason_names, GpuSample, GpuStatic, Inventory};
 
@@ -18,6 +19,16 @@ enum Kind {
 
 /// Renders every family for the GPUs in `inventory` (samples in inventory order) and the runs.
 pub fn render(inventory: &Inventory, samples: &[GpuSample], runs: &[RunInfo]) -> String {
+    render_with(inventory, samples, runs, &XidCounts::default())
+}
+
+/// [`render`], with the Xids seen while serving.
+pub fn render_with(
+    inventory: &Inventory,
+    samples: &[GpuSample],
+    runs: &[RunInfo],
+    xids: &XidCounts,
+) -> String {
     let mut out = Writer::default();
     let driver = inventory.system.driver_version.as_deref().unwrap_or("");
     let gpus: Vec<(&GpuStatic, &GpuSample)> = inventory.gpus.iter().zip(samples).collect();
@@ -53,6 +64,13 @@ pub fn render(inventory: &Inventory, samples: &[GpuSample], runs: &[RunInfo]) ->
     }
     throttle(&mut out, &gpus);
     counters(&mut out, &gpus);
+    for family in super::health::families(&gpus, xids) {
+        out.family(family.name, family.help, Kind::Counter);
+        for (labels, value) in &family.series {
+            let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            out.sample(family.name, &labels, *value);
+        }
+    }
     processes(&mut out, &gpus, runs);
     runs_families(&mut out, runs, &inventory.gpus);
     out.text

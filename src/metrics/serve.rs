@@ -27,7 +27,8 @@ pub async fn run(
     on_serving: impl FnOnce(&MetricsFeed),
 ) -> Result<(), GpuError> {
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
-    let _collector = collector::spawn(setup.open_gpus, setup.processes, setup.interval, tx);
+    let _collector =
+        collector::spawn_reading_health(setup.open_gpus, setup.processes, setup.interval, tx, true);
     let mut on_serving = Some(on_serving);
     loop {
         let update = tokio::select! {

@@ -21,7 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::Verdict;
 use super::conns::{Limits, Slot, Tracker};
-use super::render::{render, CONTENT_TYPE};
+use super::health::XidCounts;
+use super::render::{render_with, CONTENT_TYPE};
 use super::runs::RunInfo;
 use super::web_config::WebConfig;
 use crate::gpu::{GpuSample, Inventory};
@@ -61,6 +62,8 @@ pub struct Snapshot {
     pub inventory: Arc<Inventory>,
     pub samples: Vec<GpuSample>,
     pub runs: Vec<RunInfo>,
+    /// The Xids seen since serving began.
+    pub xids: XidCounts,
 }
 
 /// The latest snapshot, written by whoever receives the collector's samples, read by scrapes.
@@ -115,7 +118,7 @@ pub fn respond(method: &str, target: &str, latest: Option<&Snapshot>) -> Respons
         ("/metrics", Some(s)) => Response {
             status: "200 OK",
             content_type: CONTENT_TYPE,
-            body: render(&s.inventory, &s.samples, &s.runs),
+            body: render_with(&s.inventory, &s.samples, &s.runs, &s.xids),
         },
         ("/metrics", None) => Response {
             status: "503 Service Unavailable",
@@ -530,6 +533,7 @@ mod tests {
             }),
             samples: Vec::new(),
             runs: Vec::new(),
+            xids: XidCounts::default(),
         }
     }
 

@@ -12,6 +12,7 @@ use super::style::Styles;
 use crate::app::state::{AppState, GpuData};
 use crate::gpu::history::Ring;
 use crate::gpu::report::pcie_downgraded;
+use crate::gpu::xid_watch::GpuXids;
 use crate::gpu::{is_slowdown, lost_gpu_fix, GpuSample, GpuStatic};
 use crate::units::{self, NA};
 
@@ -26,8 +27,9 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     let (Some(gpu), Some(sample)) = (data.inventory.gpus.get(i), data.samples.get(i)) else {
         return;
     };
+    let xids = data.xids.of(gpu.index);
     if sample.lost {
-        lost(area, buf, gpu, s);
+        lost(area, buf, gpu, xids, s);
         return;
     }
     let procs: Vec<_> = sample.processes.iter().collect();
@@ -45,7 +47,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     };
     let [facts_area, charts_area] =
         Layout::horizontal([Constraint::Length(facts_w), Constraint::Min(0)]).areas(top);
-    facts(facts_area, buf, gpu, sample, s);
+    facts(facts_area, buf, gpu, sample, xids, s);
     if charts_area.width > 10 {
         charts(charts_area, buf, state, data, i, s);
     }
@@ -57,11 +59,14 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
 
 /// A GPU that fell off the bus answers nothing: say so, why, and what to do, instead of empty
 /// readings.
-fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, s: &Styles) {
+fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, xids: Option<&GpuXids>, s: &Styles) {
     let t = s.text();
-    let lines = vec![
+    let mut lines = vec![
         fact("UUID", gpu.uuid.clone(), t, s),
         fact("Bus", gpu.pci_bus_id.clone(), t, s),
+    ];
+    lines.extend(xid_line(xids, s));
+    lines.extend([
         Line::raw(""),
         Line::styled(
             format!(
@@ -74,7 +79,7 @@ fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, s: &Styles) {
         ),
         Line::raw(""),
         Line::styled(lost_gpu_fix(&gpu.index.to_string()), t),
-    ];
+    ]);
     let title = format!(" GPU {} · {} ", gpu.index, gpu.name);
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
@@ -86,6 +91,28 @@ fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, s: &Styles) {
         .render(area, buf);
 }
 
+/// The Xids the GPU reported this session, newest first with their time (UTC), when any.
+fn xid_line<'a>(xids: Option<&GpuXids>, s: &Styles) -> Option<Line<'a>> {
+    let xids = xids.filter(|x| x.total > 0)?;
+    let latest: Vec<String> = xids
+        .recent
+        .iter()
+        .rev()
+        .take(3)
+        .map(|e| {
+            let at = units::timestamp(e.at_unix_ms).strftime("%H:%M:%S");
+            format!("{} at {at}", e.xid)
+        })
+        .collect();
+    let more = if xids.total > 3 { ", ..." } else { "" };
+    Some(fact(
+        "Xids",
+        format!("{}: {}{more} UTC", xids.total, latest.join(", ")),
+        s.error(),
+        s,
+    ))
+}
+
 fn fact<'a>(label: &'a str, value: String, style: Style, s: &Styles) -> Line<'a> {
     Line::from(vec![
         Span::styled(format!("{label:<9}"), s.muted()),
@@ -93,7 +120,14 @@ fn fact<'a>(label: &'a str, value: String, style: Style, s: &Styles) -> Line<'a>
     ])
 }
 
-fn facts(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, x: &GpuSample, s: &Styles) {
+fn facts(
+    area: Rect,
+    buf: &mut Buffer,
+    gpu: &GpuStatic,
+    x: &GpuSample,
+    xids: Option<&GpuXids>,
+    s: &Styles,
+) {
     let t = s.text();
     let mut lines = vec![
         fact("UUID", gpu.uuid.clone(), t, s),
@@ -121,6 +155,10 @@ fn facts(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, x: &GpuSample, s: &Style
             s,
         ),
     ];
+    // Right under the GPU's identity, so a short pane still shows it.
+    if let Some(line) = xid_line(xids, s) {
+        lines.insert(2, line);
+    }
     let pcie = format!(
         "{} (max {})",
         units::pcie(x.pcie_gen, x.pcie_width),

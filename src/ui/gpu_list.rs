@@ -100,7 +100,8 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
         let y = inner.y + 1 + (slot * per) as u16;
         let selected = first + slot == state.selected_gpu;
         let line_area = Rect::new(inner.x, y, inner.width, 1);
-        gpu_line(gpu, sample, selected, line_area, buf, s);
+        let last_xid = data.xids.last(gpu.index).map(|e| e.xid);
+        gpu_line(gpu, sample, last_xid, selected, line_area, buf, s);
         if per == 2 && y + 1 < inner.y + inner.height {
             let history = &data.history[first + slot];
             let (ring, max, style) = match state.graph {
@@ -125,6 +126,7 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
 fn gpu_line(
     gpu: &GpuStatic,
     sample: &GpuSample,
+    last_xid: Option<u64>,
     selected: bool,
     area: Rect,
     buf: &mut Buffer,
@@ -150,6 +152,7 @@ fn gpu_line(
             "LOST: fell off the bus (check dmesg for Xid 79)",
             s.error(),
         ));
+        spans.extend(xid_flag(last_xid, s));
         Line::from(spans).render(area, buf);
         return;
     }
@@ -194,8 +197,15 @@ fn gpu_line(
         ),
         s.text(),
     ));
+    spans.extend(xid_flag(last_xid, s));
     spans.extend(flags(gpu, sample, s));
     Line::from(spans).render(area, buf);
+}
+
+/// `XID 79`: the GPU reported Xids while the dashboard ran, the latest being 79. First of the
+/// flags, so that it shows at 80 columns whatever else is flagged.
+fn xid_flag<'a>(last_xid: Option<u64>, s: &Styles) -> Option<Span<'a>> {
+    last_xid.map(|xid| Span::styled(format!(" XID {xid}"), s.error()))
 }
 
 /// Short warnings that belong on the row itself: throttling, a slow PCIe link, ECC errors.

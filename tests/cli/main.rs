@@ -19,6 +19,7 @@ mod config_env;
 mod config_load;
 mod doctor_cli;
 mod doctor_xid;
+mod doctor_counters;
 mod examples;
 mod host_procfs;
 mod nvml_real_path;

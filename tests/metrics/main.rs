@@ -12,6 +12,7 @@
 mod support;
 
 mod metrics_grafana;
+mod metrics_health;
 mod metrics_prometheus;
 mod metrics_runs;
 mod metrics_serve;

@@ -8,9 +8,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use gpudeck::gpu::sim::SimSource;
+use gpudeck::gpu::xid_watch::XidEvent;
 use gpudeck::gpu::{report, GpuSource};
 use gpudeck::host::ProcessTable;
-use gpudeck::metrics::{render, RunInfo, RunProcess};
+use gpudeck::metrics::{render_with, RunInfo, RunProcess, XidCounts};
 use gpudeck_sim_model::SimSpec;
 use serde_json::Value;
 
@@ -34,7 +35,8 @@ fn queries(dash: &Value) -> Vec<String> {
     out
 }
 
-/// The metric families the endpoint serves on the simulation, with one live run.
+/// The metric families the endpoint serves on the simulation, with one live run and one Xid
+/// seen.
 fn served_families() -> BTreeSet<String> {
     let mut source = SimSource::new(SimSpec::parse("gpus=8,frozen=300").unwrap());
     let table: Arc<dyn ProcessTable> = Arc::new(source.process_table());
@@ -55,7 +57,15 @@ fn served_families() -> BTreeSet<String> {
             rank: Some(0),
         }],
     }];
-    render(&inventory, &samples, &runs)
+    let mut xids = XidCounts::default();
+    xids.record(&XidEvent {
+        gpu: 0,
+        pci_bus_id: inventory.gpus[0].pci_bus_id.clone(),
+        uuid: inventory.gpus[0].uuid.clone(),
+        xid: 79,
+        at_unix_ms: 0,
+    });
+    render_with(&inventory, &samples, &runs, &xids)
         .lines()
         .filter_map(|l| l.strip_prefix("# TYPE "))
         .filter_map(|l| l.split(' ').next())
@@ -101,6 +111,9 @@ fn every_metric_the_dashboard_queries_is_served() {
         "gpudeck_gpu_temperature_celsius",
         "gpudeck_gpu_throttle_reasons",
         "gpudeck_gpu_ecc_errors_total",
+        "gpudeck_gpu_xid_errors_total",
+        "gpudeck_gpu_pcie_replay_total",
+        "gpudeck_gpu_nvlink_errors_total",
         "gpudeck_process_gpu_memory_bytes",
         "gpudeck_run_info",
         "gpudeck_run_gpu_info",
@@ -124,6 +137,7 @@ fn the_dashboard_imports_with_a_prometheus_input() {
         "Temperature",
         "Throttle",
         "ECC",
+        "Xid",
         "container",
         "Run",
     ] {

@@ -341,3 +341,50 @@ fn trouble_is_flagged_on_the_gpu_rows_even_at_80_columns() {
     let (x, y) = find(&buf, "LOST").expect("flag");
     assert_eq!(buf[(x, y)].fg, theme().error);
 }
+
+#[test]
+fn xids_seen_this_session_flag_their_gpu_rows_at_80_columns() {
+    use gpudeck::gpu::xid_watch::{XidEvent, XidUpdate};
+    let mut state = demo_state("gpus=8,seed=42,frozen=200,lost=6,throttle=2:thermal", 2);
+    for (gpu, bus, xid) in [(2, "00000000:3A:00.0", 13), (6, "00000000:BA:00.0", 79)] {
+        state.apply_gpu(GpuUpdate::Xid(XidUpdate::Event(XidEvent {
+            gpu,
+            pci_bus_id: bus.into(),
+            uuid: format!("GPU-{gpu}"),
+            xid,
+            at_unix_ms: 1_764_000_000_000,
+        })));
+    }
+    let buf = draw(&state, 80, 24);
+    let t = text(&buf);
+    let row = |gpu: &str| {
+        t.lines()
+            .find(|l| l.contains(&format!("  {gpu}  H100")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(row("2").contains("XID 13"), "{t}");
+    assert!(
+        row("6").contains("LOST") && row("6").contains("XID 79"),
+        "{t}"
+    );
+    assert!(!row("0").contains("XID"), "{t}");
+    let (x, y) = find(&buf, "XID 13").expect("flag");
+    assert_eq!(buf[(x, y)].fg, theme().error);
+    assert!(
+        t.contains("GPU 6 (00000000:BA:00.0) reported Xid 79"),
+        "{t}"
+    );
+    // The selected GPU's detail lists its Xids with their time; the lost GPU's too.
+    state.update(Action::SelectRow(2));
+    let t = text(&draw(&state, 80, 24));
+    assert!(t.contains("Xids     1: 13 at 16:00:00 UTC"), "{t}");
+    state.update(Action::SelectRow(6));
+    let t = text(&draw(&state, 80, 24));
+    assert!(t.contains("Xids     1: 79 at 16:00:00 UTC"), "{t}");
+    // No event API: said in the messages view only, never as a footer error.
+    state.apply_gpu(GpuUpdate::Xid(XidUpdate::Unavailable(
+        "no events here".into(),
+    )));
+    assert!(!text(&draw(&state, 80, 24)).contains("no events here"));
+}

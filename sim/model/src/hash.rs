@@ -59,6 +59,7 @@ pub(crate) mod tag {
     pub const NAME: u64 = 0x5555_000F;
     pub const REQUESTS: u64 = 0x5555_0010;
     pub const EXTRA: u64 = 0x5555_0011;
+    pub const NVLINK_ERRORS: u64 = 0x5555_0012;
 }
 
 #[cfg(test)]

@@ -174,11 +174,14 @@ pub enum Metric {
     Pstate,
     Throttle,
     Persistence,
+    /// The event API (`nvmlDeviceGetSupportedEventTypes`, `nvmlDeviceRegisterEvents`), as in
+    /// some virtual machines and containers.
+    Events,
 }
 
 impl Metric {
     /// Every metric, in help-text order.
-    pub const ALL: [Metric; 13] = [
+    pub const ALL: [Metric; 14] = [
         Metric::Power,
         Metric::Fan,
         Metric::Ecc,
@@ -192,6 +195,7 @@ impl Metric {
         Metric::Pstate,
         Metric::Throttle,
         Metric::Persistence,
+        Metric::Events,
     ];
 
     /// The spelling used in `GPUDECK_SIM` (`unsupported=fan;power`).
@@ -210,6 +214,7 @@ impl Metric {
             Metric::Pstate => "pstate",
             Metric::Throttle => "throttle",
             Metric::Persistence => "persistence",
+            Metric::Events => "events",
         }
     }
 

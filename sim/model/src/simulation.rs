@@ -5,7 +5,12 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::device::SimDevice;
-use crate::knobs::Metric;
+use crate::hash::{hash, tag};
+use crate::health::{
+    remap_forced_by, SimNvLinkErrors, SimXid, Violation, NVLINK_BURST, XID_FALLEN_OFF_BUS,
+    XID_NVLINK,
+};
+use crate::knobs::{Metric, Remap, Throttle};
 use crate::process::{processes, shares, SimProcess, SimProcessUtil, SIM_PID_BASE};
 use crate::profile::{facts, Facts};
 use crate::sample::{power_w, sample, Gpu, SimRemappedRows, SimSample};
@@ -37,8 +42,11 @@ pub struct Simulation {
     roles: Vec<Role>,
     start: Instant,
     start_unix_us: u64,
-    /// Per GPU: (second reached, energy in mJ up to that second).
-    energy: Mutex<Vec<(i64, u64)>>,
+    /// The `xid=` errors in time order.
+    xids: Vec<SimXid>,
+    /// Per GPU: the second reached, and up to it the energy in mJ and the seconds spent at
+    /// the power cap.
+    energy: Mutex<Vec<Integral>>,
     /// Simulated processes that were killed: gone from every list, their memory and share of
     /// the utilisation freed.
     ended: Mutex<HashSet<u32>>,
@@ -57,9 +65,12 @@ impl Simulation {
         let start_unix_us = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as u64);
+        let mut xids = spec.xids.clone();
+        xids.sort_by(|a, b| a.at.total_cmp(&b.at));
         Simulation {
             roles: roles(spec.gpus),
-            energy: Mutex::new(vec![(0, 0); spec.gpus as usize]),
+            energy: Mutex::new(vec![Integral::default(); spec.gpus as usize]),
+            xids,
             spec,
             devices,
             start: Instant::now(),
@@ -103,13 +114,13 @@ impl Simulation {
     /// Dynamic readings of GPU `index` at `t` seconds (only the whole second matters).
     /// An unknown index gives an all-zero sample.
     pub fn sample(&self, index: u32, t: f64) -> SimSample {
-        let Some(gpu) = self.gpu(index) else {
+        let Some(gpu) = self.gpu(index, t) else {
             return SimSample::default();
         };
         let s = second(t);
         let all = self.all_processes(index, t);
         let live = self.without_ended(all.clone());
-        let mut out = sample(&gpu, s, &live, self.energy_mj(&gpu, s));
+        let mut out = sample(&gpu, s, &live, self.integral(&gpu, s).energy_mj);
         if live.len() < all.len() {
             // What the killed processes ran is no longer running.
             let left = |util| live_share(&all, &live, util);
@@ -124,7 +135,7 @@ impl Simulation {
     pub fn process_utilization(&self, index: u32, t: f64) -> Vec<SimProcessUtil> {
         let all = self.all_processes(index, t);
         let live = self.without_ended(all.clone());
-        let Some(gpu) = self.gpu(index) else {
+        let Some(gpu) = self.gpu(index, t) else {
             return Vec::new();
         };
         let s = second(t);
@@ -171,10 +182,84 @@ impl Simulation {
         procs
     }
 
-    /// The row remapper's counters of GPU `index` (from `ecc=` and `remap=`; constant over time).
+    /// The row remapper's counters of GPU `index` now (from `ecc=`, `remap=` and the
+    /// memory Xids raised so far: 48/94/95 leave a row pending, 63 too, 64 a failure).
     pub fn remapped_rows(&self, index: u32) -> SimRemappedRows {
-        let (_, uncorrected) = self.spec.ecc_of(index);
-        SimRemappedRows::of(uncorrected, self.spec.remap_of(index))
+        let t = self.now();
+        let (_, uncorrected) = self.ecc_at(index, t);
+        let raised: Vec<SimXid> = self.raised(index, t).copied().collect();
+        let forced = match (remap_forced_by(&raised), self.spec.remap_of(index)) {
+            (Some(Remap::Failed), _) | (_, Some(Remap::Failed)) => Some(Remap::Failed),
+            (Some(state), _) => Some(state),
+            (None, _) if raised.iter().any(SimXid::is_uncorrectable_ecc) => Some(Remap::Pending),
+            (None, spec) => spec,
+        };
+        SimRemappedRows::of(uncorrected, forced)
+    }
+
+    /// Every `xid=` error, in time order.
+    pub fn xids(&self) -> &[SimXid] {
+        &self.xids
+    }
+
+    /// The Xids GPU `index` has raised by `t`, in time order.
+    pub fn raised(&self, index: u32, t: f64) -> impl Iterator<Item = &SimXid> {
+        self.xids
+            .iter()
+            .filter(move |x| x.gpu == index && x.at <= t)
+    }
+
+    /// The (corrected, uncorrected) volatile ECC counts of `index` at `t`: the `ecc=` counts
+    /// plus one uncorrected error per memory Xid (48, 94, 95) raised by then.
+    pub fn ecc_at(&self, index: u32, t: f64) -> (u64, u64) {
+        let (corrected, uncorrected) = self.spec.ecc_of(index);
+        let from_xids = self
+            .raised(index, t)
+            .filter(|x| x.is_uncorrectable_ecc())
+            .count() as u64;
+        (corrected, uncorrected + from_xids)
+    }
+
+    /// PCIe replays of GPU `index` since the driver loaded (`replay=`).
+    pub fn pcie_replays(&self, index: u32) -> u64 {
+        self.spec.replays_of(index)
+    }
+
+    /// The error counters of NVLink `link` of GPU `index` at `t`: zero on a healthy link;
+    /// each Xid 74 adds a burst of CRC errors, replays and a recovery to one active link of
+    /// the GPU (the next one, round the links, from a seeded start). None when the link is
+    /// inactive.
+    pub fn nvlink_errors(&self, index: u32, link: u32, t: f64) -> Option<SimNvLinkErrors> {
+        self.nvlink_remote(index, link)?;
+        let active: Vec<u32> = (0..self.nvlink_count())
+            .filter(|l| self.nvlink_remote(index, *l).is_some())
+            .collect();
+        let start = hash(self.spec.seed, &[tag::NVLINK_ERRORS, u64::from(index)]) as usize;
+        let mut errors = SimNvLinkErrors::default();
+        let hits = self.raised(index, t).filter(|x| x.xid == XID_NVLINK);
+        for (k, _) in hits.enumerate() {
+            if active.get((start + k) % active.len()) == Some(&link) {
+                errors.add(NVLINK_BURST);
+            }
+        }
+        Some(errors)
+    }
+
+    /// Nanoseconds GPU `index` spent in `violation` from 0 to `t`: at the power cap (whole
+    /// seconds whose power reading is capped, as with `throttle=N:power`), or held down by
+    /// temperature (every second of a `thermal` or `sw-slowdown` throttle).
+    pub fn violation_ns(&self, index: u32, violation: Violation, t: f64) -> u64 {
+        let s = second(t);
+        let seconds = match violation {
+            Violation::Power => self
+                .gpu(index, t)
+                .map_or(0, |g| self.integral(&g, s).capped_s),
+            Violation::Thermal => match self.spec.throttle_of(index) {
+                Some(Throttle::Thermal | Throttle::SwSlowdown) => s as u64,
+                _ => 0,
+            },
+        };
+        seconds.saturating_mul(1_000_000_000)
     }
 
     /// Processes on GPU `index` at `t` seconds, `pids=` ones last; ended ones are gone.
@@ -239,48 +324,68 @@ impl Simulation {
         profile_has && !self.spec.unsupported.contains(&m)
     }
 
-    /// GPU `index` has fallen off the bus.
+    /// GPU `index` has fallen off the bus: `lost=`, or an Xid 79 raised by now.
     pub fn is_lost(&self, index: u32) -> bool {
         self.spec.lost.contains(&index)
+            || self
+                .raised(index, self.now())
+                .any(|x| x.xid == XID_FALLEN_OFF_BUS)
     }
 
     fn facts(&self) -> &'static Facts {
         facts(self.spec.profile)
     }
 
-    fn gpu(&self, index: u32) -> Option<Gpu<'_>> {
+    fn gpu(&self, index: u32, t: f64) -> Option<Gpu<'_>> {
         Some(Gpu {
             seed: self.spec.seed,
             device: self.device(index)?,
             role: self.role(index)?,
             throttle: self.spec.throttle_of(index),
             downgraded: self.spec.is_downgraded(index),
-            ecc: self.spec.ecc_of(index),
+            ecc: self.ecc_at(index, t),
         })
     }
 
-    /// Energy from second 0 to `s`: the sum of the reported power of every whole second.
-    fn energy_mj(&self, gpu: &Gpu, s: i64) -> u64 {
+    /// Energy and power-capped seconds from second 0 to `s`: the sum over every whole
+    /// second of the reported power and of whether it was capped.
+    fn integral(&self, gpu: &Gpu, s: i64) -> Integral {
         let exact_to = s.min(EXACT_ENERGY_S);
         let mut cache = self.energy.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(entry) = cache.get_mut(gpu.device.index as usize) else {
-            return 0;
+            return Integral::default();
         };
-        if exact_to < entry.0 {
-            *entry = (0, 0);
+        if exact_to < entry.second {
+            *entry = Integral::default();
         }
-        while entry.0 < exact_to {
-            let (watts, _) = power_w(gpu, entry.0);
-            entry.1 += (watts * 1000.0).round() as u64;
-            entry.0 += 1;
+        while entry.second < exact_to {
+            let (watts, capped) = power_w(gpu, entry.second);
+            entry.energy_mj += (watts * 1000.0).round() as u64;
+            entry.capped_s += u64::from(capped);
+            entry.second += 1;
         }
-        let exact = entry.1;
+        let exact = *entry;
         if s > EXACT_ENERGY_S {
-            exact + (exact as f64 / EXACT_ENERGY_S as f64 * (s - EXACT_ENERGY_S) as f64) as u64
+            let beyond = |v: u64| {
+                v + (v as f64 / EXACT_ENERGY_S as f64 * (s - EXACT_ENERGY_S) as f64) as u64
+            };
+            Integral {
+                second: s,
+                energy_mj: beyond(exact.energy_mj),
+                capped_s: beyond(exact.capped_s),
+            }
         } else {
             exact
         }
     }
+}
+
+/// Sums over the whole seconds of one GPU, cached so each second is computed once.
+#[derive(Debug, Clone, Copy, Default)]
+struct Integral {
+    second: i64,
+    energy_mj: u64,
+    capped_s: u64,
 }
 
 /// What is left of a GPU-wide utilisation when only `live` of `all` still run.

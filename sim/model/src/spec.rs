@@ -1,5 +1,6 @@
 //! The simulation spec: defaults, and parsing of the `GPUDECK_SIM` knob string.
 
+use crate::health::SimXid;
 use crate::knobs::{keys, InitFailure, Metric, Profile, Remap, Throttle};
 use crate::topology::BRIDGE_LINKS;
 
@@ -10,7 +11,7 @@ pub const ENV_VAR: &str = "GPUDECK_SIM";
 pub const MAX_GPUS: u32 = 64;
 
 /// The knob names `SimSpec::parse` accepts, in help-text order.
-pub const KNOBS: [&str; 16] = [
+pub const KNOBS: [&str; 18] = [
     "gpus",
     "seed",
     "profile",
@@ -27,6 +28,8 @@ pub const KNOBS: [&str; 16] = [
     "frozen",
     "pids",
     "bridge",
+    "xid",
+    "replay",
 ];
 
 /// Everything that shapes a simulation. Equal specs give equal numbers.
@@ -64,6 +67,10 @@ pub struct SimSpec {
     pub pids: Vec<(u32, u32)>,
     /// NVLink bridges between PCIe cards: (GPU, GPU, links).
     pub bridges: Vec<(u32, u32, u32)>,
+    /// Xid errors to raise, in the order given (the simulation orders them by time).
+    pub xids: Vec<SimXid>,
+    /// PCIe replay counts: (GPU index, replays).
+    pub pcie_replays: Vec<(u32, u64)>,
 }
 
 impl Default for SimSpec {
@@ -85,6 +92,8 @@ impl Default for SimSpec {
             frozen: None,
             pids: Vec::new(),
             bridges: Vec::new(),
+            xids: Vec::new(),
+            pcie_replays: Vec::new(),
         }
     }
 }
@@ -158,6 +167,15 @@ impl SimSpec {
             .map(|(_, r)| *r)
     }
 
+    /// The PCIe replay count injected into `index` (the last one given wins).
+    pub fn replays_of(&self, index: u32) -> u64 {
+        self.pcie_replays
+            .iter()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .map_or(0, |(_, n)| *n)
+    }
+
     fn validate(&self) -> Result<(), String> {
         let check = |knob: &str, index: u32| {
             if index < self.gpus {
@@ -183,6 +201,10 @@ impl SimSpec {
             .iter()
             .try_for_each(|(i, _)| check("remap", *i))?;
         self.pids.iter().try_for_each(|(i, _)| check("pids", *i))?;
+        self.xids.iter().try_for_each(|x| check("xid", x.gpu))?;
+        self.pcie_replays
+            .iter()
+            .try_for_each(|(i, _)| check("replay", *i))?;
         self.validate_bridges(check)
     }
 
@@ -263,6 +285,8 @@ fn apply(spec: &mut SimSpec, key: &str, value: &str) -> Result<(), String> {
         "frozen" => spec.frozen = Some(frozen(value)?),
         "pids" => spec.pids = list(value, pid)?,
         "bridge" => spec.bridges = list(value, bridge)?,
+        "xid" => spec.xids = list(value, xid)?,
+        "replay" => spec.pcie_replays = list(value, replay)?,
         _ => {
             return Err(format!(
                 "unknown knob \"{key}\" (allowed: {})",
@@ -371,6 +395,39 @@ fn bridge(value: &str) -> Result<(u32, u32, u32), String> {
         ));
     }
     Ok((a, b, links))
+}
+
+fn xid(value: &str) -> Result<SimXid, String> {
+    let usage = || format!("xid={value}: expected GPU:XID@SECONDS, e.g. 1:79@30");
+    let (gpu, rest) = value.split_once(':').ok_or_else(usage)?;
+    let (xid, at) = rest.split_once('@').ok_or_else(usage)?;
+    let xid: u64 = number("xid", xid.trim())?;
+    if xid == 0 {
+        return Err(format!("xid={value}: Xid numbers start at 1"));
+    }
+    let at = match at.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t >= 0.0 => t,
+        _ => {
+            return Err(format!(
+                "xid={value}: expected seconds >= 0 after @, e.g. 1:79@30"
+            ))
+        }
+    };
+    Ok(SimXid {
+        gpu: number("xid", gpu.trim())?,
+        xid,
+        at,
+    })
+}
+
+fn replay(value: &str) -> Result<(u32, u64), String> {
+    let (gpu, count) = value
+        .split_once(':')
+        .ok_or_else(|| format!("replay={value}: expected GPU:COUNT, e.g. 2:40"))?;
+    Ok((
+        number("replay", gpu.trim())?,
+        number("replay", count.trim())?,
+    ))
 }
 
 fn frozen(value: &str) -> Result<f64, String> {

@@ -307,11 +307,3 @@ pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksThrottleReasons(
 ) -> nvmlReturn_t {
     unsafe { nvmlDeviceGetSupportedClocksEventReasons(device, reasons) }
 }
-
-#[no_mangle]
-pub unsafe extern "C" fn nvmlDeviceGetPcieReplayCounter(
-    device: nvmlDevice_t,
-    replays: *mut c_uint,
-) -> nvmlReturn_t {
-    value(device, Metric::Pcie, replays, |_, _| 0)
-}

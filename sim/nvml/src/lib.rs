@@ -10,8 +10,10 @@
 // helpers in `ffi` (`out`, `write_str`, `write_list`) say why each use of them is sound.
 #![allow(unsafe_code)]
 
+mod counters;
 mod device;
 mod dynamic;
+mod events;
 mod ffi;
 mod health;
 mod process;

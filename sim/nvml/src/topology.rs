@@ -86,7 +86,7 @@ pub unsafe extern "C" fn nvmlDeviceGetP2PStatus(
 
 /// Run `body` with the far end of NVLink `link` (None when inactive) after the NVLink
 /// checks: lost GPU, unsupported NVLink, link index out of range.
-fn with_link(
+pub(crate) fn with_link(
     device: nvmlDevice_t,
     link: c_uint,
     body: impl FnOnce(&Gpu, Option<NvLinkRemote>) -> NvmlResult,
