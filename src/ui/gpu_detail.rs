@@ -14,6 +14,7 @@ use crate::gpu::history::Ring;
 use crate::gpu::report::pcie_downgraded;
 use crate::gpu::xid_watch::GpuXids;
 use crate::gpu::{is_slowdown, lost_gpu_fix, GpuSample, GpuStatic};
+use crate::health::XidCatalog;
 use crate::units::{self, NA};
 
 const FACTS_WIDTH: u16 = 46;
@@ -29,7 +30,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     };
     let xids = data.xids.of(gpu.index);
     if sample.lost {
-        lost(area, buf, gpu, xids, s);
+        lost(area, buf, gpu, xids, &state.xid_catalog, s);
         return;
     }
     let procs: Vec<_> = sample.processes.iter().collect();
@@ -47,7 +48,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     };
     let [facts_area, charts_area] =
         Layout::horizontal([Constraint::Length(facts_w), Constraint::Min(0)]).areas(top);
-    facts(facts_area, buf, gpu, sample, xids, s);
+    facts(facts_area, buf, gpu, sample, xids, &state.xid_catalog, s);
     if charts_area.width > 10 {
         charts(charts_area, buf, state, data, i, s);
     }
@@ -59,13 +60,20 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
 
 /// A GPU that fell off the bus answers nothing: say so, why, and what to do, instead of empty
 /// readings.
-fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, xids: Option<&GpuXids>, s: &Styles) {
+fn lost(
+    area: Rect,
+    buf: &mut Buffer,
+    gpu: &GpuStatic,
+    xids: Option<&GpuXids>,
+    catalog: &XidCatalog,
+    s: &Styles,
+) {
     let t = s.text();
     let mut lines = vec![
         fact("UUID", gpu.uuid.clone(), t, s),
         fact("Bus", gpu.pci_bus_id.clone(), t, s),
     ];
-    lines.extend(xid_line(xids, s));
+    lines.extend(xid_lines(xids, catalog, s));
     lines.extend([
         Line::raw(""),
         Line::styled(
@@ -91,26 +99,38 @@ fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, xids: Option<&GpuXids>, s
         .render(area, buf);
 }
 
-/// The Xids the GPU reported this session, newest first with their time (UTC), when any.
-fn xid_line<'a>(xids: Option<&GpuXids>, s: &Styles) -> Option<Line<'a>> {
-    let xids = xids.filter(|x| x.total > 0)?;
-    let latest: Vec<String> = xids
-        .recent
-        .iter()
-        .rev()
-        .take(3)
-        .map(|e| {
-            let at = units::timestamp(e.at_unix_ms).strftime("%H:%M:%S");
-            format!("{} at {at}", e.xid)
-        })
-        .collect();
-    let more = if xids.total > 3 { ", ..." } else { "" };
-    Some(fact(
+/// The Xids the GPU reported this session: how many, then the latest three, newest first, each
+/// with its time (UTC), its class and what to do, from the Xid catalog (at most 42 columns: the
+/// pane is 44 wide inside at 80 columns; `gpudeck doctor` says the rest).
+fn xid_lines<'a>(xids: Option<&GpuXids>, catalog: &XidCatalog, s: &Styles) -> Vec<Line<'a>> {
+    let Some(xids) = xids.filter(|x| x.total > 0) else {
+        return Vec::new();
+    };
+    let shown = xids.recent.len().min(3);
+    let more = if xids.total > shown as u64 {
+        format!(", latest {shown}")
+    } else {
+        String::new()
+    };
+    let mut lines = vec![fact(
         "Xids",
-        format!("{}: {}{more} UTC", xids.total, latest.join(", ")),
+        format!("{} this session{more} (UTC):", xids.total),
         s.error(),
         s,
-    ))
+    )];
+    for e in xids.recent.iter().rev().take(shown) {
+        let at = units::timestamp(e.at_unix_ms).strftime("%H:%M:%S");
+        let known = u32::try_from(e.xid).ok().and_then(|x| catalog.get(x));
+        let what = known.map_or_else(
+            || "unknown: see gpudeck doctor".to_string(),
+            |i| format!("{}: {}", i.class.short(), i.action.short()),
+        );
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:>4} ", e.xid), s.error()),
+            Span::styled(format!("{at} {what}"), s.text()),
+        ]));
+    }
+    lines
 }
 
 fn fact<'a>(label: &'a str, value: String, style: Style, s: &Styles) -> Line<'a> {
@@ -126,6 +146,7 @@ fn facts(
     gpu: &GpuStatic,
     x: &GpuSample,
     xids: Option<&GpuXids>,
+    catalog: &XidCatalog,
     s: &Styles,
 ) {
     let t = s.text();
@@ -156,9 +177,7 @@ fn facts(
         ),
     ];
     // Right under the GPU's identity, so a short pane still shows it.
-    if let Some(line) = xid_line(xids, s) {
-        lines.insert(2, line);
-    }
+    lines.splice(2..2, xid_lines(xids, catalog, s));
     let pcie = format!(
         "{} (max {})",
         units::pcie(x.pcie_gen, x.pcie_width),
