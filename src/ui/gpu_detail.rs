@@ -7,6 +7,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
+use super::fastline;
 use super::processes::process_table;
 use super::style::Styles;
 use crate::app::state::{AppState, GpuData};
@@ -246,13 +247,25 @@ fn facts(
         ));
     }
     let title = format!(" GPU {} · {} ", gpu.index, gpu.name);
-    Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(Span::styled(title, s.title()))
-                .border_style(s.border()),
-        )
-        .render(area, buf);
+    let title = Line::from(Span::styled(title, s.title()));
+    lines_in_box(&lines, &title, area, buf, s);
+}
+
+/// `lines` in a box as `Paragraph::new(lines).block(Block::bordered().title(title))` draws them
+/// without wrapping (each cut at the border), the cheap way: this pane is redrawn every second.
+fn lines_in_box(lines: &[Line<'_>], title: &Line<'_>, area: Rect, buf: &mut Buffer, s: &Styles) {
+    let inner = fastline::bordered(area, buf, title, s.border());
+    for (line, y) in lines.iter().zip(inner.top()..inner.bottom()) {
+        fastline::render(
+            line,
+            Rect {
+                y,
+                height: 1,
+                ..inner
+            },
+            buf,
+        );
+    }
 }
 
 fn throttle_line<'a>(x: &GpuSample, s: &Styles) -> Line<'a> {
@@ -341,8 +354,9 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
             .style(s.memory())
             .data(&mem),
     ];
+    // The box drawn apart, the cheap way, and the chart inside it, as `.block(..)` would.
+    let inner = fastline::bordered(areas[0], buf, &title, s.border());
     Chart::new(datasets)
-        .block(Block::bordered().title(title).border_style(s.border()))
         .x_axis(
             Axis::default()
                 .bounds(x_bounds)
@@ -355,7 +369,7 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
                 .labels(["0%", "100%"])
                 .style(s.muted()),
         )
-        .render(areas[0], buf);
+        .render(inner, buf);
     if let Some(power_area) = areas.get(1) {
         let power = points(&history.power_w, max_points);
         let limit = sample.power_limit_w.unwrap_or(1.0).max(1.0);
@@ -367,12 +381,12 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
             ),
             Span::raw(" "),
         ]);
+        let inner = fastline::bordered(*power_area, buf, &title, s.border());
         Chart::new(vec![Dataset::default()
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(s.power())
             .data(&power)])
-        .block(Block::bordered().title(title).border_style(s.border()))
         .x_axis(
             Axis::default()
                 .bounds(x_bounds)
@@ -385,7 +399,7 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
                 .labels(["0W".to_string(), format!("{limit:.0}W")])
                 .style(s.muted()),
         )
-        .render(*power_area, buf);
+        .render(inner, buf);
     }
 }
 
@@ -400,6 +414,56 @@ fn duration_label(secs: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn facts_are_drawn_as_a_paragraph_draws_them() {
+        let theme = crate::config::Theme::builtin("dark").expect("built in");
+        let s = Styles::new(&theme);
+        let lines = vec![
+            fact(
+                "UUID",
+                "GPU-986b3e2e-6f84-a10b-3d7d-f2ba0d8c1e2f-and-more".into(),
+                s.text(),
+                &s,
+            ),
+            fact("Xids", "2 this session (UTC):".into(), s.error(), &s),
+            Line::from(vec![
+                Span::styled("  79 ", s.error()),
+                Span::styled("03:14:07 bus/power: reboot", s.text()),
+            ]),
+            fact(
+                "PCIe",
+                "Gen5 x16 (max Gen5 x16) DOWNGRADED ↓".into(),
+                s.warn(),
+                &s,
+            ),
+            fact(
+                "Temp",
+                "57°C (slowdown 87°C, shutdown 92°C)".into(),
+                s.text(),
+                &s,
+            ),
+        ];
+        let block = || {
+            Block::bordered()
+                .title(Span::styled(" GPU 2 · NVIDIA H100 80GB HBM3 ", s.title()))
+                .border_style(s.border())
+        };
+        for area in [
+            Rect::new(0, 0, 46, 9),
+            Rect::new(2, 1, 30, 4),
+            Rect::new(0, 0, 60, 12),
+        ] {
+            let mut slow = Buffer::empty(Rect::new(0, 0, 64, 14));
+            Paragraph::new(lines.clone())
+                .block(block())
+                .render(area, &mut slow);
+            let mut fast = Buffer::empty(Rect::new(0, 0, 64, 14));
+            let title = Line::from(Span::styled(" GPU 2 · NVIDIA H100 80GB HBM3 ", s.title()));
+            lines_in_box(&lines, &title, area, &mut fast, &s);
+            assert_eq!(slow, fast, "{area:?}");
+        }
+    }
 
     #[test]
     fn long_histories_are_merged_into_peaks() {

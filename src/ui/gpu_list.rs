@@ -3,7 +3,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Widget};
 
 use super::style::{bar, sparkline, Styles};
 use super::{fastline, gpu_detail};
@@ -65,11 +64,8 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
     } else {
         " GPUs "
     };
-    let block = Block::bordered()
-        .title(Span::styled(title, s.title()))
-        .border_style(s.border());
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let title = Line::from(Span::styled(title, s.title()));
+    let inner = fastline::bordered(area, buf, &title, s.border());
     if inner.height == 0 {
         return;
     }
