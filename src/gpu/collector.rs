@@ -262,19 +262,7 @@ mod tests {
             name: "Fake GPU".into(),
             uuid: format!("GPU-{index}"),
             pci_bus_id: String::new(),
-            compute_capability: None,
-            architecture: None,
-            memory_total_bytes: None,
-            temp_slowdown_c: None,
-            temp_shutdown_c: None,
-            sm_clock_max_mhz: None,
-            mem_clock_max_mhz: None,
-            pcie_gen_max: None,
-            pcie_width_max: None,
-            fan_count: None,
-            ecc_enabled: None,
-            mig_enabled: None,
-            persistence_mode: None,
+            ..Default::default()
         }
     }
 

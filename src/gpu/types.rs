@@ -46,7 +46,7 @@ pub struct SystemInfo {
 }
 
 /// Facts about one GPU that do not change while it is plugged in; read once because some cost milliseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct GpuStatic {
     pub index: u32,
     pub name: String,

@@ -338,16 +338,7 @@ mod tests {
             compute_capability: Some("9.0".into()),
             architecture: Some("Hopper".into()),
             memory_total_bytes: total,
-            temp_slowdown_c: None,
-            temp_shutdown_c: None,
-            sm_clock_max_mhz: None,
-            mem_clock_max_mhz: None,
-            pcie_gen_max: None,
-            pcie_width_max: None,
-            fan_count: None,
-            ecc_enabled: None,
-            mig_enabled: None,
-            persistence_mode: None,
+            ..Default::default()
         }
     }
 
