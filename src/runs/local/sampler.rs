@@ -2,7 +2,8 @@
 //! the run was started with, samples only the run's GPUs once a second into `metrics.csv`, and
 //! takes one last sample once the ranks have ended. A write that fails (a full disk) is undone
 //! and sampling goes on, so recording resumes once there is room; a GPU that falls off the bus is
-//! reported once, with when.
+//! reported once, with when. The same source's Xid events for the run's GPUs are recorded
+//! beside the metrics for the run's life (`xid_record`).
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc as async_mpsc;
 
+use crate::gpu::xid_watch::XidWatcher;
 use crate::gpu::{GpuSource, GpuSourceChoice, GpuStatic};
 use crate::runs::clock;
 use crate::runs::record::{LostGpu, RunGpu, RunRecord};
@@ -149,6 +151,10 @@ impl Job {
             }
         }
         self.record(&mut recorder, &mut failing_since);
+        // Every Xid that came while the ranks ran is written before the run's end is.
+        if let Some(xids) = recorder.xids.take() {
+            xids.stop();
+        }
     }
 
     fn record(&self, recorder: &mut Recorder, failing_since: &mut Option<u64>) {
@@ -210,6 +216,8 @@ struct Recorder {
     complete: u64,
     /// The run's GPUs already seen lost.
     lost: Vec<u32>,
+    /// The watch on the run's GPUs' Xids, when the source has an event API.
+    xids: Option<XidWatcher>,
 }
 
 impl Recorder {
@@ -243,8 +251,12 @@ impl Recorder {
             .get_mut()
             .position()
             .map_err(|e| format!("{} could not be created: {e}", job.path.display()))?;
+        let indices: Vec<u32> = gpus.iter().map(|g| g.index).collect();
+        let dir = job.path.parent().unwrap_or(Path::new("."));
+        let xids = super::xid_record::start(dir, source.as_ref(), &inventory.gpus, &indices);
         Ok(Recorder {
-            indices: gpus.iter().map(|g| g.index).collect(),
+            indices,
+            xids,
             source,
             gpus,
             path: job.path.clone(),

@@ -172,6 +172,7 @@ impl Watch {
         errln!("gpudeck supervisor: rank {rank} exited with {code}");
         if let Some(r) = self.record.ranks.get_mut(rank) {
             r.exit_code = Some(code);
+            r.ended_ms = Some(clock::now_ms());
         }
         let stop_asked = self.stopping || run.stop_requested();
         if code != 0 && !stop_asked && self.record.first_failed_rank.is_none() {
