@@ -1,0 +1,416 @@
+//! Xid errors tied to the run they hit: the Xids its supervisor recorded from its GPUs
+//! (`xids.jsonl`) within the run's life, each with what the Xid catalog says and whom it points
+//! at: the machine (a hardware class), the run's own program (an application-class Xid naming
+//! one of its pids), another program, or nobody known. Only runs that did not succeed (failed,
+//! stopped, lost, or still running: stalled) are attributed.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::gpu::xid_watch::XidEvent;
+use crate::health::{Severity, XidCatalog, XidClass};
+use crate::runs::clock;
+use crate::runs::local::xid_record::{MAX_RECORDED, XIDS_FILE};
+use crate::runs::record::{RunRecord, RunState};
+
+/// Where gpudeck learnt of an Xid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum XidSource {
+    /// The driver's event API, watched by the run's supervisor.
+    Live,
+    /// The kernel log (it names the process for application-class Xids).
+    KernelLog,
+}
+
+/// One Xid reported by one of a run's GPUs, before it is judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct XidSighting {
+    pub gpu: u32,
+    pub pci_bus_id: String,
+    pub xid: u64,
+    pub at_ms: u64,
+    /// The process the driver named, when it did (kernel log lines of Xid 13, 31, 43...).
+    pub pid: Option<u32>,
+    pub process: Option<String>,
+    pub source: XidSource,
+}
+
+impl From<XidEvent> for XidSighting {
+    fn from(e: XidEvent) -> XidSighting {
+        XidSighting {
+            gpu: e.gpu,
+            pci_bus_id: e.pci_bus_id,
+            xid: e.xid,
+            at_ms: e.at_unix_ms,
+            pid: None,
+            process: None,
+            source: XidSource::Live,
+        }
+    }
+}
+
+/// Whom an Xid points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Blame {
+    /// A hardware, firmware or driver class: the machine, not the run's code.
+    Machine,
+    /// An application-class Xid naming one of the run's own processes.
+    Run,
+    /// An application-class Xid naming a process that is not the run's.
+    OtherProcess,
+    /// An application-class Xid that names no process, or an Xid the catalog does not know.
+    Unknown,
+}
+
+/// One Xid that hit a run, judged.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct XidHit {
+    pub xid: u64,
+    pub gpu: u32,
+    pub pci_bus_id: String,
+    pub at_ms: u64,
+    pub source: XidSource,
+    pub pid: Option<u32>,
+    pub process: Option<String>,
+    /// The catalog's mnemonic; null for an Xid it does not know.
+    pub name: Option<String>,
+    pub class: Option<XidClass>,
+    pub severity: Option<Severity>,
+    pub meaning: String,
+    /// What to do, in a sentence.
+    pub action: String,
+    pub attribution: Blame,
+    /// Seconds from the Xid to the run's end (its first failed rank's exit, else the run's end
+    /// or last evidence); negative when it came after; null while the run runs.
+    pub seconds_before_end: Option<f64>,
+    /// The whole finding in a sentence, as `gpudeck runs` prints it.
+    pub summary: String,
+}
+
+/// What a run's Xids are measured against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunWindow {
+    pub started_ms: u64,
+    /// The end of the window: the run's end, its last evidence when lost, now while it runs.
+    pub until_ms: u64,
+    /// The moment "before ..." counts to, and its words ("rank 1 died"); None while it runs.
+    pub end: Option<(u64, String)>,
+    /// The pids of the run's ranks.
+    pub pids: Vec<u32>,
+}
+
+impl RunWindow {
+    /// The window of `record` in `state`; `last_ms` is its end as a reader knows it (the
+    /// recorded end, the last evidence of a lost run, or now). None for a run that succeeded or
+    /// has not started: no Xid is pinned on those.
+    pub fn of(record: &RunRecord, state: RunState, last_ms: u64) -> Option<RunWindow> {
+        let started_ms = record.started_ms?;
+        let failed_rank = record
+            .first_failed_rank
+            .and_then(|r| record.ranks.get(r))
+            .and_then(|r| r.ended_ms.map(|at| (at, format!("rank {} died", r.rank))));
+        let end = match state {
+            RunState::Succeeded | RunState::Starting => return None,
+            RunState::Running => None,
+            RunState::Failed => failed_rank.or(Some((last_ms, "the run failed".into()))),
+            RunState::Stopped => Some((last_ms, "the run was stopped".into())),
+            RunState::Lost => Some((last_ms, "the run's last sign of life".into())),
+        };
+        Some(RunWindow {
+            started_ms,
+            until_ms: last_ms.max(started_ms),
+            end,
+            pids: record.ranks.iter().filter_map(|r| r.pid).collect(),
+        })
+    }
+}
+
+/// The Xids in `dir/xids.jsonl`, and a warning naming the file for lines that are not Xids
+/// (a torn last line after a crash). No file: none.
+pub fn read_recorded(dir: &Path) -> (Vec<XidEvent>, Option<String>) {
+    let path = dir.join(XIDS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), None),
+        Err(e) => return (Vec::new(), Some(format!("{}: {e}", path.display()))),
+    };
+    let mut bad = 0usize;
+    let events = text
+        .lines()
+        .take(MAX_RECORDED)
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let parsed = serde_json::from_str(l).ok();
+            bad += usize::from(parsed.is_none());
+            parsed
+        })
+        .collect();
+    let warning = (bad > 0).then(|| {
+        format!(
+            "{}: {} not an Xid and skipped",
+            path.display(),
+            crate::units::plural(bad, "line")
+        )
+    });
+    (events, warning)
+}
+
+/// The sightings inside `window`, judged with `catalog`, oldest first.
+pub fn attribute(
+    window: &RunWindow,
+    sightings: &[XidSighting],
+    catalog: &XidCatalog,
+) -> Vec<XidHit> {
+    let mut hits: Vec<XidHit> = sightings
+        .iter()
+        .filter(|s| (window.started_ms..=window.until_ms).contains(&s.at_ms))
+        .map(|s| judge(window, s, catalog))
+        .collect();
+    hits.sort_by_key(|h| h.at_ms);
+    hits
+}
+
+fn judge(window: &RunWindow, s: &XidSighting, catalog: &XidCatalog) -> XidHit {
+    let info = u32::try_from(s.xid).ok().and_then(|x| catalog.get(x));
+    let attribution = match (info.map(|i| i.class), s.pid) {
+        (Some(class), _) if class.is_hardware() => Blame::Machine,
+        (Some(_), Some(pid)) if window.pids.contains(&pid) => Blame::Run,
+        (Some(_), Some(_)) => Blame::OtherProcess,
+        _ => Blame::Unknown,
+    };
+    let meaning = info.map_or_else(
+        || "not in gpudeck's Xid catalog".to_string(),
+        |i| i.meaning.clone(),
+    );
+    let action = info.map_or_else(
+        || "Look it up in NVIDIA's Xid catalog and read the driver's message in the kernel log."
+            .to_string(),
+        |i| i.action_text.clone(),
+    );
+    let seconds_before_end = window
+        .end
+        .as_ref()
+        .map(|(end, _)| (*end as f64 - s.at_ms as f64) / 1000.0);
+    let summary = sentence(window, s, &meaning, attribution);
+    XidHit {
+        xid: s.xid,
+        gpu: s.gpu,
+        pci_bus_id: s.pci_bus_id.clone(),
+        at_ms: s.at_ms,
+        source: s.source,
+        pid: s.pid,
+        process: s.process.clone(),
+        name: info.map(|i| i.name.clone()),
+        class: info.map(|i| i.class),
+        severity: info.map(|i| i.severity_for("")),
+        meaning,
+        action,
+        attribution,
+        seconds_before_end,
+        summary,
+    }
+}
+
+/// "GPU 2 reported Xid 79 (the GPU has fallen off the bus) at 03:14:07 UTC, 40s before rank 1
+/// died: the machine, not your code."
+fn sentence(window: &RunWindow, s: &XidSighting, meaning: &str, blame: Blame) -> String {
+    let short = meaning.split(':').next().unwrap_or(meaning).trim();
+    let at = crate::units::timestamp(s.at_ms).strftime("%H:%M:%S UTC");
+    let when = match &window.end {
+        None => "while the run runs".to_string(),
+        Some((end, what)) if *end >= s.at_ms => {
+            format!("{} before {what}", clock::duration(end - s.at_ms))
+        }
+        Some((end, what)) => format!("{} after {what}", clock::duration(s.at_ms - end)),
+    };
+    let process = match (s.pid, &s.process) {
+        (Some(pid), Some(name)) => format!("pid {pid}, {name}"),
+        (Some(pid), None) => format!("pid {pid}"),
+        _ => String::new(),
+    };
+    let verdict = match blame {
+        Blame::Machine => "the machine, not your code".to_string(),
+        Blame::Run => format!("your program faulted on the GPU ({process})"),
+        Blame::OtherProcess => format!("another program faulted on it ({process}), not this run"),
+        Blame::Unknown => "a program on it faulted, or the cause is unknown; the event does not \
+             name the process"
+            .to_string(),
+    };
+    format!(
+        "GPU {} reported Xid {} ({short}) at {at}, {when}: {verdict}.",
+        s.gpu, s.xid
+    )
+}
+
+/// The hit that says most about the run: the first the machine is blamed for, else the first
+/// blamed on the run, else the first.
+pub fn telling(hits: &[XidHit]) -> Option<&XidHit> {
+    hits.iter()
+        .find(|h| h.attribution == Blame::Machine)
+        .or_else(|| hits.iter().find(|h| h.attribution == Blame::Run))
+        .or_else(|| hits.first())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::record::RankRecord;
+
+    /// 2026-11-24 03:14:00 UTC.
+    const T0: u64 = 1_795_490_040_000;
+
+    fn rank(rank: usize, pid: u32, ended_ms: Option<u64>) -> RankRecord {
+        RankRecord {
+            rank,
+            argv: vec!["python".into()],
+            env: Default::default(),
+            gpus: vec![rank as u32],
+            pid: Some(pid),
+            exit_code: ended_ms.map(|_| 1),
+            ended_ms,
+        }
+    }
+
+    fn failed_run() -> RunRecord {
+        let mut r = RunRecord::starting(
+            "r".into(),
+            "r".into(),
+            crate::runs::spec::Launcher::Torchrun,
+            "/".into(),
+            "h".into(),
+            T0,
+        );
+        r.started_ms = Some(T0);
+        r.ranks = vec![rank(0, 100, Some(T0 + 50_000)), rank(1, 101, Some(T0 + 47_000))];
+        r.first_failed_rank = Some(1);
+        r.ended_ms = Some(T0 + 52_000);
+        r
+    }
+
+    fn seen(xid: u64, at_s: u64, pid: Option<u32>) -> XidSighting {
+        XidSighting {
+            gpu: 2,
+            pci_bus_id: "00000000:3A:00.0".into(),
+            xid,
+            at_ms: T0 + at_s * 1000,
+            pid,
+            process: pid.map(|_| "python".into()),
+            source: if pid.is_some() {
+                XidSource::KernelLog
+            } else {
+                XidSource::Live
+            },
+        }
+    }
+
+    fn hits(record: &RunRecord, state: RunState, sightings: &[XidSighting]) -> Vec<XidHit> {
+        let last = record.ended_ms.unwrap_or(T0 + 60_000);
+        let window = RunWindow::of(record, state, last).expect("a window");
+        attribute(&window, sightings, &XidCatalog::builtin())
+    }
+
+    #[test]
+    fn a_hardware_xid_before_a_rank_died_is_the_machines() {
+        let got = hits(&failed_run(), RunState::Failed, &[seen(79, 7, None)]);
+        assert_eq!(got.len(), 1);
+        let h = &got[0];
+        assert_eq!(h.attribution, Blame::Machine);
+        assert_eq!(h.seconds_before_end, Some(40.0), "rank 1's exit, not the run's end");
+        assert_eq!(h.class, Some(XidClass::BusPower));
+        assert_eq!(h.severity, Some(Severity::Fail));
+        assert!(h.action.starts_with("Reboot the machine"), "{}", h.action);
+        assert_eq!(
+            h.summary,
+            "GPU 2 reported Xid 79 (the GPU has fallen off the bus) at 03:14:07 UTC, 40s before \
+             rank 1 died: the machine, not your code."
+        );
+    }
+
+    #[test]
+    fn an_application_xid_is_the_runs_only_when_it_names_a_run_pid() {
+        let run = failed_run();
+        let got = hits(
+            &run,
+            RunState::Failed,
+            &[seen(13, 5, Some(101)), seen(43, 6, Some(999)), seen(31, 7, None)],
+        );
+        let blame: Vec<Blame> = got.iter().map(|h| h.attribution).collect();
+        assert_eq!(blame, [Blame::Run, Blame::OtherProcess, Blame::Unknown]);
+        assert!(
+            got[0]
+                .summary
+                .ends_with("your program faulted on the GPU (pid 101, python)."),
+            "{}",
+            got[0].summary
+        );
+        assert!(got[1].summary.contains("(pid 999, python), not this run"));
+        assert_eq!(telling(&got).map(|h| h.xid), Some(13));
+    }
+
+    #[test]
+    fn xids_outside_the_runs_life_are_ignored() {
+        let run = failed_run();
+        // Before the start, after the end (52 s), and one between rank 1's death and the end.
+        let got = hits(
+            &run,
+            RunState::Failed,
+            &[seen(79, 0, None), seen(48, 60, None), seen(94, 49, None)],
+        );
+        let kept: Vec<u64> = got.iter().map(|h| h.xid).collect();
+        assert_eq!(kept, [79, 94]);
+        assert_eq!(got[1].seconds_before_end, Some(-2.0));
+        assert!(got[1].summary.contains("2s after rank 1 died"), "{}", got[1].summary);
+        let early = XidSighting {
+            at_ms: T0 - 1,
+            ..seen(79, 0, None)
+        };
+        assert!(hits(&run, RunState::Failed, &[early]).is_empty());
+    }
+
+    #[test]
+    fn succeeded_and_unstarted_runs_are_not_attributed_and_running_ones_have_no_end() {
+        let run = failed_run();
+        assert!(RunWindow::of(&run, RunState::Succeeded, T0 + 52_000).is_none());
+        let mut starting = run.clone();
+        starting.started_ms = None;
+        assert!(RunWindow::of(&starting, RunState::Starting, T0).is_none());
+        let got = hits(&run, RunState::Running, &[seen(79, 7, None)]);
+        assert_eq!(got[0].seconds_before_end, None);
+        assert!(got[0].summary.contains("while the run runs"), "{}", got[0].summary);
+        let lost = hits(&run, RunState::Lost, &[seen(79, 7, None)]);
+        assert!(
+            lost[0].summary.contains("45s before the run's last sign of life"),
+            "{}",
+            lost[0].summary
+        );
+    }
+
+    #[test]
+    fn an_unknown_xid_is_reported_as_unknown() {
+        let got = hits(&failed_run(), RunState::Failed, &[seen(4242, 10, None)]);
+        assert_eq!(got[0].attribution, Blame::Unknown);
+        assert_eq!(got[0].class, None);
+        assert!(got[0].summary.contains("(not in gpudeck's Xid catalog)"));
+    }
+
+    #[test]
+    fn recorded_xids_are_read_and_a_torn_line_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_recorded(dir.path()), (Vec::new(), None));
+        let event = XidEvent {
+            gpu: 1,
+            pci_bus_id: "00000000:30:00.0".into(),
+            uuid: "GPU-1".into(),
+            xid: 79,
+            at_unix_ms: T0,
+        };
+        let line = serde_json::to_string(&event).unwrap();
+        std::fs::write(dir.path().join(XIDS_FILE), format!("{line}\n{{\"gpu\":1,")).unwrap();
+        let (events, warning) = read_recorded(dir.path());
+        assert_eq!(events, [event]);
+        assert!(warning.is_some_and(|w| w.contains("xids.jsonl: 1 line not an Xid")));
+    }
+}
