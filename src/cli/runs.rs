@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
+use crate::health::XidCatalog;
 use crate::launch_check::LaunchError;
 use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
 use crate::runs::{
@@ -249,8 +250,8 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
     Ok(base.apply(overrides))
 }
 
-/// `gpudeck runs [--json] [--show-secrets]`.
-pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
+/// `gpudeck runs [--json] [--show-secrets]`; Xids that hit runs are judged with `xids`.
+pub fn list(store: &RunStore, json: bool, secrets: &Secrets, xids: &XidCatalog) -> ExitCode {
     // A store that cannot be read is not an empty one.
     let (mut runs, damaged) = match store.scan() {
         Ok(scanned) => scanned,
@@ -269,7 +270,7 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
     }
     warn_all(&metric_warnings);
     if json {
-        match serde_json::to_string_pretty(&listing_json(&runs, now, secrets)) {
+        match serde_json::to_string_pretty(&listing_json(&runs, now, secrets, xids)) {
             Ok(text) => outln!("{text}"),
             Err(e) => {
                 errln!("gpudeck: could not encode the runs: {e}");
@@ -277,13 +278,18 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
             }
         }
     } else {
-        out!("{}", render_runs(&runs, now, crate::output::width()));
+        out!("{}", render_runs(&runs, now, crate::output::width(), xids));
     }
     ExitCode::SUCCESS
 }
 
 /// `gpudeck export RUN --format csv|json [--output FILE] [--show-secrets]`.
-pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCode {
+pub fn export(
+    args: &ExportArgs,
+    store: &RunStore,
+    secrets: &Secrets,
+    xids: &XidCatalog,
+) -> ExitCode {
     finish((|| {
         let run = store.find(&args.run)?;
         let text = match args.format {
@@ -293,7 +299,7 @@ pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCod
                 csv.text
             }
             ExportFormat::Json => {
-                let doc = export_json(&run, now_ms(), secrets)?;
+                let doc = export_json(&run, now_ms(), secrets, xids)?;
                 warn_all(&doc.warnings);
                 let mut text =
                     serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {

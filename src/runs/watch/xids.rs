@@ -13,6 +13,8 @@ use crate::health::{Severity, XidCatalog, XidClass};
 use crate::runs::clock;
 use crate::runs::local::xid_record::{MAX_RECORDED, XIDS_FILE};
 use crate::runs::record::{RunRecord, RunState};
+use crate::runs::store::Run;
+use crate::runs::watch::summary::RunSummary;
 
 /// Where gpudeck learnt of an Xid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -156,6 +158,36 @@ pub fn read_recorded(dir: &Path) -> (Vec<XidEvent>, Option<String>) {
         )
     });
     (events, warning)
+}
+
+/// The Xids that hit `run` (its recorded ones inside its window), judged with `catalog`, and a
+/// warning about its `xids.jsonl`. `summary` places a lost run's end at its last sample.
+pub fn hits_of(
+    run: &Run,
+    summary: Option<&RunSummary>,
+    now_ms: u64,
+    catalog: &XidCatalog,
+) -> (Vec<XidHit>, Option<String>) {
+    let state = run.state();
+    let last_ms = match (run.record.ended_ms, state) {
+        (Some(ended), _) => ended,
+        (None, RunState::Lost) => run
+            .last_evidence_ms(summary.map(|s| s.ended_ms))
+            .unwrap_or(now_ms),
+        (None, _) => now_ms,
+    };
+    let Some(window) = RunWindow::of(&run.record, state, last_ms) else {
+        return (Vec::new(), None);
+    };
+    let (events, warning) = read_recorded(&run.dir);
+    let sightings: Vec<XidSighting> = events.into_iter().map(XidSighting::from).collect();
+    (attribute(&window, &sightings, catalog), warning)
+}
+
+/// The built-in catalog, read once (for the Runs tab, which has no config directory).
+pub fn builtin_catalog() -> &'static XidCatalog {
+    static CATALOG: std::sync::OnceLock<XidCatalog> = std::sync::OnceLock::new();
+    CATALOG.get_or_init(XidCatalog::builtin)
 }
 
 /// The sightings inside `window`, judged with `catalog`, oldest first.
