@@ -177,12 +177,11 @@ fn xid_paragraph(id: &str, hits: &[XidHit], width: usize) -> String {
     say(&format!("{id}: {}", hit.summary), "  ");
     say(&format!("  Xid {}: {}.", hit.xid, hit.meaning), "    ");
     say(&format!("  Do: {}", hit.action), "    ");
-    if hits.len() > 1 {
+    if let [_, _, ..] = hits {
+        let more = hits.len() - 1;
+        let noun = if more == 1 { "Xid" } else { "Xids" };
         say(
-            &format!(
-                "  ({} more; `gpudeck runs --json` lists them all.)",
-                crate::units::plural(hits.len() - 1, "Xid")
-            ),
+            &format!("  ({more} more {noun}; `gpudeck runs --json` lists them all.)"),
             "    ",
         );
     }
