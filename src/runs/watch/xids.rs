@@ -226,7 +226,7 @@ fn judge(window: &RunWindow, s: &XidSighting, catalog: &XidCatalog) -> XidHit {
         .end
         .as_ref()
         .map(|(end, _)| (*end as f64 - s.at_ms as f64) / 1000.0);
-    let summary = sentence(window, s, &meaning, attribution);
+    let summary = sentence(window, s, &meaning, attribution, info.is_some());
     XidHit {
         xid: s.xid,
         gpu: s.gpu,
@@ -248,7 +248,13 @@ fn judge(window: &RunWindow, s: &XidSighting, catalog: &XidCatalog) -> XidHit {
 
 /// "GPU 2 reported Xid 79 (the GPU has fallen off the bus) at 03:14:07 UTC, 40s before rank 1
 /// died: the machine, not your code."
-fn sentence(window: &RunWindow, s: &XidSighting, meaning: &str, blame: Blame) -> String {
+fn sentence(
+    window: &RunWindow,
+    s: &XidSighting,
+    meaning: &str,
+    blame: Blame,
+    known: bool,
+) -> String {
     let short = meaning.split(':').next().unwrap_or(meaning).trim();
     let at = crate::units::timestamp(s.at_ms).strftime("%H:%M:%S UTC");
     let when = match &window.end {
@@ -267,8 +273,11 @@ fn sentence(window: &RunWindow, s: &XidSighting, meaning: &str, blame: Blame) ->
         Blame::Machine => "the machine, not your code".to_string(),
         Blame::Run => format!("your program faulted on the GPU ({process})"),
         Blame::OtherProcess => format!("another program faulted on it ({process}), not this run"),
-        Blame::Unknown => "a program on it faulted, or the cause is unknown; the event does not \
-             name the process"
+        Blame::Unknown if known => "a program on the GPU faulted; the event does not say which \
+             (the kernel log names its pid)"
+            .to_string(),
+        Blame::Unknown => "an Xid gpudeck cannot judge; read the driver's message in the kernel \
+             log"
             .to_string(),
     };
     format!(
@@ -379,6 +388,13 @@ mod tests {
             got[0].summary
         );
         assert!(got[1].summary.contains("(pid 999, python), not this run"));
+        assert!(
+            got[2]
+                .summary
+                .ends_with("the event does not say which (the kernel log names its pid)."),
+            "{}",
+            got[2].summary
+        );
         assert_eq!(telling(&got).map(|h| h.xid), Some(13));
     }
 
@@ -426,6 +442,7 @@ mod tests {
         assert_eq!(got[0].attribution, Blame::Unknown);
         assert_eq!(got[0].class, None);
         assert!(got[0].summary.contains("(not in gpudeck's Xid catalog)"));
+        assert!(got[0].summary.contains("an Xid gpudeck cannot judge"));
     }
 
     #[test]
