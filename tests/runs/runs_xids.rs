@@ -75,7 +75,10 @@ fn a_run_that_fails_after_its_gpu_fell_off_the_bus_blames_the_machine() {
         .starts_with("Reboot the machine"));
     let at = hit["at_ms"].as_u64().unwrap();
     let died = rec["ranks"][0]["ended_ms"].as_u64().expect("rank 0's end");
-    assert!(rec["started_ms"].as_u64().unwrap() <= at && at <= died, "{rec}");
+    assert!(
+        rec["started_ms"].as_u64().unwrap() <= at && at <= died,
+        "{rec}"
+    );
     let before = hit["seconds_before_end"].as_f64().unwrap();
     assert!(
         (before - (died - at) as f64 / 1000.0).abs() < 1e-6,
@@ -114,7 +117,16 @@ fn a_failed_run_on_another_gpu_than_the_xids_carries_none() {
     let dirs = Dirs::new();
     let mut run = dirs.gpudeck(SIM);
     // GPU 0: neither Xid is its; the run fails all the same.
-    run.args(["--demo", "run", "--gpus", "0", "--", "sh", "-c", "sleep 2.5; exit 1"]);
+    run.args([
+        "--demo",
+        "run",
+        "--gpus",
+        "0",
+        "--",
+        "sh",
+        "-c",
+        "sleep 2.5; exit 1",
+    ]);
     let (id, _guard) = start_with(&dirs, run);
     wait_state(&dirs, &id, "failed");
     assert!(!run_dir(&dirs, &id).join("xids.jsonl").exists());

@@ -54,11 +54,7 @@ fn failed_run() -> RunRow {
         process: None,
         source: XidSource::Live,
     };
-    let xids = attribute(
-        &window,
-        &[seen(79, 7), seen(13, 8)],
-        &XidCatalog::builtin(),
-    );
+    let xids = attribute(&window, &[seen(79, 7), seen(13, 8)], &XidCatalog::builtin());
     RunRow {
         id: record.id.clone(),
         name: record.name.clone(),

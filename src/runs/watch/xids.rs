@@ -218,8 +218,10 @@ fn judge(window: &RunWindow, s: &XidSighting, catalog: &XidCatalog) -> XidHit {
         |i| i.meaning.clone(),
     );
     let action = info.map_or_else(
-        || "Look it up in NVIDIA's Xid catalog and read the driver's message in the kernel log."
-            .to_string(),
+        || {
+            "Look it up in NVIDIA's Xid catalog and read the driver's message in the kernel log."
+                .to_string()
+        },
         |i| i.action_text.clone(),
     );
     let seconds_before_end = window
@@ -278,7 +280,7 @@ fn sentence(
             .to_string(),
         Blame::Unknown => "an Xid gpudeck cannot judge; read the driver's message in the kernel \
              log"
-            .to_string(),
+        .to_string(),
     };
     format!(
         "GPU {} reported Xid {} ({short}) at {at}, {when}: {verdict}.",
@@ -325,7 +327,10 @@ mod tests {
             T0,
         );
         r.started_ms = Some(T0);
-        r.ranks = vec![rank(0, 100, Some(T0 + 50_000)), rank(1, 101, Some(T0 + 47_000))];
+        r.ranks = vec![
+            rank(0, 100, Some(T0 + 50_000)),
+            rank(1, 101, Some(T0 + 47_000)),
+        ];
         r.first_failed_rank = Some(1);
         r.ended_ms = Some(T0 + 52_000);
         r
@@ -359,7 +364,11 @@ mod tests {
         assert_eq!(got.len(), 1);
         let h = &got[0];
         assert_eq!(h.attribution, Blame::Machine);
-        assert_eq!(h.seconds_before_end, Some(40.0), "rank 1's exit, not the run's end");
+        assert_eq!(
+            h.seconds_before_end,
+            Some(40.0),
+            "rank 1's exit, not the run's end"
+        );
         assert_eq!(h.class, Some(XidClass::BusPower));
         assert_eq!(h.severity, Some(Severity::Fail));
         assert!(h.action.starts_with("Reboot the machine"), "{}", h.action);
@@ -376,7 +385,11 @@ mod tests {
         let got = hits(
             &run,
             RunState::Failed,
-            &[seen(13, 5, Some(101)), seen(43, 6, Some(999)), seen(31, 7, None)],
+            &[
+                seen(13, 5, Some(101)),
+                seen(43, 6, Some(999)),
+                seen(31, 7, None),
+            ],
         );
         let blame: Vec<Blame> = got.iter().map(|h| h.attribution).collect();
         assert_eq!(blame, [Blame::Run, Blame::OtherProcess, Blame::Unknown]);
@@ -410,7 +423,11 @@ mod tests {
         let kept: Vec<u64> = got.iter().map(|h| h.xid).collect();
         assert_eq!(kept, [79, 94]);
         assert_eq!(got[1].seconds_before_end, Some(-2.0));
-        assert!(got[1].summary.contains("2s after rank 1 died"), "{}", got[1].summary);
+        assert!(
+            got[1].summary.contains("2s after rank 1 died"),
+            "{}",
+            got[1].summary
+        );
         let early = XidSighting {
             at_ms: T0 - 1,
             ..seen(79, 0, None)
@@ -427,10 +444,16 @@ mod tests {
         assert!(RunWindow::of(&starting, RunState::Starting, T0).is_none());
         let got = hits(&run, RunState::Running, &[seen(79, 7, None)]);
         assert_eq!(got[0].seconds_before_end, None);
-        assert!(got[0].summary.contains("while the run runs"), "{}", got[0].summary);
+        assert!(
+            got[0].summary.contains("while the run runs"),
+            "{}",
+            got[0].summary
+        );
         let lost = hits(&run, RunState::Lost, &[seen(79, 7, None)]);
         assert!(
-            lost[0].summary.contains("45s before the run's last sign of life"),
+            lost[0]
+                .summary
+                .contains("45s before the run's last sign of life"),
             "{}",
             lost[0].summary
         );
