@@ -33,6 +33,7 @@ pub(crate) struct Sampler {
     done: mpsc::Receiver<()>,
     failures: async_mpsc::UnboundedReceiver<String>,
     lost: Arc<Mutex<Vec<LostGpu>>>,
+    xids: Arc<Mutex<Option<XidWatcher>>>,
 }
 
 /// Opens the metrics file; a seam so tests can make its writes fail.
@@ -59,7 +60,9 @@ impl Sampler {
         let (done_tx, done) = mpsc::channel();
         let (fail_tx, failures) = async_mpsc::unbounded_channel();
         let lost = Arc::new(Mutex::new(Vec::new()));
+        let xids = Arc::new(Mutex::new(None));
         let job = Job {
+            xids: Arc::clone(&xids),
             path: dir.join(METRICS_FILE),
             choice: record.gpu_source.clone(),
             gpus: record.gpus.clone(),
@@ -84,7 +87,15 @@ impl Sampler {
             done,
             failures,
             lost,
+            xids,
         }
+    }
+
+    /// The watch on the run's GPUs' Xids (`xids.jsonl`), started with the source: the
+    /// supervisor stops it once the run's end is written, so an Xid that came with the ranks'
+    /// exit is still recorded and the end is never held up waiting for it.
+    pub(crate) fn take_xid_watch(&self) -> Option<XidWatcher> {
+        lock(&self.xids).take()
     }
 
     /// The run's GPUs that fell off the bus so far (each reported as a failure too).
@@ -118,6 +129,10 @@ impl Sampler {
     }
 }
 
+fn lock<T>(slot: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 fn report(failures: &async_mpsc::UnboundedSender<String>, why: String) {
     errln!("gpudeck supervisor: GPU metrics: {why}");
     let _ = failures.send(why);
@@ -131,6 +146,8 @@ struct Job {
     failures: async_mpsc::UnboundedSender<String>,
     lost: Arc<Mutex<Vec<LostGpu>>>,
     open: OpenSink,
+    /// Where the watch on the run's GPUs' Xids is left for the supervisor to stop.
+    xids: Arc<Mutex<Option<XidWatcher>>>,
 }
 
 impl Job {
@@ -151,10 +168,6 @@ impl Job {
             }
         }
         self.record(&mut recorder, &mut failing_since);
-        // Every Xid that came while the ranks ran is written before the run's end is.
-        if let Some(xids) = recorder.xids.take() {
-            xids.stop();
-        }
     }
 
     fn record(&self, recorder: &mut Recorder, failing_since: &mut Option<u64>) {
@@ -216,8 +229,6 @@ struct Recorder {
     complete: u64,
     /// The run's GPUs already seen lost.
     lost: Vec<u32>,
-    /// The watch on the run's GPUs' Xids, when the source has an event API.
-    xids: Option<XidWatcher>,
 }
 
 impl Recorder {
@@ -253,10 +264,10 @@ impl Recorder {
             .map_err(|e| format!("{} could not be created: {e}", job.path.display()))?;
         let indices: Vec<u32> = gpus.iter().map(|g| g.index).collect();
         let dir = job.path.parent().unwrap_or(Path::new("."));
-        let xids = super::xid_record::start(dir, source.as_ref(), &inventory.gpus, &indices);
+        *lock(&job.xids) =
+            super::xid_record::start(dir, source.as_ref(), &inventory.gpus, &indices);
         Ok(Recorder {
             indices,
-            xids,
             source,
             gpus,
             path: job.path.clone(),

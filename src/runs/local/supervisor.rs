@@ -136,6 +136,7 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         }
     }
     watch.record.lost_gpus = sampler.lost_gpus();
+    let xids = sampler.take_xid_watch();
     if let Some(why) = sampler.finish() {
         watch.metrics_failed(&run, why);
     }
@@ -151,6 +152,10 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     }
     let record = watch.finish(&run);
     write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
+    // The end is written; an Xid that came with the ranks' exit lands within one wait.
+    if let Some(xids) = xids {
+        xids.stop();
+    }
     crate::runs::watch::saved_summary::save_after_end(&run.dir);
     Ok(())
 }
