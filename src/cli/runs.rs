@@ -10,6 +10,8 @@ use crate::gpu::GpuSourceChoice;
 use crate::health::XidCatalog;
 use crate::launch_check::LaunchError;
 use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
+use crate::runs::watch::xid_log::{wants_kernel_log, KernelXids};
+use crate::runs::watch::xids::XidJudge;
 use crate::runs::{
     export_csv, export_json, listing_json, look_at_jobs, look_at_lost, now_ms, parse_env,
     print_log, render_runs, rerun as rerun_run, slurm_job, slurm_warnings, stop_run,
@@ -269,8 +271,17 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets, xids: &XidCatalog) 
         errln!("gpudeck: warning: {w}");
     }
     warn_all(&metric_warnings);
+    let kernel = runs
+        .iter()
+        .any(|(run, _)| wants_kernel_log(run))
+        .then(KernelXids::read_live)
+        .flatten();
+    let judge = XidJudge {
+        catalog: xids,
+        kernel: kernel.as_ref(),
+    };
     if json {
-        match serde_json::to_string_pretty(&listing_json(&runs, now, secrets, xids)) {
+        match serde_json::to_string_pretty(&listing_json(&runs, now, secrets, judge)) {
             Ok(text) => outln!("{text}"),
             Err(e) => {
                 errln!("gpudeck: could not encode the runs: {e}");
@@ -278,7 +289,7 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets, xids: &XidCatalog) 
             }
         }
     } else {
-        out!("{}", render_runs(&runs, now, crate::output::width(), xids));
+        out!("{}", render_runs(&runs, now, crate::output::width(), judge));
     }
     ExitCode::SUCCESS
 }
@@ -299,7 +310,12 @@ pub fn export(
                 csv.text
             }
             ExportFormat::Json => {
-                let doc = export_json(&run, now_ms(), secrets, xids)?;
+                let kernel = wants_kernel_log(&run).then(KernelXids::read_live).flatten();
+                let judge = XidJudge {
+                    catalog: xids,
+                    kernel: kernel.as_ref(),
+                };
+                let doc = export_json(&run, now_ms(), secrets, judge)?;
                 warn_all(&doc.warnings);
                 let mut text =
                     serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {

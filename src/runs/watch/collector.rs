@@ -471,7 +471,7 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
         run,
         summary.as_ref(),
         crate::runs::clock::now_ms(),
-        super::xids::builtin_catalog(),
+        super::xids::XidJudge::builtin(),
     );
     RunRow {
         xids,

@@ -9,8 +9,7 @@ use super::progress::{ProgressEvent, ProgressTracker};
 use super::recorded::summary_of;
 use super::samples::{csv_line, MetricsRead, MetricsRow, CSV_HEADER};
 use super::summary::RunSummary;
-use super::xids::{hits_of, XidHit};
-use crate::health::XidCatalog;
+use super::xids::{hits_of, XidHit, XidJudge};
 use crate::runs::error::RunError;
 use crate::runs::record::{RunRecord, RunState};
 use crate::runs::store::Run;
@@ -69,13 +68,13 @@ pub struct ScalarSeries {
 }
 
 /// The JSON export of `run`, summarised up to `now_ms` if it is still running, with the
-/// environment values of secret-looking names hidden as `secrets` says, its Xids judged with
-/// `catalog`.
+/// environment values of secret-looking names hidden as `secrets` says, its Xids judged by
+/// `judge`.
 pub fn export_json(
     run: &Run,
     now_ms: u64,
     secrets: &Secrets,
-    catalog: &XidCatalog,
+    judge: XidJudge<'_>,
 ) -> Result<RunExport, RunError> {
     let read = required_metrics(run)?;
     let state = run.state();
@@ -85,7 +84,7 @@ pub fn export_json(
     let summary = summary_of(&run.record, state, &read.rows, now_ms);
     let mut warnings: Vec<String> = run.skipped_text(&read.skipped).into_iter().collect();
     warnings.extend(run.missing_logs(0));
-    let (xids, xid_warning) = hits_of(run, summary.as_ref(), now_ms, catalog);
+    let (xids, xid_warning) = hits_of(run, summary.as_ref(), now_ms, judge);
     warnings.extend(xid_warning);
     Ok(RunExport {
         xids,

@@ -16,6 +16,7 @@ pub mod summary;
 pub(super) mod table;
 pub mod tail;
 mod update;
+pub mod xid_log;
 pub mod xids;
 
 pub use collector::{spawn, RunsHandle, Watcher};

@@ -3,8 +3,7 @@
 use serde::Serialize;
 
 use super::summary::RunSummary;
-use super::xids::{hits_of, telling, XidHit};
-use crate::health::XidCatalog;
+use super::xids::{hits_of, telling, XidHit, XidJudge};
 use crate::runs::clock;
 use crate::runs::record::{RunRecord, RunState};
 use crate::runs::store::Run;
@@ -41,12 +40,12 @@ pub struct ListedRun<'a> {
 
 /// The runs, each with its summary (see [`Run::summary`]).
 /// The environment values of secret-looking names are hidden as `secrets` says; Xids are judged
-/// with `catalog`.
+/// by `judge`.
 pub fn listing_json<'a>(
     runs: &'a [(Run, Option<RunSummary>)],
     now_ms: u64,
     secrets: &Secrets,
-    catalog: &XidCatalog,
+    judge: XidJudge<'_>,
 ) -> Listing<'a> {
     Listing {
         schema: RUNS_SCHEMA,
@@ -61,7 +60,7 @@ pub fn listing_json<'a>(
                     dir: &run.dir,
                     summary: summary.as_ref(),
                     duration_ms: run.duration_ms(summary.as_ref(), now_ms),
-                    xids: hits_of(run, summary.as_ref(), now_ms, catalog).0,
+                    xids: hits_of(run, summary.as_ref(), now_ms, judge).0,
                 }
             })
             .collect(),
@@ -88,7 +87,7 @@ pub fn render_runs(
     runs: &[(Run, Option<RunSummary>)],
     now_ms: u64,
     width: usize,
-    catalog: &XidCatalog,
+    judge: XidJudge<'_>,
 ) -> String {
     if runs.is_empty() {
         return crate::output::wrap_to(
@@ -100,7 +99,7 @@ pub fn render_runs(
     let header = HEADER.map(String::from);
     let hits: Vec<Vec<XidHit>> = runs
         .iter()
-        .map(|(run, summary)| hits_of(run, summary.as_ref(), now_ms, catalog).0)
+        .map(|(run, summary)| hits_of(run, summary.as_ref(), now_ms, judge).0)
         .collect();
     let rows: Vec<[String; COLUMNS]> = runs
         .iter()

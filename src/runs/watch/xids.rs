@@ -1,7 +1,7 @@
 //! Xid errors tied to the run they hit: the Xids its supervisor recorded from its GPUs
 //! (`xids.jsonl`) within the run's life, each with what the Xid catalog says and whom it points
 //! at: the machine (a hardware class), the run's own program (an application-class Xid naming
-//! one of its pids), another program, or nobody known. Only runs that did not succeed (failed,
+//! one of its pids: the kernel log's lines name it, `xid_log`), another program, or nobody known. Only runs that did not succeed (failed,
 //! stopped, lost, or still running: stalled) are attributed.
 
 use std::path::Path;
@@ -15,43 +15,8 @@ use crate::runs::local::xid_record::{MAX_RECORDED, XIDS_FILE};
 use crate::runs::record::{RunRecord, RunState};
 use crate::runs::store::Run;
 use crate::runs::watch::summary::RunSummary;
-
-/// Where gpudeck learnt of an Xid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum XidSource {
-    /// The driver's event API, watched by the run's supervisor.
-    Live,
-    /// The kernel log (it names the process for application-class Xids).
-    KernelLog,
-}
-
-/// One Xid reported by one of a run's GPUs, before it is judged.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct XidSighting {
-    pub gpu: u32,
-    pub pci_bus_id: String,
-    pub xid: u64,
-    pub at_ms: u64,
-    /// The process the driver named, when it did (kernel log lines of Xid 13, 31, 43...).
-    pub pid: Option<u32>,
-    pub process: Option<String>,
-    pub source: XidSource,
-}
-
-impl From<XidEvent> for XidSighting {
-    fn from(e: XidEvent) -> XidSighting {
-        XidSighting {
-            gpu: e.gpu,
-            pci_bus_id: e.pci_bus_id,
-            xid: e.xid,
-            at_ms: e.at_unix_ms,
-            pid: None,
-            process: None,
-            source: XidSource::Live,
-        }
-    }
-}
+use crate::runs::watch::xid_log::KernelXids;
+pub use crate::runs::watch::xid_log::{XidSighting, XidSource};
 
 /// Whom an Xid points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -160,13 +125,32 @@ pub fn read_recorded(dir: &Path) -> (Vec<XidEvent>, Option<String>) {
     (events, warning)
 }
 
-/// The Xids that hit `run` (its recorded ones inside its window), judged with `catalog`, and a
-/// warning about its `xids.jsonl`. `summary` places a lost run's end at its last sample.
+/// What runs' Xids are judged with: the catalog, and this machine's kernel log where it was read
+/// (the command line reads it; the dashboard goes by the recorded Xids alone).
+#[derive(Clone, Copy)]
+pub struct XidJudge<'a> {
+    pub catalog: &'a XidCatalog,
+    pub kernel: Option<&'a KernelXids>,
+}
+
+impl XidJudge<'static> {
+    /// The built-in catalog, no kernel log (the Runs tab).
+    pub fn builtin() -> XidJudge<'static> {
+        XidJudge {
+            catalog: builtin_catalog(),
+            kernel: None,
+        }
+    }
+}
+
+/// The Xids that hit `run` (its recorded ones, and the kernel log's of its GPUs, inside its
+/// window), judged, and a warning about its `xids.jsonl`. `summary` places a lost run's end at
+/// its last sample.
 pub fn hits_of(
     run: &Run,
     summary: Option<&RunSummary>,
     now_ms: u64,
-    catalog: &XidCatalog,
+    judge: XidJudge<'_>,
 ) -> (Vec<XidHit>, Option<String>) {
     let state = run.state();
     let last_ms = match (run.record.ended_ms, state) {
@@ -180,15 +164,22 @@ pub fn hits_of(
         return (Vec::new(), None);
     };
     let (events, warning) = read_recorded(&run.dir);
-    let sightings: Vec<XidSighting> = events.into_iter().map(XidSighting::from).collect();
-    (attribute(&window, &sightings, catalog), warning)
+    let sightings: Vec<XidSighting> = match judge.kernel {
+        Some(kernel) => kernel.sightings_of(&run.record, events),
+        None => events.into_iter().map(XidSighting::from).collect(),
+    };
+    (attribute(&window, &sightings, judge.catalog), warning)
 }
 
 /// The built-in catalog, read once (for the Runs tab, which has no config directory).
-pub fn builtin_catalog() -> &'static XidCatalog {
+fn builtin_catalog() -> &'static XidCatalog {
     static CATALOG: std::sync::OnceLock<XidCatalog> = std::sync::OnceLock::new();
     CATALOG.get_or_init(XidCatalog::builtin)
 }
+
+/// How far outside a run's life a kernel-log Xid may seem to be and still be the run's: the
+/// log's times are whole seconds.
+const LOG_SLACK_MS: u64 = 1_000;
 
 /// The sightings inside `window`, judged with `catalog`, oldest first.
 pub fn attribute(
@@ -198,7 +189,14 @@ pub fn attribute(
 ) -> Vec<XidHit> {
     let mut hits: Vec<XidHit> = sightings
         .iter()
-        .filter(|s| (window.started_ms..=window.until_ms).contains(&s.at_ms))
+        .filter(|s| {
+            let slack = match s.source {
+                XidSource::Live => 0,
+                XidSource::KernelLog => LOG_SLACK_MS,
+            };
+            (window.started_ms.saturating_sub(slack)..=window.until_ms.saturating_add(slack))
+                .contains(&s.at_ms)
+        })
         .map(|s| judge(window, s, catalog))
         .collect();
     hits.sort_by_key(|h| h.at_ms);
@@ -300,7 +298,9 @@ pub fn telling(hits: &[XidHit]) -> Option<&XidHit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::GpuSourceChoice;
     use crate::runs::record::RankRecord;
+    use crate::runs::watch::xid_log::KernelXids;
 
     /// 2026-11-24 03:14:00 UTC.
     const T0: u64 = 1_795_490_040_000;
@@ -484,5 +484,125 @@ mod tests {
         let (events, warning) = read_recorded(dir.path());
         assert_eq!(events, [event]);
         assert!(warning.is_some_and(|w| w.contains("xids.jsonl: 1 line not an Xid")));
+    }
+
+    /// A kernel log: GPU 2 (bus 3A) reports Xid 13 naming pid 4242 and Xid 43 naming pid 77;
+    /// another GPU falls off the bus. The machine booted 1000 s before T0.
+    const KERNEL_LOG: &str = "\
+[ 1005.100000] NVRM: Xid (PCI:0000:3a:00): 13, pid=4242, name=python, Graphics Exception\n\
+[ 1007.000000] NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus.\n\
+[ 1009.500000] NVRM: Xid (PCI:0000:3a:00): 43, pid=77, name=other, Ch 00000008\n";
+
+    fn boot() -> Option<jiff::Timestamp> {
+        jiff::Timestamp::from_second((T0 / 1000) as i64 - 1000).ok()
+    }
+
+    /// A failed run on GPU 2 (bus 3A) of NVML from `library`, rank 0 pid 4242, that ended 20 s
+    /// in; its supervisor recorded `recorded`.
+    fn nvml_run(dir: &std::path::Path, recorded: &[XidEvent]) -> Run {
+        let mut r = RunRecord::starting(
+            "r".into(),
+            "r".into(),
+            crate::runs::spec::Launcher::Single,
+            "/".into(),
+            "h".into(),
+            T0,
+        );
+        r.gpus = vec![crate::runs::record::RunGpu {
+            index: 2,
+            uuid: "GPU-2".into(),
+            name: "x".into(),
+        }];
+        r.ranks = vec![crate::runs::record::RankRecord {
+            rank: 0,
+            argv: vec!["python".into()],
+            env: Default::default(),
+            gpus: vec![2],
+            pid: Some(4242),
+            exit_code: Some(1),
+            ended_ms: Some(T0 + 20_000),
+        }];
+        r.state = RunState::Failed;
+        r.first_failed_rank = Some(0);
+        r.started_ms = Some(T0);
+        r.ended_ms = Some(T0 + 20_000);
+        r.gpu_source = Some(GpuSourceChoice::Nvml {
+            library: Some("/nonexistent/libnvidia-ml.so.1".into()),
+        });
+        let lines: Vec<String> = recorded
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect();
+        std::fs::write(dir.join("xids.jsonl"), lines.join("\n")).unwrap();
+        Run {
+            dir: dir.to_path_buf(),
+            record: r,
+        }
+    }
+
+    #[test]
+    fn an_application_xid_the_log_pins_on_a_rank_pid_is_the_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let event = XidEvent {
+            gpu: 2,
+            pci_bus_id: "00000000:3A:00.0".into(),
+            uuid: "GPU-2".into(),
+            xid: 13,
+            at_unix_ms: T0 + 6_000,
+        };
+        let run = nvml_run(dir.path(), &[event]);
+        assert!(crate::runs::watch::xid_log::wants_kernel_log(&run));
+        let kernel = KernelXids::from_text(KERNEL_LOG, boot());
+        let catalog = crate::health::XidCatalog::builtin();
+        let judge = XidJudge {
+            catalog: &catalog,
+            kernel: Some(&kernel),
+        };
+        let (hits, warning) = hits_of(&run, None, T0 + 60_000, judge);
+        assert_eq!(warning, None);
+        let brief: Vec<(u64, Blame, Option<u32>)> =
+            hits.iter().map(|h| (h.xid, h.attribution, h.pid)).collect();
+        assert_eq!(
+            brief,
+            [
+                (13, Blame::Run, Some(4242)),
+                (43, Blame::OtherProcess, Some(77))
+            ]
+        );
+        assert!(
+            hits[0]
+                .summary
+                .ends_with("your program faulted on the GPU (pid 4242, python)."),
+            "{}",
+            hits[0].summary
+        );
+        // Without the log, the recorded Xid names no process.
+        let judge = XidJudge {
+            catalog: &catalog,
+            kernel: None,
+        };
+        let (hits, _) = hits_of(&run, None, T0 + 60_000, judge);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].attribution, Blame::Unknown);
+    }
+
+    #[test]
+    fn a_run_whose_gpus_cannot_be_placed_gets_nothing_from_the_log() {
+        // No recorded Xid names its bus, and its NVML cannot be opened.
+        let dir = tempfile::tempdir().unwrap();
+        let run = nvml_run(dir.path(), &[]);
+        let kernel = KernelXids::from_text(KERNEL_LOG, boot());
+        let catalog = crate::health::XidCatalog::builtin();
+        let judge = XidJudge {
+            catalog: &catalog,
+            kernel: Some(&kernel),
+        };
+        assert!(hits_of(&run, None, T0 + 60_000, judge).0.is_empty());
+        let mut demo = run.clone();
+        demo.record.gpu_source = Some(GpuSourceChoice::Demo);
+        assert!(
+            !crate::runs::watch::xid_log::wants_kernel_log(&demo),
+            "the simulation's GPUs are not in the log"
+        );
     }
 }
