@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc as async_mpsc;
 
+use super::xid_record::RunPids;
 use crate::gpu::xid_watch::XidWatcher;
 use crate::gpu::{GpuSource, GpuSourceChoice, GpuStatic};
 use crate::runs::clock;
@@ -63,6 +64,10 @@ impl Sampler {
         let xids = Arc::new(Mutex::new(None));
         let job = Job {
             xids: Arc::clone(&xids),
+            group: record
+                .process_group
+                .filter(|_| record.container.is_none())
+                .map(|g| g.pid),
             path: dir.join(METRICS_FILE),
             choice: record.gpu_source.clone(),
             gpus: record.gpus.clone(),
@@ -148,6 +153,8 @@ struct Job {
     open: OpenSink,
     /// Where the watch on the run's GPUs' Xids is left for the supervisor to stop.
     xids: Arc<Mutex<Option<XidWatcher>>>,
+    /// The ranks' process group (a local run's), whose processes on the GPUs are noted.
+    group: Option<u32>,
 }
 
 impl Job {
@@ -229,6 +236,8 @@ struct Recorder {
     complete: u64,
     /// The run's GPUs already seen lost.
     lost: Vec<u32>,
+    /// The run's own processes seen on its GPUs.
+    pids: RunPids,
 }
 
 impl Recorder {
@@ -267,6 +276,7 @@ impl Recorder {
         *lock(&job.xids) =
             super::xid_record::start(dir, source.as_ref(), &inventory.gpus, &indices);
         Ok(Recorder {
+            pids: RunPids::new(dir, job.group),
             indices,
             source,
             gpus,
@@ -282,6 +292,11 @@ impl Recorder {
     fn record_once(&mut self, now_ms: u64) -> Result<Vec<LostGpu>, String> {
         let t = i64::try_from(now_ms).unwrap_or(i64::MAX);
         let samples: Vec<_> = self.gpus.iter().map(|g| self.source.sample(g)).collect();
+        self.pids.note(
+            samples
+                .iter()
+                .flat_map(|s| s.processes.iter().map(|p| (p.gpu_index, p.pid))),
+        );
         let mut newly_lost = Vec::new();
         for (gpu, sample) in self.gpus.iter().zip(&samples) {
             if sample.lost && self.indices.contains(&gpu.index) && !self.lost.contains(&gpu.index) {

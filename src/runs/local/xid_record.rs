@@ -2,10 +2,15 @@
 //! Xid watcher (`gpu::xid_watch`) on the run's own GPU source, each Xid of one of the run's GPUs
 //! appended to `xids.jsonl` (0600, one `XidEvent` JSON per line, synced). Nothing is written
 //! until one comes; a source without an event API records nothing, and the run never waits.
+//! Beside it, `gpu_pids.jsonl`: the run's own processes seen on its GPUs (children of the ranks,
+//! as torchrun's workers are), so a kernel-log Xid naming one of them is pinned on the run.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::gpu::xid_watch::{XidEvent, XidUpdate, XidWatcher};
 use crate::gpu::{GpuSource, GpuStatic};
@@ -14,6 +19,83 @@ use crate::gpu::{GpuSource, GpuStatic};
 pub const XIDS_FILE: &str = "xids.jsonl";
 /// At most this many Xids are recorded per run: a GPU repeating one Xid must not fill the disk.
 pub const MAX_RECORDED: usize = 1000;
+
+/// The run's processes seen on its GPUs, in the run's directory.
+pub const PIDS_FILE: &str = "gpu_pids.jsonl";
+/// At most this many processes are looked at per run (a bound on memory and /proc reads).
+const MAX_PIDS_CHECKED: usize = 4096;
+
+/// One of the run's processes that held a context on one of its GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuPid {
+    pub pid: u32,
+    pub gpu: u32,
+}
+
+/// Notes which processes on the run's GPUs are the run's own: those in its process group.
+pub(crate) struct RunPids {
+    path: PathBuf,
+    group: Option<u32>,
+    checked: BTreeSet<u32>,
+    file: Option<File>,
+}
+
+impl RunPids {
+    /// For a run whose ranks lead process group `group` (None: a container run, whose
+    /// processes are not in the supervisor's view; nothing is noted).
+    pub(crate) fn new(dir: &Path, group: Option<u32>) -> RunPids {
+        RunPids {
+            path: dir.join(PIDS_FILE),
+            group,
+            checked: BTreeSet::new(),
+            file: None,
+        }
+    }
+
+    /// Looks at the processes `(gpu, pid)` seen on the run's GPUs; each new one of the run's
+    /// group is appended. A pid is looked up in /proc once.
+    pub(crate) fn note(&mut self, seen: impl IntoIterator<Item = (u32, u32)>) {
+        let Some(group) = self.group else {
+            return;
+        };
+        for (gpu, pid) in seen {
+            if self.checked.len() >= MAX_PIDS_CHECKED || !self.checked.insert(pid) {
+                continue;
+            }
+            if crate::host::ProcStat::read(pid).is_some_and(|s| s.pgid == group) {
+                if let Err(e) = self.append(GpuPid { pid, gpu }) {
+                    errln!(
+                        "gpudeck supervisor: {} could not be written: {e}",
+                        self.path.display()
+                    );
+                }
+            }
+        }
+    }
+
+    fn append(&mut self, pid: GpuPid) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(&pid).map_err(std::io::Error::other)?;
+        line.push('\n');
+        if self.file.is_none() {
+            self.file = Some(crate::private_files::open_append(&self.path)?);
+        }
+        match self.file.as_mut() {
+            Some(file) => file.write_all(line.as_bytes()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The pids in `dir/gpu_pids.jsonl` (none without it; lines that are not one are skipped).
+pub fn read_pids(dir: &Path) -> Vec<u32> {
+    std::fs::read_to_string(dir.join(PIDS_FILE))
+        .unwrap_or_default()
+        .lines()
+        .take(MAX_PIDS_CHECKED)
+        .filter_map(|l| serde_json::from_str::<GpuPid>(l).ok())
+        .map(|p| p.pid)
+        .collect()
+}
 
 /// Starts watching the Xids of the run's GPUs (`run_gpus`, indices in `inventory`) through
 /// `source`'s event API; None when there are no GPUs or no event API.
@@ -100,6 +182,7 @@ impl XidFile {
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
     use std::time::{Duration, Instant};
 
     use gpudeck_sim_model::SimSpec;
@@ -141,6 +224,36 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn only_processes_of_the_runs_group_are_noted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut pids = RunPids::new(dir.path(), Some(pid));
+        // The child leads its own group; this test process and init are in others.
+        pids.note([(1, pid), (1, std::process::id()), (0, 1), (2, pid)]);
+        pids.note([(1, pid)]);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(read_pids(dir.path()), [pid]);
+        let text = std::fs::read_to_string(dir.path().join(PIDS_FILE)).unwrap();
+        assert_eq!(text, format!("{{\"pid\":{pid},\"gpu\":1}}\n"));
+        let mode = std::fs::metadata(dir.path().join(PIDS_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+
+        let none = tempfile::tempdir().unwrap();
+        let mut container = RunPids::new(none.path(), None);
+        container.note([(1, std::process::id())]);
+        assert!(read_pids(none.path()).is_empty());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::gpu::xid_watch::XidEvent;
 use crate::health::{Severity, XidCatalog, XidClass};
 use crate::runs::clock;
-use crate::runs::local::xid_record::{MAX_RECORDED, XIDS_FILE};
+use crate::runs::local::xid_record::{read_pids, MAX_RECORDED, XIDS_FILE};
 use crate::runs::record::{RunRecord, RunState};
 use crate::runs::store::Run;
 use crate::runs::watch::summary::RunSummary;
@@ -65,7 +65,7 @@ pub struct RunWindow {
     pub until_ms: u64,
     /// The moment "before ..." counts to, and its words ("rank 1 died"); None while it runs.
     pub end: Option<(u64, String)>,
-    /// The pids of the run's ranks.
+    /// The pids of the run's ranks, and of its processes seen on its GPUs (`gpu_pids.jsonl`).
     pub pids: Vec<u32>,
 }
 
@@ -160,9 +160,10 @@ pub fn hits_of(
             .unwrap_or(now_ms),
         (None, _) => now_ms,
     };
-    let Some(window) = RunWindow::of(&run.record, state, last_ms) else {
+    let Some(mut window) = RunWindow::of(&run.record, state, last_ms) else {
         return (Vec::new(), None);
     };
+    window.pids.extend(read_pids(&run.dir));
     let (events, warning) = read_recorded(&run.dir);
     let sightings: Vec<XidSighting> = match judge.kernel {
         Some(kernel) => kernel.sightings_of(&run.record, events),
@@ -576,6 +577,15 @@ mod tests {
             "{}",
             hits[0].summary
         );
+        // A process the supervisor saw on the run's GPUs in its group (a rank's child) is the
+        // run's too.
+        std::fs::write(
+            dir.path().join(crate::runs::local::xid_record::PIDS_FILE),
+            "{\"pid\":77,\"gpu\":2}\n",
+        )
+        .unwrap();
+        let (hits, _) = hits_of(&run, None, T0 + 60_000, judge);
+        assert_eq!(hits[1].attribution, Blame::Run);
         // Without the log, the recorded Xid names no process.
         let judge = XidJudge {
             catalog: &catalog,
