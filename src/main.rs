@@ -334,11 +334,17 @@ fn tui(
     }
     app.state.compat = CompatView::new(compat_data);
     app.state.refresh_compat();
+    let (xid_catalog, xid_warnings) = XidCatalog::load(Some(&dirs.config.join("health")));
+    for w in &xid_warnings {
+        tracing::warn!("{w}");
+    }
+    app.state.xid_catalog = xid_catalog;
     // Every warning goes to the messages view (M); the first one stays in the footer.
     let all_warnings = warnings
         .iter()
         .chain(&catalog_warnings)
-        .chain(&compat_warnings);
+        .chain(&compat_warnings)
+        .chain(&xid_warnings);
     for w in all_warnings.rev() {
         app.state.set_status(w.clone(), true);
     }

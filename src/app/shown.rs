@@ -5,6 +5,7 @@ use super::action::Tab;
 use super::state::{AppState, GpuStatus, Overlay};
 use crate::config::GraphMetric;
 use crate::gpu::history::Ring;
+use crate::gpu::xid_watch::XidLog;
 use crate::gpu::GpuSample;
 use crate::units;
 
@@ -22,6 +23,8 @@ pub struct ShownGpus {
     samples: Vec<ShownSample>,
     /// The histories the graphs draw (GPUs tab only).
     graphs: Vec<Vec<Option<f32>>>,
+    /// The Xids seen, for the rows' flags and the detail's list (GPUs tab only).
+    xids: XidLog,
 }
 
 /// A sample with its power, which NVML gives in milliwatts, as the screen writes it (whole
@@ -74,12 +77,14 @@ impl ShownGpus {
             message,
             samples: Vec::new(),
             graphs: Vec::new(),
+            xids: XidLog::default(),
         };
         if state.tab == Tab::Topology {
             // The matrix and the links come from the inventory, which a sample never changes.
             return Some(shown);
         }
         shown.samples = data.samples.iter().map(ShownSample::of).collect();
+        shown.xids = data.xids.clone();
         let values = |ring: &Ring| ring.iter().collect::<Vec<_>>();
         let selected = state.selected_gpu.min(data.history.len().saturating_sub(1));
         if let Some(h) = data.history.get(selected) {
@@ -183,6 +188,26 @@ mod tests {
         let n = state.gpu_count();
         state.apply_gpu(GpuUpdate::Sampled(vec![sample; n]));
         tracker.changed(state, 0)
+    }
+
+    #[test]
+    fn a_repeated_xid_is_a_change_though_the_message_reads_the_same() {
+        use crate::gpu::xid_watch::{XidEvent, XidUpdate};
+        let (mut state, mut tracker) = settled("gpus=2", &steady(300.0, 50));
+        let xid = || {
+            GpuUpdate::Xid(XidUpdate::Event(XidEvent {
+                gpu: 1,
+                pci_bus_id: "00000000:2A:00.0".into(),
+                uuid: "GPU-1".into(),
+                xid: 13,
+                at_unix_ms: 0,
+            }))
+        };
+        state.apply_gpu(xid());
+        assert!(tracker.changed(&state, 0));
+        state.apply_gpu(xid());
+        assert!(tracker.changed(&state, 0), "the detail's count moved");
+        assert!(!tracker.changed(&state, 0));
     }
 
     #[test]

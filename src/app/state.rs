@@ -52,6 +52,8 @@ pub struct Confirmation {
 #[derive(Clone, Debug)]
 pub struct AppState {
     pub host: String,
+    /// What each Xid means and what to do, for the GPUs tab (built in, with the user's files).
+    pub xid_catalog: crate::health::XidCatalog,
     pub tab: Tab,
     pub gpu: GpuStatus,
     pub selected_gpu: usize,
@@ -96,6 +98,7 @@ impl AppState {
     pub fn new(config: &Config, host: String, read_only: bool) -> Self {
         Self {
             host,
+            xid_catalog: crate::health::XidCatalog::builtin(),
             tab: Tab::Gpus,
             gpu: GpuStatus::Loading,
             selected_gpu: 0,

@@ -95,7 +95,14 @@ pub fn health_counters(gpus: &[GpuEntry], previous: &Looks, now: &Looks) -> Chec
         last_at = last_at.max(before.map(|b| b.at_unix_ms));
         let (line, rose) = describe(look, before.unwrap_or(&Look::default()));
         if let Some(line) = line {
-            lines.push(format!("GPU {}: {line}", g.info.index));
+            // GPUs that read the same share one line: eight quiet GPUs are one sentence.
+            match lines
+                .iter_mut()
+                .find(|(_, l): &&mut (Vec<u32>, String)| *l == line)
+            {
+                Some((indices, _)) => indices.push(g.info.index),
+                None => lines.push((vec![g.info.index], line)),
+            }
         }
         rising.extend(rose.into_iter().map(|what| (g.info.index, what)));
     }
@@ -111,11 +118,38 @@ pub fn health_counters(gpus: &[GpuEntry], previous: &Looks, now: &Looks) -> Chec
         Some(ms) => format!("(+N: since the last look, {})", units::utc_time(ms)),
         None => "(+N: since the driver loaded; this is the first look)".into(),
     };
+    let lines: Vec<String> = lines
+        .iter()
+        .map(|(gpus, line)| format!("{}: {line}", gpu_list(gpus)))
+        .collect();
     let detail = format!("{}. {since}", lines.join("; "));
     if rising.is_empty() {
         return check(HEALTH_COUNTERS, TITLE, Status::Pass, detail);
     }
     check(HEALTH_COUNTERS, TITLE, Status::Warn, detail).with_fix(fix(&rising))
+}
+
+/// "GPU 3", "GPUs 0-7", "GPUs 0, 2, 4-5".
+fn gpu_list(indices: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &i in indices {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == i => *end = i,
+            _ => runs.push((i, i)),
+        }
+    }
+    let words: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    let noun = if indices.len() == 1 { "GPU" } else { "GPUs" };
+    format!("{noun} {}", words.join(", "))
 }
 
 /// Adds the health counters check after the other GPU checks of `report`, comparing with the
@@ -275,7 +309,7 @@ mod tests {
         let c = health_counters(&gpus, &Looks::default(), &now);
         assert_eq!(c.status, Status::Pass, "{c:?}");
         for words in [
-            "GPU 0: PCIe replays 0 (+0)",
+            "GPUs 0-1: PCIe replays 0 (+0)",
             "NVLink CRC 0 (+0), replays 0 (+0), recoveries 0 (+0)",
             "rows pending 0 (+0), failed 0 (+0)",
             "power-capped 1m (+1m)",
@@ -284,6 +318,32 @@ mod tests {
         ] {
             assert!(c.detail.contains(words), "{words}: {}", c.detail);
         }
+    }
+
+    #[test]
+    fn gpus_that_read_the_same_share_a_line() {
+        assert_eq!(gpu_list(&[3]), "GPU 3");
+        assert_eq!(gpu_list(&[0, 1, 2, 3, 4, 5, 6, 7]), "GPUs 0-7");
+        assert_eq!(gpu_list(&[0, 2, 4, 5]), "GPUs 0, 2, 4-5");
+        let mut gpus = gpus_with(counters(0, 0, 0));
+        assert_eq!(gpus.len(), 2);
+        let mut other = gpus[0].clone();
+        other.info.index = 2;
+        other.info.uuid = "GPU-third".into();
+        other.sample.health.pcie_replays = Some(7);
+        gpus.push(other);
+        let now = Looks::of(&gpus, 1_764_000_000_000);
+        let c = health_counters(&gpus, &Looks::default(), &now);
+        assert!(
+            c.detail.starts_with("GPUs 0-1: PCIe replays 0 (+0)"),
+            "{}",
+            c.detail
+        );
+        assert!(
+            c.detail.contains("; GPU 2: PCIe replays 7 (+7)"),
+            "{}",
+            c.detail
+        );
     }
 
     #[test]

@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use super::types::GpuStatic;
 
-/// How long one wait blocks before the watcher looks whether it was asked to stop.
-pub const WAIT: Duration = Duration::from_millis(250);
+/// How long one wait blocks before the watcher looks whether it was asked to stop: long, as
+/// each wake costs the dashboard CPU and nothing waits on a stop but tests (a dropped watcher
+/// is not joined).
+pub const WAIT: Duration = Duration::from_secs(5);
 
 /// One Xid error a GPU reported while gpudeck watched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

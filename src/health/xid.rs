@@ -37,6 +37,19 @@ impl XidClass {
         }
     }
 
+    /// The class in a word or two, for a line of the dashboard.
+    pub fn short(self) -> &'static str {
+        match self {
+            XidClass::Application => "app",
+            XidClass::Memory => "memory",
+            XidClass::Nvlink => "NVLink",
+            XidClass::BusPower => "bus/power",
+            XidClass::FirmwareGsp => "firmware",
+            XidClass::Driver => "driver",
+            XidClass::Thermal => "thermal",
+        }
+    }
+
     /// Whether the hardware (or its firmware) is at fault rather than a program.
     pub fn is_hardware(self) -> bool {
         !matches!(self, XidClass::Application)
@@ -64,6 +77,22 @@ pub enum XidAction {
     CheckCablingPower,
     ContactVendor,
     FollowOtherXid,
+}
+
+impl XidAction {
+    /// The action in a few words, for a line of the dashboard.
+    pub fn short(self) -> &'static str {
+        match self {
+            XidAction::None => "nothing to do",
+            XidAction::RestartApp => "restart the app",
+            XidAction::ResetGpu => "reset the GPU",
+            XidAction::Reboot => "reboot",
+            XidAction::DrainContactVendor => "drain, call vendor",
+            XidAction::CheckCablingPower => "check cabling",
+            XidAction::ContactVendor => "call the vendor",
+            XidAction::FollowOtherXid => "see the other Xid",
+        }
+    }
 }
 
 /// One Xid of the catalog.
@@ -206,6 +235,21 @@ impl XidCatalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_class_and_action_fits_the_dashboards_xid_line() {
+        // "  79 03:14:07 bus/power: reboot": the detail pane is 44 columns inside at 80.
+        let catalog = XidCatalog::builtin();
+        for e in &catalog.entries {
+            let line = format!(
+                "{:>4} 00:00:00 {}: {}",
+                e.xid,
+                e.class.short(),
+                e.action.short()
+            );
+            assert!(line.chars().count() <= 42, "{line:?}");
+        }
+    }
 
     /// The Xids data-centre and workstation GPUs report in practice (issue 18).
     const REQUIRED: [u32; 34] = [

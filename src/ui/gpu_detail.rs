@@ -7,6 +7,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
 
+use super::fastline;
 use super::processes::process_table;
 use super::style::Styles;
 use crate::app::state::{AppState, GpuData};
@@ -14,6 +15,7 @@ use crate::gpu::history::Ring;
 use crate::gpu::report::pcie_downgraded;
 use crate::gpu::xid_watch::GpuXids;
 use crate::gpu::{is_slowdown, lost_gpu_fix, GpuSample, GpuStatic};
+use crate::health::XidCatalog;
 use crate::units::{self, NA};
 
 const FACTS_WIDTH: u16 = 46;
@@ -29,7 +31,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     };
     let xids = data.xids.of(gpu.index);
     if sample.lost {
-        lost(area, buf, gpu, xids, s);
+        lost(area, buf, gpu, xids, &state.xid_catalog, s);
         return;
     }
     let procs: Vec<_> = sample.processes.iter().collect();
@@ -47,7 +49,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
     };
     let [facts_area, charts_area] =
         Layout::horizontal([Constraint::Length(facts_w), Constraint::Min(0)]).areas(top);
-    facts(facts_area, buf, gpu, sample, xids, s);
+    facts(facts_area, buf, gpu, sample, xids, &state.xid_catalog, s);
     if charts_area.width > 10 {
         charts(charts_area, buf, state, data, i, s);
     }
@@ -59,13 +61,20 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
 
 /// A GPU that fell off the bus answers nothing: say so, why, and what to do, instead of empty
 /// readings.
-fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, xids: Option<&GpuXids>, s: &Styles) {
+fn lost(
+    area: Rect,
+    buf: &mut Buffer,
+    gpu: &GpuStatic,
+    xids: Option<&GpuXids>,
+    catalog: &XidCatalog,
+    s: &Styles,
+) {
     let t = s.text();
     let mut lines = vec![
         fact("UUID", gpu.uuid.clone(), t, s),
         fact("Bus", gpu.pci_bus_id.clone(), t, s),
     ];
-    lines.extend(xid_line(xids, s));
+    lines.extend(xid_lines(xids, catalog, s));
     lines.extend([
         Line::raw(""),
         Line::styled(
@@ -91,26 +100,38 @@ fn lost(area: Rect, buf: &mut Buffer, gpu: &GpuStatic, xids: Option<&GpuXids>, s
         .render(area, buf);
 }
 
-/// The Xids the GPU reported this session, newest first with their time (UTC), when any.
-fn xid_line<'a>(xids: Option<&GpuXids>, s: &Styles) -> Option<Line<'a>> {
-    let xids = xids.filter(|x| x.total > 0)?;
-    let latest: Vec<String> = xids
-        .recent
-        .iter()
-        .rev()
-        .take(3)
-        .map(|e| {
-            let at = units::timestamp(e.at_unix_ms).strftime("%H:%M:%S");
-            format!("{} at {at}", e.xid)
-        })
-        .collect();
-    let more = if xids.total > 3 { ", ..." } else { "" };
-    Some(fact(
+/// The Xids the GPU reported this session: how many, then the latest three, newest first, each
+/// with its time (UTC), its class and what to do, from the Xid catalog (at most 42 columns: the
+/// pane is 44 wide inside at 80 columns; `gpudeck doctor` says the rest).
+fn xid_lines<'a>(xids: Option<&GpuXids>, catalog: &XidCatalog, s: &Styles) -> Vec<Line<'a>> {
+    let Some(xids) = xids.filter(|x| x.total > 0) else {
+        return Vec::new();
+    };
+    let shown = xids.recent.len().min(3);
+    let more = if xids.total > shown as u64 {
+        format!(", latest {shown}")
+    } else {
+        String::new()
+    };
+    let mut lines = vec![fact(
         "Xids",
-        format!("{}: {}{more} UTC", xids.total, latest.join(", ")),
+        format!("{} this session{more} (UTC):", xids.total),
         s.error(),
         s,
-    ))
+    )];
+    for e in xids.recent.iter().rev().take(shown) {
+        let at = units::timestamp(e.at_unix_ms).strftime("%H:%M:%S");
+        let known = u32::try_from(e.xid).ok().and_then(|x| catalog.get(x));
+        let what = known.map_or_else(
+            || "unknown: see gpudeck doctor".to_string(),
+            |i| format!("{}: {}", i.class.short(), i.action.short()),
+        );
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:>4} ", e.xid), s.error()),
+            Span::styled(format!("{at} {what}"), s.text()),
+        ]));
+    }
+    lines
 }
 
 fn fact<'a>(label: &'a str, value: String, style: Style, s: &Styles) -> Line<'a> {
@@ -126,6 +147,7 @@ fn facts(
     gpu: &GpuStatic,
     x: &GpuSample,
     xids: Option<&GpuXids>,
+    catalog: &XidCatalog,
     s: &Styles,
 ) {
     let t = s.text();
@@ -156,9 +178,7 @@ fn facts(
         ),
     ];
     // Right under the GPU's identity, so a short pane still shows it.
-    if let Some(line) = xid_line(xids, s) {
-        lines.insert(2, line);
-    }
+    lines.splice(2..2, xid_lines(xids, catalog, s));
     let pcie = format!(
         "{} (max {})",
         units::pcie(x.pcie_gen, x.pcie_width),
@@ -227,13 +247,25 @@ fn facts(
         ));
     }
     let title = format!(" GPU {} · {} ", gpu.index, gpu.name);
-    Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(Span::styled(title, s.title()))
-                .border_style(s.border()),
-        )
-        .render(area, buf);
+    let title = Line::from(Span::styled(title, s.title()));
+    lines_in_box(&lines, &title, area, buf, s);
+}
+
+/// `lines` in a box as `Paragraph::new(lines).block(Block::bordered().title(title))` draws them
+/// without wrapping (each cut at the border), the cheap way: this pane is redrawn every second.
+fn lines_in_box(lines: &[Line<'_>], title: &Line<'_>, area: Rect, buf: &mut Buffer, s: &Styles) {
+    let inner = fastline::bordered(area, buf, title, s.border());
+    for (line, y) in lines.iter().zip(inner.top()..inner.bottom()) {
+        fastline::render(
+            line,
+            Rect {
+                y,
+                height: 1,
+                ..inner
+            },
+            buf,
+        );
+    }
 }
 
 fn throttle_line<'a>(x: &GpuSample, s: &Styles) -> Line<'a> {
@@ -322,8 +354,9 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
             .style(s.memory())
             .data(&mem),
     ];
+    // The box drawn apart, the cheap way, and the chart inside it, as `.block(..)` would.
+    let inner = fastline::bordered(areas[0], buf, &title, s.border());
     Chart::new(datasets)
-        .block(Block::bordered().title(title).border_style(s.border()))
         .x_axis(
             Axis::default()
                 .bounds(x_bounds)
@@ -336,7 +369,7 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
                 .labels(["0%", "100%"])
                 .style(s.muted()),
         )
-        .render(areas[0], buf);
+        .render(inner, buf);
     if let Some(power_area) = areas.get(1) {
         let power = points(&history.power_w, max_points);
         let limit = sample.power_limit_w.unwrap_or(1.0).max(1.0);
@@ -348,12 +381,12 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
             ),
             Span::raw(" "),
         ]);
+        let inner = fastline::bordered(*power_area, buf, &title, s.border());
         Chart::new(vec![Dataset::default()
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(s.power())
             .data(&power)])
-        .block(Block::bordered().title(title).border_style(s.border()))
         .x_axis(
             Axis::default()
                 .bounds(x_bounds)
@@ -366,7 +399,7 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
                 .labels(["0W".to_string(), format!("{limit:.0}W")])
                 .style(s.muted()),
         )
-        .render(*power_area, buf);
+        .render(inner, buf);
     }
 }
 
@@ -381,6 +414,56 @@ fn duration_label(secs: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn facts_are_drawn_as_a_paragraph_draws_them() {
+        let theme = crate::config::Theme::builtin("dark").expect("built in");
+        let s = Styles::new(&theme);
+        let lines = vec![
+            fact(
+                "UUID",
+                "GPU-986b3e2e-6f84-a10b-3d7d-f2ba0d8c1e2f-and-more".into(),
+                s.text(),
+                &s,
+            ),
+            fact("Xids", "2 this session (UTC):".into(), s.error(), &s),
+            Line::from(vec![
+                Span::styled("  79 ", s.error()),
+                Span::styled("03:14:07 bus/power: reboot", s.text()),
+            ]),
+            fact(
+                "PCIe",
+                "Gen5 x16 (max Gen5 x16) DOWNGRADED ↓".into(),
+                s.warn(),
+                &s,
+            ),
+            fact(
+                "Temp",
+                "57°C (slowdown 87°C, shutdown 92°C)".into(),
+                s.text(),
+                &s,
+            ),
+        ];
+        let block = || {
+            Block::bordered()
+                .title(Span::styled(" GPU 2 · NVIDIA H100 80GB HBM3 ", s.title()))
+                .border_style(s.border())
+        };
+        for area in [
+            Rect::new(0, 0, 46, 9),
+            Rect::new(2, 1, 30, 4),
+            Rect::new(0, 0, 60, 12),
+        ] {
+            let mut slow = Buffer::empty(Rect::new(0, 0, 64, 14));
+            Paragraph::new(lines.clone())
+                .block(block())
+                .render(area, &mut slow);
+            let mut fast = Buffer::empty(Rect::new(0, 0, 64, 14));
+            let title = Line::from(Span::styled(" GPU 2 · NVIDIA H100 80GB HBM3 ", s.title()));
+            lines_in_box(&lines, &title, area, &mut fast, &s);
+            assert_eq!(slow, fast, "{area:?}");
+        }
+    }
 
     #[test]
     fn long_histories_are_merged_into_peaks() {

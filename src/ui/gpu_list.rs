@@ -3,10 +3,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Widget};
 
-use super::gpu_detail;
 use super::style::{bar, sparkline, Styles};
+use super::{fastline, gpu_detail};
 use crate::app::state::{AppState, GpuData};
 use crate::config::GraphMetric;
 use crate::gpu::report::pcie_downgraded;
@@ -65,11 +64,8 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
     } else {
         " GPUs "
     };
-    let block = Block::bordered()
-        .title(Span::styled(title, s.title()))
-        .border_style(s.border());
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let title = Line::from(Span::styled(title, s.title()));
+    let inner = fastline::bordered(area, buf, &title, s.border());
     if inner.height == 0 {
         return;
     }
@@ -83,8 +79,8 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
         util_w = bar_w + 6,
         mem_w = bar_w + 13,
     );
-    Line::styled(units::truncate(&header, inner.width as usize), s.header())
-        .render(Rect { height: 1, ..inner }, buf);
+    let header = Line::styled(units::truncate(&header, inner.width as usize), s.header());
+    fastline::render(&header, Rect { height: 1, ..inner }, buf);
     let per = rows_per_gpu(state, data.inventory.gpus.len());
     let visible = (inner.height as usize - 1) / per;
     let first = scroll_offset(state.selected_gpu, visible);
@@ -114,11 +110,11 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
                 ),
             };
             let width = inner.width.saturating_sub(8) as usize;
-            Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled("     ", s.muted()),
                 Span::styled(sparkline(ring.iter(), max, width), style),
-            ])
-            .render(Rect::new(inner.x, y + 1, inner.width, 1), buf);
+            ]);
+            fastline::render(&line, Rect::new(inner.x, y + 1, inner.width, 1), buf);
         }
     }
 }
@@ -153,7 +149,7 @@ fn gpu_line(
             s.error(),
         ));
         spans.extend(xid_flag(last_xid, s));
-        Line::from(spans).render(area, buf);
+        fastline::render(&Line::from(spans), area, buf);
         return;
     }
     let util = sample.util_gpu_pct;
@@ -199,7 +195,7 @@ fn gpu_line(
     ));
     spans.extend(xid_flag(last_xid, s));
     spans.extend(flags(gpu, sample, s));
-    Line::from(spans).render(area, buf);
+    fastline::render(&Line::from(spans), area, buf);
 }
 
 /// `XID 79`: the GPU reported Xids while the dashboard ran, the latest being 79. First of the

@@ -375,13 +375,16 @@ fn xids_seen_this_session_flag_their_gpu_rows_at_80_columns() {
         t.contains("GPU 6 (00000000:BA:00.0) reported Xid 79"),
         "{t}"
     );
-    // The selected GPU's detail lists its Xids with their time; the lost GPU's too.
+    // The selected GPU's detail lists its Xids with their time, class and what to do; the lost
+    // GPU's too.
     state.update(Action::SelectRow(2));
     let t = text(&draw(&state, 80, 24));
-    assert!(t.contains("Xids     1: 13 at 16:00:00 UTC"), "{t}");
+    assert!(t.contains("Xids     1 this session (UTC):"), "{t}");
+    assert!(t.contains("  13 16:00:00 app: restart the app"), "{t}");
     state.update(Action::SelectRow(6));
     let t = text(&draw(&state, 80, 24));
-    assert!(t.contains("Xids     1: 79 at 16:00:00 UTC"), "{t}");
+    assert!(t.contains("Xids     1 this session (UTC):"), "{t}");
+    assert!(t.contains("  79 16:00:00 bus/power: reboot"), "{t}");
     // No event API: said in the messages view only, never as a footer error.
     state.apply_gpu(GpuUpdate::Xid(XidUpdate::Unavailable(
         "no events here".into(),
