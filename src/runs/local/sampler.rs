@@ -97,8 +97,8 @@ impl Sampler {
     }
 
     /// The watch on the run's GPUs' Xids (`xids.jsonl`), started with the source: the
-    /// supervisor stops it once the run's end is written, so an Xid that came with the ranks'
-    /// exit is still recorded and the end is never held up waiting for it.
+    /// supervisor keeps it until the run's end is written, so an Xid that came with the ranks'
+    /// exit is still recorded, and never waits for it.
     pub(crate) fn take_xid_watch(&self) -> Option<XidWatcher> {
         lock(&self.xids).take()
     }

@@ -152,10 +152,9 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     }
     let record = watch.finish(&run);
     write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
-    // The end is written; an Xid that came with the ranks' exit lands within one wait.
-    if let Some(xids) = xids {
-        xids.stop();
-    }
+    // Dropped, not joined (a wait lasts up to xid_watch::WAIT): it records up to the moment
+    // the supervisor exits, so an Xid that came with the ranks' exit still lands.
+    drop(xids);
     crate::runs::watch::saved_summary::save_after_end(&run.dir);
     Ok(())
 }

@@ -213,7 +213,7 @@ mod tests {
             assert!(Instant::now() < deadline, "no Xids recorded");
             std::thread::sleep(Duration::from_millis(20));
         }
-        watcher.stop();
+        drop(watcher);
         let events = read(dir.path());
         let got: Vec<(u32, u64)> = events.iter().map(|e| (e.gpu, e.xid)).collect();
         assert_eq!(got, [(1, 79), (1, 31)], "GPU 2's Xid 13 is not the run's");
