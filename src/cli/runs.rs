@@ -10,7 +10,7 @@ use crate::gpu::GpuSourceChoice;
 use crate::health::XidCatalog;
 use crate::launch_check::LaunchError;
 use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
-use crate::runs::watch::xid_log::{wants_kernel_log, KernelXids};
+use crate::runs::watch::xid_log::{this_boot, wants_kernel_log, KernelXids};
 use crate::runs::watch::xids::XidJudge;
 use crate::runs::{
     export_csv, export_json, listing_json, look_at_jobs, look_at_lost, now_ms, parse_env,
@@ -271,9 +271,10 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets, xids: &XidCatalog) 
         errln!("gpudeck: warning: {w}");
     }
     warn_all(&metric_warnings);
+    let boot = this_boot();
     let kernel = runs
         .iter()
-        .any(|(run, _)| wants_kernel_log(run))
+        .any(|(run, _)| wants_kernel_log(run, boot))
         .then(KernelXids::read_live)
         .flatten();
     let judge = XidJudge {
@@ -310,7 +311,9 @@ pub fn export(
                 csv.text
             }
             ExportFormat::Json => {
-                let kernel = wants_kernel_log(&run).then(KernelXids::read_live).flatten();
+                let kernel = wants_kernel_log(&run, this_boot())
+                    .then(KernelXids::read_live)
+                    .flatten();
                 let judge = XidJudge {
                     catalog: xids,
                     kernel: kernel.as_ref(),

@@ -74,10 +74,7 @@ impl KernelXids {
     /// (the recorded Xids stand alone, and `gpudeck doctor` says why the log is unreadable).
     pub fn read_live() -> Option<KernelXids> {
         let log = live::read().ok()?;
-        let boot = std::fs::read_to_string(PROC_STAT)
-            .ok()
-            .and_then(|stat| boot_time(&stat));
-        let xids = KernelXids::from_text(&log.text, boot);
+        let xids = KernelXids::from_text(&log.text, this_boot());
         (!xids.lines.is_empty()).then_some(xids)
     }
 
@@ -163,11 +160,24 @@ impl KernelXids {
     }
 }
 
-/// Whether the kernel log could tell more about `run`: it did not succeed, has started, and
-/// its GPUs are this machine's (NVML, not the simulation).
-pub fn wants_kernel_log(run: &Run) -> bool {
-    !matches!(run.state(), RunState::Succeeded | RunState::Starting)
+/// Whether the kernel log could tell more about `run`: it did not succeed, its GPUs are this
+/// machine's (NVML, not the simulation), and it lived since `boot` (this machine's boot: the
+/// log holds nothing older), so an old failed run does not cost every listing a log read.
+pub fn wants_kernel_log(run: &Run, boot: Option<Timestamp>) -> bool {
+    let since_boot = match (run.record.ended_ms, boot) {
+        (Some(ended), Some(boot)) => i64::try_from(ended).is_ok_and(|e| e >= boot.as_millisecond()),
+        _ => true,
+    };
+    since_boot
+        && !matches!(run.state(), RunState::Succeeded | RunState::Starting)
         && matches!(run.record.gpu_source, Some(GpuSourceChoice::Nvml { .. }))
+}
+
+/// This machine's boot time, from /proc/stat.
+pub fn this_boot() -> Option<Timestamp> {
+    std::fs::read_to_string(PROC_STAT)
+        .ok()
+        .and_then(|stat| boot_time(&stat))
 }
 
 /// The recorded Xids, each given the pid and process of a log line of the same GPU and number

@@ -1,8 +1,9 @@
 //! Xid errors tied to the run they hit: the Xids its supervisor recorded from its GPUs
-//! (`xids.jsonl`) within the run's life, each with what the Xid catalog says and whom it points
-//! at: the machine (a hardware class), the run's own program (an application-class Xid naming
-//! one of its pids: the kernel log's lines name it, `xid_log`), another program, or nobody known. Only runs that did not succeed (failed,
-//! stopped, lost, or still running: stalled) are attributed.
+//! (`xids.jsonl`, and where it was read the kernel log's: `xid_log`) within the run's life, each
+//! with what the Xid catalog says and whom it points at: the machine (a hardware class), the
+//! run's own program (an application-class Xid naming one of its pids), another program, or
+//! nobody known. Only runs that did not succeed (failed, stopped, lost, or still running:
+//! stalled) are attributed.
 
 use std::path::Path;
 
@@ -552,7 +553,15 @@ mod tests {
             at_unix_ms: T0 + 6_000,
         };
         let run = nvml_run(dir.path(), &[event]);
-        assert!(crate::runs::watch::xid_log::wants_kernel_log(&run));
+        let booted = |ms: u64| jiff::Timestamp::from_millisecond(ms as i64).ok();
+        assert!(crate::runs::watch::xid_log::wants_kernel_log(
+            &run,
+            booted(T0 - 1)
+        ));
+        assert!(
+            !crate::runs::watch::xid_log::wants_kernel_log(&run, booted(T0 + 30_000)),
+            "it ended before this boot: the log cannot hold its Xids"
+        );
         let kernel = KernelXids::from_text(KERNEL_LOG, boot());
         let catalog = crate::health::XidCatalog::builtin();
         let judge = XidJudge {
@@ -611,7 +620,7 @@ mod tests {
         let mut demo = run.clone();
         demo.record.gpu_source = Some(GpuSourceChoice::Demo);
         assert!(
-            !crate::runs::watch::xid_log::wants_kernel_log(&demo),
+            !crate::runs::watch::xid_log::wants_kernel_log(&demo, None),
             "the simulation's GPUs are not in the log"
         );
     }
