@@ -235,6 +235,7 @@ fn record(id: &str, started: i64) -> RunRecord {
             gpus: vec![rank as u32],
             pid: Some(100_000 + rank as u32),
             exit_code: Some(0),
+            ended_ms: None,
         })
         .collect();
     r.state = RunState::Succeeded;

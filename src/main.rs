@@ -136,6 +136,7 @@ fn main() -> ExitCode {
             &RunStore::new(&dirs.data),
             json,
             &secrets(&config, show_secrets),
+            &xid_catalog(&dirs),
         ),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
         Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
@@ -143,6 +144,7 @@ fn main() -> ExitCode {
             args,
             &RunStore::new(&dirs.data),
             &secrets(&config, args.show_secrets),
+            &xid_catalog(&dirs),
         ),
         Some(Commands::Rerun(ref args)) => {
             let store = RunStore::new(&dirs.data);
@@ -263,6 +265,14 @@ fn refresh_warning(refresh: Option<u64>) -> Option<String> {
 /// Which environment values to hide: the config's names unless `--show-secrets`.
 fn secrets(config: &Config, show: bool) -> Secrets {
     Secrets::from_config(&config.general.secret_names, show)
+}
+
+/// The Xid catalog with the user's files (`<config>/health/*.toml`) over it; a bad file is
+/// said on stderr and left out.
+fn xid_catalog(dirs: &Dirs) -> XidCatalog {
+    let (catalog, warnings) = XidCatalog::load(Some(&dirs.config.join("health")));
+    tell_config_warnings(&warnings);
+    catalog
 }
 
 /// Mistakes in the user's config or theme that were worked around, on stderr.

@@ -294,6 +294,7 @@ mod tests {
             summary: None,
             slurm: None,
             engine_away: None,
+            xids: Vec::new(),
             owner: RunOwner::default(),
             command: "python train.py".into(),
         }

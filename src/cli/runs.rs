@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
+use crate::health::XidCatalog;
 use crate::launch_check::LaunchError;
 use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
+use crate::runs::watch::xid_log::{this_boot, wants_kernel_log, KernelXids};
+use crate::runs::watch::xids::XidJudge;
 use crate::runs::{
     export_csv, export_json, listing_json, look_at_jobs, look_at_lost, now_ms, parse_env,
     print_log, render_runs, rerun as rerun_run, slurm_job, slurm_warnings, stop_run,
@@ -249,8 +252,8 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
     Ok(base.apply(overrides))
 }
 
-/// `gpudeck runs [--json] [--show-secrets]`.
-pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
+/// `gpudeck runs [--json] [--show-secrets]`; Xids that hit runs are judged with `xids`.
+pub fn list(store: &RunStore, json: bool, secrets: &Secrets, xids: &XidCatalog) -> ExitCode {
     // A store that cannot be read is not an empty one.
     let (mut runs, damaged) = match store.scan() {
         Ok(scanned) => scanned,
@@ -268,8 +271,18 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
         errln!("gpudeck: warning: {w}");
     }
     warn_all(&metric_warnings);
+    let boot = this_boot();
+    let kernel = runs
+        .iter()
+        .any(|(run, _)| wants_kernel_log(run, boot))
+        .then(KernelXids::read_live)
+        .flatten();
+    let judge = XidJudge {
+        catalog: xids,
+        kernel: kernel.as_ref(),
+    };
     if json {
-        match serde_json::to_string_pretty(&listing_json(&runs, now, secrets)) {
+        match serde_json::to_string_pretty(&listing_json(&runs, now, secrets, judge)) {
             Ok(text) => outln!("{text}"),
             Err(e) => {
                 errln!("gpudeck: could not encode the runs: {e}");
@@ -277,13 +290,18 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets) -> ExitCode {
             }
         }
     } else {
-        out!("{}", render_runs(&runs, now, crate::output::width()));
+        out!("{}", render_runs(&runs, now, crate::output::width(), judge));
     }
     ExitCode::SUCCESS
 }
 
 /// `gpudeck export RUN --format csv|json [--output FILE] [--show-secrets]`.
-pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCode {
+pub fn export(
+    args: &ExportArgs,
+    store: &RunStore,
+    secrets: &Secrets,
+    xids: &XidCatalog,
+) -> ExitCode {
     finish((|| {
         let run = store.find(&args.run)?;
         let text = match args.format {
@@ -293,7 +311,14 @@ pub fn export(args: &ExportArgs, store: &RunStore, secrets: &Secrets) -> ExitCod
                 csv.text
             }
             ExportFormat::Json => {
-                let doc = export_json(&run, now_ms(), secrets)?;
+                let kernel = wants_kernel_log(&run, this_boot())
+                    .then(KernelXids::read_live)
+                    .flatten();
+                let judge = XidJudge {
+                    catalog: xids,
+                    kernel: kernel.as_ref(),
+                };
+                let doc = export_json(&run, now_ms(), secrets, judge)?;
                 warn_all(&doc.warnings);
                 let mut text =
                     serde_json::to_string_pretty(&doc).map_err(|e| RunError::ExportNotWritten {

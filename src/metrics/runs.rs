@@ -199,6 +199,7 @@ mod tests {
             gpus: vec![rank as u32],
             pid: Some(pid),
             exit_code: None,
+            ended_ms: None,
         };
         RunRecord {
             schema: RUN_SCHEMA.into(),

@@ -94,6 +94,9 @@ pub struct RankRecord {
     pub pid: Option<u32>,
     #[serde(default)]
     pub exit_code: Option<i32>,
+    /// When the supervisor saw it exit (Unix ms): what "40 s before rank 1 died" counts to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<u64>,
 }
 
 /// Everything `run.json` holds.

@@ -359,6 +359,7 @@ mod tests {
                 gpus: vec![1],
                 pid: Some(1234),
                 exit_code: Some(0),
+                ended_ms: None,
             }],
             state: RunState::Succeeded,
             created_ms: 1_000,

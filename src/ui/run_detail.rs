@@ -12,6 +12,7 @@ use super::style::Styles;
 use crate::app::runs::{RunChart, RunsView};
 use crate::app::state::AppState;
 use crate::docker::LogStream;
+use crate::runs::watch::xids::{telling, Blame};
 use crate::runs::watch::{GpuTrace, ProgressView, RunDetail, RunRow};
 use crate::runs::RunState;
 use crate::units;
@@ -33,6 +34,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let detail = view.selected_detail();
     let mut lines = vec![facts_line(run, state.now, s), use_line(run, s)];
     lines.extend(lost_lines(run, s));
+    lines.extend(xid_lines(run, s, inner.width));
     if let Some(d) = detail {
         lines.push(progress_line(&d.progress, s));
     }
@@ -176,6 +178,49 @@ fn lost_lines<'a>(run: &RunRow, s: &Styles) -> Vec<Line<'a>> {
             )
         })
         .collect()
+}
+
+/// The Xid that says most about the run: what happened and whom it points at, what it means
+/// and what to do, and how many more came; each wrapped to the detail's width under itself.
+fn xid_lines<'a>(run: &RunRow, s: &Styles, width: u16) -> Vec<Line<'a>> {
+    let Some(hit) = telling(&run.xids) else {
+        return Vec::new();
+    };
+    let style = match hit.attribution {
+        Blame::Machine | Blame::Run => s.error(),
+        Blame::OtherProcess | Blame::Unknown => s.warn(),
+    };
+    let mut parts = vec![
+        (format!("⚠ {}", hit.summary), "  ", style),
+        (
+            format!("  Xid {}: {}. Do: {}", hit.xid, hit.meaning, hit.action),
+            "    ",
+            s.text(),
+        ),
+    ];
+    if let Some(more) = more_xids(run.xids.len()) {
+        parts.push((format!("  {more}"), "    ", s.muted()));
+    }
+    let width = usize::from(width).max(10);
+    parts
+        .into_iter()
+        .flat_map(|(text, indent, style)| {
+            let options = textwrap::Options::new(width).subsequent_indent(indent);
+            textwrap::wrap(&text, &options)
+                .into_iter()
+                .map(|piece| Line::styled(piece.into_owned(), style))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// "(2 more Xids; ...)" when a run had more than the one shown.
+fn more_xids(count: usize) -> Option<String> {
+    let more = count.checked_sub(1).filter(|n| *n > 0)?;
+    let noun = if more == 1 { "Xid" } else { "Xids" };
+    Some(format!(
+        "({more} more {noun}; `gpudeck runs --json` lists them all.)"
+    ))
 }
 
 fn progress_line<'a>(p: &ProgressView, s: &Styles) -> Line<'a> {

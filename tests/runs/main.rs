@@ -20,3 +20,4 @@ mod runs_lifecycle;
 mod runs_record;
 mod runs_slurm;
 mod runs_slurm_cluster;
+mod runs_xids;

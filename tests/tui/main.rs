@@ -19,6 +19,7 @@ mod messages_views;
 mod processes_tab;
 mod runs_slurm_views;
 mod runs_views;
+mod runs_xid_views;
 mod shell_views;
 mod tables_views;
 mod tui_state;

@@ -78,6 +78,7 @@ fn run(id: &str, state: RunState, command: &str) -> RunRow {
         summary: None,
         slurm: None,
         engine_away: None,
+        xids: Vec::new(),
         owner: RunOwner::default(),
     }
 }

@@ -273,6 +273,7 @@ mod tests {
                     gpus: Vec::new(),
                     pid: None,
                     exit_code: None,
+                    ended_ms: None,
                 })
                 .collect(),
             state: RunState::Running,

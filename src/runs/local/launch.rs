@@ -50,6 +50,7 @@ impl From<RankPlan> for RankRecord {
             gpus: plan.gpus,
             pid: None,
             exit_code: None,
+            ended_ms: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Runs supervised on this host, as processes or in containers: starting one (pre-flight, the
 //! launcher's ranks, the detached supervisor), the supervisor and its GPU sampler, the processes
-//! it leaves and how they are told apart from other users', the run's lock, and stopping it.
+//! it leaves and how they are told apart from other users', the run's lock, stopping it, and the
+//! Xids its GPUs report while it runs (`xids.jsonl`).
 
 pub(super) mod detach;
 pub(super) mod launch;
@@ -11,3 +12,4 @@ pub(super) mod run_lock;
 pub(super) mod sampler;
 pub(super) mod stop;
 pub(super) mod supervisor;
+pub(super) mod xid_record;

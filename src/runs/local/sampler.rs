@@ -2,7 +2,8 @@
 //! the run was started with, samples only the run's GPUs once a second into `metrics.csv`, and
 //! takes one last sample once the ranks have ended. A write that fails (a full disk) is undone
 //! and sampling goes on, so recording resumes once there is room; a GPU that falls off the bus is
-//! reported once, with when.
+//! reported once, with when. The same source's Xid events for the run's GPUs are recorded
+//! beside the metrics for the run's life (`xid_record`).
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -13,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc as async_mpsc;
 
+use super::xid_record::RunPids;
+use crate::gpu::xid_watch::XidWatcher;
 use crate::gpu::{GpuSource, GpuSourceChoice, GpuStatic};
 use crate::runs::clock;
 use crate::runs::record::{LostGpu, RunGpu, RunRecord};
@@ -31,6 +34,7 @@ pub(crate) struct Sampler {
     done: mpsc::Receiver<()>,
     failures: async_mpsc::UnboundedReceiver<String>,
     lost: Arc<Mutex<Vec<LostGpu>>>,
+    xids: Arc<Mutex<Option<XidWatcher>>>,
 }
 
 /// Opens the metrics file; a seam so tests can make its writes fail.
@@ -57,7 +61,13 @@ impl Sampler {
         let (done_tx, done) = mpsc::channel();
         let (fail_tx, failures) = async_mpsc::unbounded_channel();
         let lost = Arc::new(Mutex::new(Vec::new()));
+        let xids = Arc::new(Mutex::new(None));
         let job = Job {
+            xids: Arc::clone(&xids),
+            group: record
+                .process_group
+                .filter(|_| record.container.is_none())
+                .map(|g| g.pid),
             path: dir.join(METRICS_FILE),
             choice: record.gpu_source.clone(),
             gpus: record.gpus.clone(),
@@ -82,7 +92,15 @@ impl Sampler {
             done,
             failures,
             lost,
+            xids,
         }
+    }
+
+    /// The watch on the run's GPUs' Xids (`xids.jsonl`), started with the source: the
+    /// supervisor keeps it until the run's end is written, so an Xid that came with the ranks'
+    /// exit is still recorded, and never waits for it.
+    pub(crate) fn take_xid_watch(&self) -> Option<XidWatcher> {
+        lock(&self.xids).take()
     }
 
     /// The run's GPUs that fell off the bus so far (each reported as a failure too).
@@ -116,6 +134,10 @@ impl Sampler {
     }
 }
 
+fn lock<T>(slot: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 fn report(failures: &async_mpsc::UnboundedSender<String>, why: String) {
     errln!("gpudeck supervisor: GPU metrics: {why}");
     let _ = failures.send(why);
@@ -129,6 +151,10 @@ struct Job {
     failures: async_mpsc::UnboundedSender<String>,
     lost: Arc<Mutex<Vec<LostGpu>>>,
     open: OpenSink,
+    /// Where the watch on the run's GPUs' Xids is left for the supervisor to stop.
+    xids: Arc<Mutex<Option<XidWatcher>>>,
+    /// The ranks' process group (a local run's), whose processes on the GPUs are noted.
+    group: Option<u32>,
 }
 
 impl Job {
@@ -210,6 +236,8 @@ struct Recorder {
     complete: u64,
     /// The run's GPUs already seen lost.
     lost: Vec<u32>,
+    /// The run's own processes seen on its GPUs.
+    pids: RunPids,
 }
 
 impl Recorder {
@@ -243,8 +271,13 @@ impl Recorder {
             .get_mut()
             .position()
             .map_err(|e| format!("{} could not be created: {e}", job.path.display()))?;
+        let indices: Vec<u32> = gpus.iter().map(|g| g.index).collect();
+        let dir = job.path.parent().unwrap_or(Path::new("."));
+        *lock(&job.xids) =
+            super::xid_record::start(dir, source.as_ref(), &inventory.gpus, &indices);
         Ok(Recorder {
-            indices: gpus.iter().map(|g| g.index).collect(),
+            pids: RunPids::new(dir, job.group),
+            indices,
             source,
             gpus,
             path: job.path.clone(),
@@ -259,6 +292,11 @@ impl Recorder {
     fn record_once(&mut self, now_ms: u64) -> Result<Vec<LostGpu>, String> {
         let t = i64::try_from(now_ms).unwrap_or(i64::MAX);
         let samples: Vec<_> = self.gpus.iter().map(|g| self.source.sample(g)).collect();
+        self.pids.note(
+            samples
+                .iter()
+                .flat_map(|s| s.processes.iter().map(|p| (p.gpu_index, p.pid))),
+        );
         let mut newly_lost = Vec::new();
         for (gpu, sample) in self.gpus.iter().zip(&samples) {
             if sample.lost && self.indices.contains(&gpu.index) && !self.lost.contains(&gpu.index) {

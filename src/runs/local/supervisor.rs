@@ -136,6 +136,7 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         }
     }
     watch.record.lost_gpus = sampler.lost_gpus();
+    let xids = sampler.take_xid_watch();
     if let Some(why) = sampler.finish() {
         watch.metrics_failed(&run, why);
     }
@@ -151,6 +152,9 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     }
     let record = watch.finish(&run);
     write_end(&run, &record, [&mut sigterm, &mut sigint]).await;
+    // Dropped, not joined (a wait lasts up to xid_watch::WAIT): it records up to the moment
+    // the supervisor exits, so an Xid that came with the ranks' exit still lands.
+    drop(xids);
     crate::runs::watch::saved_summary::save_after_end(&run.dir);
     Ok(())
 }
@@ -172,6 +176,7 @@ impl Watch {
         errln!("gpudeck supervisor: rank {rank} exited with {code}");
         if let Some(r) = self.record.ranks.get_mut(rank) {
             r.exit_code = Some(code);
+            r.ended_ms = Some(clock::now_ms());
         }
         let stop_asked = self.stopping || run.stop_requested();
         if code != 0 && !stop_asked && self.record.first_failed_rank.is_none() {

@@ -105,6 +105,7 @@ fn rank_of(spec: &RunSpec, rank: usize) -> RankRecord {
         gpus: Vec::new(),
         pid: None,
         exit_code: None,
+        ended_ms: None,
     }
 }
 

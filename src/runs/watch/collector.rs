@@ -467,7 +467,14 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
             .then(|| run.last_evidence_ms(summary.as_ref().map(|s| s.ended_ms)))
             .flatten()
     };
+    let (xids, _) = super::xids::hits_of(
+        run,
+        summary.as_ref(),
+        crate::runs::clock::now_ms(),
+        super::xids::XidJudge::builtin(),
+    );
     RunRow {
+        xids,
         id: r.id.clone(),
         name: r.name.clone(),
         state,

@@ -9,6 +9,7 @@ use super::progress::{ProgressEvent, ProgressTracker};
 use super::recorded::summary_of;
 use super::samples::{csv_line, MetricsRead, MetricsRow, CSV_HEADER};
 use super::summary::RunSummary;
+use super::xids::{hits_of, XidHit, XidJudge};
 use crate::runs::error::RunError;
 use crate::runs::record::{RunRecord, RunState};
 use crate::runs::store::Run;
@@ -29,6 +30,8 @@ pub struct RunExport {
     /// How long it ran, as `gpudeck runs --json` says (a lost run: to its last evidence).
     pub duration_ms: Option<u64>,
     pub summary: Option<RunSummary>,
+    /// The Xids that hit it, as `gpudeck runs --json` has them.
+    pub xids: Vec<XidHit>,
     pub progress: ProgressExport,
     pub metrics: Vec<MetricsRow>,
     /// Lines of `metrics.csv` that were not rows and were left out (see the warnings).
@@ -65,8 +68,14 @@ pub struct ScalarSeries {
 }
 
 /// The JSON export of `run`, summarised up to `now_ms` if it is still running, with the
-/// environment values of secret-looking names hidden as `secrets` says.
-pub fn export_json(run: &Run, now_ms: u64, secrets: &Secrets) -> Result<RunExport, RunError> {
+/// environment values of secret-looking names hidden as `secrets` says, its Xids judged by
+/// `judge`.
+pub fn export_json(
+    run: &Run,
+    now_ms: u64,
+    secrets: &Secrets,
+    judge: XidJudge<'_>,
+) -> Result<RunExport, RunError> {
     let read = required_metrics(run)?;
     let state = run.state();
     let mut record = run.record.clone();
@@ -75,7 +84,10 @@ pub fn export_json(run: &Run, now_ms: u64, secrets: &Secrets) -> Result<RunExpor
     let summary = summary_of(&run.record, state, &read.rows, now_ms);
     let mut warnings: Vec<String> = run.skipped_text(&read.skipped).into_iter().collect();
     warnings.extend(run.missing_logs(0));
+    let (xids, xid_warning) = hits_of(run, summary.as_ref(), now_ms, judge);
+    warnings.extend(xid_warning);
     Ok(RunExport {
+        xids,
         schema: EXPORT_SCHEMA,
         duration_ms: run.duration_ms(summary.as_ref(), now_ms),
         summary,

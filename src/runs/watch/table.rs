@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::summary::RunSummary;
+use super::xids::{hits_of, telling, XidHit, XidJudge};
 use crate::runs::clock;
 use crate::runs::record::{RunRecord, RunState};
 use crate::runs::store::Run;
@@ -32,14 +33,19 @@ pub struct ListedRun<'a> {
     /// How long it ran: to its end, to now while it runs, to its last evidence (last sample or
     /// log write) when it was lost; null before it started.
     pub duration_ms: Option<u64>,
+    /// The Xids its GPUs reported while a run that did not succeed lived, oldest first, each
+    /// with what it means, what to do and whom it points at.
+    pub xids: Vec<XidHit>,
 }
 
 /// The runs, each with its summary (see [`Run::summary`]).
-/// The environment values of secret-looking names are hidden as `secrets` says.
+/// The environment values of secret-looking names are hidden as `secrets` says; Xids are judged
+/// by `judge`.
 pub fn listing_json<'a>(
     runs: &'a [(Run, Option<RunSummary>)],
     now_ms: u64,
     secrets: &Secrets,
+    judge: XidJudge<'_>,
 ) -> Listing<'a> {
     Listing {
         schema: RUNS_SCHEMA,
@@ -54,6 +60,7 @@ pub fn listing_json<'a>(
                     dir: &run.dir,
                     summary: summary.as_ref(),
                     duration_ms: run.duration_ms(summary.as_ref(), now_ms),
+                    xids: hits_of(run, summary.as_ref(), now_ms, judge).0,
                 }
             })
             .collect(),
@@ -74,8 +81,14 @@ const FOLD_ORDER: [usize; 6] = [1, 5, 4, 8, 7, 9];
 /// does), columns as wide as their widest cell, within `width` columns where leaving out the
 /// less telling columns gets it there; a line then says which are left out. UTIL is the GPUs'
 /// mean utilisation, BUSY the share of the GPU-seconds held that they were busy (`-` without
-/// metrics); a run without GPUs shows `none` under GPUS, as in the Runs tab.
-pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64, width: usize) -> String {
+/// metrics); a run without GPUs shows `none` under GPUS, as in the Runs tab. A run an Xid hit
+/// says so under STATE, and a paragraph under the table says what it was and whom it points at.
+pub fn render_runs(
+    runs: &[(Run, Option<RunSummary>)],
+    now_ms: u64,
+    width: usize,
+    judge: XidJudge<'_>,
+) -> String {
     if runs.is_empty() {
         return crate::output::wrap_to(
             "No runs yet (start one with `gpudeck run --gpus 0,1 -- CMD...`).",
@@ -84,14 +97,22 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64, width: usize
         ) + "\n";
     }
     let header = HEADER.map(String::from);
+    let hits: Vec<Vec<XidHit>> = runs
+        .iter()
+        .map(|(run, summary)| hits_of(run, summary.as_ref(), now_ms, judge).0)
+        .collect();
     let rows: Vec<[String; COLUMNS]> = runs
         .iter()
-        .map(|(run, summary)| {
+        .zip(&hits)
+        .map(|((run, summary), hits)| {
             let r = &run.record;
             [
                 r.id.clone(),
                 r.name.clone(),
-                state_text(run),
+                match telling(hits) {
+                    Some(hit) => format!("{} (Xid {})", state_text(run), hit.xid),
+                    None => state_text(run),
+                },
                 match &r.slurm {
                     Some(job) => job.placement(),
                     None if r.gpus.is_empty() => "none".into(),
@@ -135,6 +156,33 @@ pub fn render_runs(runs: &[(Run, Option<RunSummary>)], now_ms: u64, width: usize
         );
         out.push_str(&crate::output::wrap_to(&note, " ", width));
         out.push('\n');
+    }
+    for ((run, _), hits) in runs.iter().zip(&hits) {
+        out.push_str(&xid_paragraph(run.id(), hits, width));
+    }
+    out
+}
+
+/// What the telling Xid of a run was, what to do, and how many more there were; empty without.
+fn xid_paragraph(id: &str, hits: &[XidHit], width: usize) -> String {
+    let Some(hit) = telling(hits) else {
+        return String::new();
+    };
+    let mut out = String::from("\n");
+    let mut say = |text: &str, indent: &str| {
+        out.push_str(&crate::output::wrap_to(text, indent, width));
+        out.push('\n');
+    };
+    say(&format!("{id}: {}", hit.summary), "  ");
+    say(&format!("  Xid {}: {}.", hit.xid, hit.meaning), "    ");
+    say(&format!("  Do: {}", hit.action), "    ");
+    if let [_, _, ..] = hits {
+        let more = hits.len() - 1;
+        let noun = if more == 1 { "Xid" } else { "Xids" };
+        say(
+            &format!("  ({more} more {noun}; `gpudeck runs --json` lists them all.)"),
+            "    ",
+        );
     }
     out
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::progress::ProgressEvent;
 use super::summary::{Alert, RunSummary};
+use super::xids::XidHit;
 use crate::claims::Claim;
 use crate::runs::local::leftovers::RunOwner;
 use crate::runs::record::RunState;
@@ -38,6 +39,8 @@ pub struct RunRow {
     pub engine_away: Option<crate::runs::EngineAway>,
     /// What its leftover processes are recognised by.
     pub owner: RunOwner,
+    /// The Xids its GPUs reported while it lived, if it did not succeed (oldest first).
+    pub xids: Vec<XidHit>,
 }
 
 /// One GPU's history over a run: x is seconds since the run started.
