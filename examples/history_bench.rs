@@ -279,7 +279,11 @@ fn collector(data: &Path, n: usize, secs: u64) -> Result<(f64, f64, f64, usize),
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let cpu0 = cpu_ns("self").ok_or("no /proc/self")?;
     let started = Instant::now();
-    let handle = watch::spawn(RunStore::new(data), tx);
+    let handle = watch::spawn(
+        RunStore::new(data),
+        tx,
+        gpudeck::health::XidCatalog::builtin(),
+    );
     let complete = |u: &RunsUpdate| match u {
         RunsUpdate::Listed { runs, .. } => {
             runs.len() == n && runs.iter().all(|r| r.summary.is_some())

@@ -432,7 +432,7 @@ pub async fn run(
         docker: crate::docker::collector::spawn(sources.docker_host.clone(), docker_tx),
         docker_host: sources.docker_host.clone(),
         data_dir: sources.data_dir.clone(),
-        runs: crate::runs::watch::spawn(store.clone(), runs_tx),
+        runs: crate::runs::watch::spawn(store.clone(), runs_tx, app.state.xid_catalog.clone()),
         store,
         gpu_choice: sources.gpu_choice.clone(),
         container: sources.container.clone(),

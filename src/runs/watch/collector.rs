@@ -20,6 +20,7 @@ use super::index::RunIndex;
 use super::summary::RunSummary;
 use super::update::{RunDetail, RunRow, RunsCommand, RunsUpdate};
 use crate::claims::Claim;
+use crate::health::XidCatalog;
 use crate::runs::clock;
 use crate::runs::liveness::SystemLiveness;
 use crate::runs::local::leftovers::RunOwner;
@@ -62,14 +63,18 @@ impl Drop for RunsHandle {
     }
 }
 
-/// Starts following `store`.
-pub fn spawn(store: RunStore, updates: Sender<RunsUpdate>) -> RunsHandle {
+/// Starts following `store`, telling what Xids that hit a run mean from `xid_catalog`.
+pub fn spawn(store: RunStore, updates: Sender<RunsUpdate>, xid_catalog: XidCatalog) -> RunsHandle {
     let (tx, rx) = mpsc::channel();
     let dirs = StoreWake::dirs_of(store.root(), store.claims().dir());
     let wake = StoreWake::new(dirs, tx.clone());
     let thread = std::thread::Builder::new()
         .name("runs-collector".into())
-        .spawn(move || Watcher::new(store, updates).run(&rx, wake))
+        .spawn(move || {
+            Watcher::new(store, updates)
+                .with_xid_catalog(xid_catalog)
+                .run(&rx, wake)
+        })
         .ok();
     if thread.is_none() {
         tracing::error!("could not start the runs collector thread");
@@ -119,6 +124,8 @@ pub struct Watcher {
     /// `claims.json` as it was when the claims were last looked at, and at which look.
     claims_stamp: Option<(u64, u64, i64, i64)>,
     claims_looked: u64,
+    /// What each Xid means, for the Xids that hit a run (the built-in catalog and the user's).
+    xid_catalog: XidCatalog,
 }
 
 impl Watcher {
@@ -141,7 +148,15 @@ impl Watcher {
             claimed: Vec::new(),
             claims_stamp: None,
             claims_looked: 0,
+            xid_catalog: XidCatalog::builtin(),
         }
+    }
+
+    /// The same watcher telling what Xids mean from `catalog` (the user's files layered over
+    /// the built-in catalog) instead of the built-in one alone.
+    pub fn with_xid_catalog(mut self, catalog: XidCatalog) -> Self {
+        self.xid_catalog = catalog;
+        self
     }
 
     /// The same watcher reading at most `bytes` of metrics per look for the list's summaries.
@@ -415,7 +430,7 @@ impl Watcher {
                 None => self.problems.remove(name),
             };
             let done = indexed.settled && feed.is_done();
-            let row = row_of(run, summary);
+            let row = row_of(run, summary, &self.xid_catalog);
             if listed.row.as_ref() != Some(&row) {
                 listed.row = Some(row);
                 changed.push(name.clone());
@@ -458,7 +473,7 @@ impl Watcher {
     }
 }
 
-fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
+fn row_of(run: &Run, summary: Option<RunSummary>, catalog: &XidCatalog) -> RunRow {
     let r = &run.record;
     let state = run.state();
     // A lost run's end is its last evidence, so its time stops counting as `gpudeck runs`'s does.
@@ -471,7 +486,10 @@ fn row_of(run: &Run, summary: Option<RunSummary>) -> RunRow {
         run,
         summary.as_ref(),
         crate::runs::clock::now_ms(),
-        super::xids::XidJudge::builtin(),
+        super::xids::XidJudge {
+            catalog,
+            kernel: None,
+        },
     );
     RunRow {
         xids,
@@ -628,12 +646,59 @@ mod tests {
     }
 
     #[test]
+    fn xids_that_hit_a_run_are_told_from_the_catalog_given_user_entries_included() {
+        let data = tempfile::tempdir().unwrap();
+        let store = RunStore::new(data.path());
+        let run = ended_run(&store, "hit", 5);
+        let mut record = run.record.clone();
+        record.state = RunState::Failed;
+        record.exit_code = Some(1);
+        record.gpus = vec![crate::runs::record::RunGpu {
+            index: 0,
+            uuid: "GPU-0".into(),
+            name: "x".into(),
+        }];
+        run.write_record(&record).unwrap();
+        let at = record.ended_ms.unwrap() - 10_000;
+        let event = crate::gpu::xid_watch::XidEvent {
+            gpu: 0,
+            pci_bus_id: "00000000:18:00.0".into(),
+            uuid: "GPU-0".into(),
+            xid: 79,
+            at_unix_ms: at,
+        };
+        std::fs::write(
+            run.dir.join("xids.jsonl"),
+            serde_json::to_string(&event).unwrap() + "\n",
+        )
+        .unwrap();
+        let user = tempfile::tempdir().unwrap();
+        let ours = "source = \"our lab\"\ndate = \"2026-11-25\"\n[[xid]]\nxid = 79\n\
+                    name = \"OURS\"\nmeaning = \"our own words for it\"\n\
+                    class = \"bus-power\"\nseverity = \"fail\"\naction = \"reboot\"\n\
+                    action_text = \"Reboot.\"\ncatalog_action = \"RESTART_BM\"\n\
+                    catalog_investigation = \"CONTACT_SUPPORT\"\n";
+        std::fs::write(user.path().join("mine.toml"), ours).unwrap();
+        let (catalog, warnings) = XidCatalog::load(Some(user.path()));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        let mut watcher = Watcher::new(store.clone(), tx).with_xid_catalog(catalog);
+        assert!(watcher.look(false));
+        let Ok(RunsUpdate::Listed { runs, .. }) = rx.try_recv() else {
+            panic!("a first listing");
+        };
+        let hit = runs[0].xids.first().expect("the Xid that hit the run");
+        assert_eq!(hit.xid, 79);
+        assert_eq!(hit.meaning, "our own words for it");
+    }
+
+    #[test]
     fn an_idle_collector_wakes_for_a_run_made_in_its_store() {
         let home = tempfile::tempdir().unwrap();
         // A first start: not even the data directory is made yet.
         let store = RunStore::new(&home.path().join("share").join("gpudeck"));
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-        let handle = spawn(store.clone(), tx);
+        let handle = spawn(store.clone(), tx, XidCatalog::builtin());
         let first = rx.blocking_recv().expect("a first listing");
         assert!(matches!(first, RunsUpdate::Listed { ref runs, .. } if runs.is_empty()));
         // The collector is idle now (no store yet) and sleeps for far longer than this test
