@@ -9,7 +9,7 @@ use crate::config::layer::{located, located_toml_error, position, user_toml_file
 use crate::image::ImageRef;
 
 /// The built-in catalog files, by name: data, not code (`assets/catalog/*.toml`).
-pub const BUILTIN_FILES: [(&str, &str); 4] = [
+pub const BUILTIN_FILES: [(&str, &str); 5] = [
     (
         "tensorflow.toml",
         include_str!("../../assets/catalog/tensorflow.toml"),
@@ -20,6 +20,10 @@ pub const BUILTIN_FILES: [(&str, &str); 4] = [
     ),
     ("ngc.toml", include_str!("../../assets/catalog/ngc.toml")),
     ("cuda.toml", include_str!("../../assets/catalog/cuda.toml")),
+    (
+        "triton.toml",
+        include_str!("../../assets/catalog/triton.toml"),
+    ),
 ];
 
 /// What an image is for.
@@ -29,6 +33,8 @@ pub enum Framework {
     Tensorflow,
     Pytorch,
     Cuda,
+    /// NVIDIA's Triton Inference Server: a model server, not a training framework.
+    Triton,
 }
 
 impl Framework {
@@ -38,6 +44,7 @@ impl Framework {
             Framework::Tensorflow => "TensorFlow",
             Framework::Pytorch => "PyTorch",
             Framework::Cuda => "CUDA",
+            Framework::Triton => "Triton Inference Server",
         }
     }
 }
@@ -336,6 +343,29 @@ mod tests {
     }
 
     #[test]
+    fn triton_entries_carry_the_cuda_of_their_release_notes() {
+        let catalog = builtin();
+        let cuda_of = |release: &str| {
+            let entry = catalog
+                .find(&format!("nvcr.io/nvidia/tritonserver:{release}-py3"))
+                .unwrap_or_else(|| panic!("Triton {release} missing"));
+            assert_eq!(
+                (entry.framework, entry.framework_version.as_str()),
+                (Framework::Triton, release)
+            );
+            assert_eq!(entry.origin, "triton.toml");
+            entry.cuda.clone()
+        };
+        assert_eq!(cuda_of("25.10"), "13.0.2");
+        assert_eq!(cuda_of("25.08"), "13.0.0");
+        assert_eq!(cuda_of("25.03"), "12.8.1");
+        assert_eq!(cuda_of("24.04"), "12.4");
+        assert_eq!(cuda_of("24.01"), "12.3.2");
+        assert_eq!(catalog.by_framework(Framework::Triton).count(), 5);
+        assert_eq!(Framework::Triton.label(), "Triton Inference Server");
+    }
+
+    #[test]
     fn pytorch_and_cuda_base_entries() {
         let catalog = builtin();
         let pt = catalog
@@ -445,11 +475,12 @@ mod tests {
         use super::*;
         use crate::fuzz::{self, assert_located};
 
-        const FILES: [&str; 4] = [
+        const FILES: [&str; 5] = [
             BUILTIN_FILES[0].1,
             BUILTIN_FILES[1].1,
             BUILTIN_FILES[2].1,
             BUILTIN_FILES[3].1,
+            BUILTIN_FILES[4].1,
         ];
 
         fn check(text: &str) {
