@@ -451,6 +451,38 @@ mod tests {
     }
 
     #[test]
+    fn a_triton_image_from_the_catalog_on_an_old_driver_names_the_driver_it_needs() {
+        let data = CompatData::builtin();
+        let (catalog, _) = crate::pull::Catalog::load(None);
+        let entry = catalog
+            .find("nvcr.io/nvidia/tritonserver:25.10-py3")
+            .unwrap();
+        let triton = ImageProfile::from_catalog(entry);
+        assert_eq!(
+            triton.framework_label().as_deref(),
+            Some("Triton Inference Server 25.10")
+        );
+        let geforce = host(
+            "550.54.14",
+            "12.4",
+            &[("NVIDIA GeForce RTX 4090", "8.9")],
+            GpuRuntime::Nvidia,
+        );
+        let verdict = judge(&data, &geforce, &triton);
+        assert_eq!(verdict.image_level, Level::WontRun, "{}", texts(&verdict));
+        let r = &verdict.reasons[0];
+        assert!(
+            r.text
+                .contains("driver 550.54.14 supports CUDA 12.4; the image requires CUDA 13.0"),
+            "{}",
+            r.text
+        );
+        assert_eq!(r.fix.as_deref(), Some("install NVIDIA driver 580.65.06 or newer (CUDA 13.0)"));
+        let verdict = judge(&data, &h100("580.159.04", "13.0"), &triton);
+        assert_eq!(verdict.level, Level::Runs, "{}", texts(&verdict));
+    }
+
+    #[test]
     fn a_long_term_branch_runs_a_newer_cuda_through_forward_compatibility() {
         let data = CompatData::builtin();
         let require = std::fs::read_to_string(concat!(
