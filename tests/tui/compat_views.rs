@@ -250,6 +250,27 @@ fn the_pull_picker_shows_each_catalog_image_verdict() {
 }
 
 #[test]
+fn the_pull_picker_lists_triton_images_and_marks_one_too_new_for_the_driver() {
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenPullPicker);
+    for c in "tritonserver".chars() {
+        s.update(Action::FilterInput(c));
+    }
+    let buf = render(&s, 120, 40);
+    let screen = text(&buf);
+    for release in ["25.10", "25.08", "25.03", "24.04", "24.01"] {
+        let reference = format!("nvcr.io/nvidia/tritonserver:{release}-py3");
+        assert!(screen.contains(&reference), "{reference} not in:\n{screen}");
+    }
+    let line = screen
+        .lines()
+        .find(|l| l.contains("nvcr.io/nvidia/tritonserver:25.08-py3"))
+        .unwrap_or_else(|| panic!("not in the picker:\n{screen}"));
+    assert!(line.contains("✗ will not run"), "{screen}");
+}
+
+#[test]
 fn without_the_nvidia_runtime_the_pull_picker_marks_every_image_and_says_why() {
     let mut s = state(A100_122, &["runc"], false);
     s.update(Action::SelectTab(Tab::Images));
