@@ -477,7 +477,10 @@ mod tests {
             "{}",
             r.text
         );
-        assert_eq!(r.fix.as_deref(), Some("install NVIDIA driver 580.65.06 or newer (CUDA 13.0)"));
+        assert_eq!(
+            r.fix.as_deref(),
+            Some("install NVIDIA driver 580.65.06 or newer (CUDA 13.0)")
+        );
         let verdict = judge(&data, &h100("580.159.04", "13.0"), &triton);
         assert_eq!(verdict.level, Level::Runs, "{}", texts(&verdict));
     }
