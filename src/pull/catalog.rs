@@ -307,6 +307,19 @@ mod tests {
             });
             assert!(has_minor, "no TensorFlow 2.{minor} gpu image");
         }
+        // Every versioned `-gpu` tag has its `-gpu-jupyter` twin, with the same CUDA and cuDNN.
+        for gpu in catalog
+            .by_framework(Framework::Tensorflow)
+            .filter(|e| e.variant == "gpu" && e.framework_version != "latest")
+        {
+            let jupyter = catalog
+                .find(&format!("{}-jupyter", gpu.reference))
+                .unwrap_or_else(|| panic!("no -gpu-jupyter tag for {}", gpu.reference));
+            assert_eq!(
+                (jupyter.variant.as_str(), &jupyter.cuda, &jupyter.cudnn),
+                ("gpu-jupyter", &gpu.cuda, &gpu.cudnn)
+            );
+        }
     }
 
     #[test]
