@@ -102,6 +102,22 @@ fn journal_result(success: bool, stdout: String, stderr: &str) -> Result<String,
         let first = stderr.lines().next().unwrap_or("failed").trim();
         return Err(format!("journalctl: {first}"));
     }
+    // A booted kernel always logs something: a journal with no kernel message since boot does
+    // not keep the kernel log (no journal files, or volatile storage off), and saying "no Xid
+    // in it" would be a pass nobody earned.
+    let kept = stdout
+        .lines()
+        .any(|l| !l.trim().is_empty() && !l.starts_with("-- "));
+    if !kept {
+        let why = stderr
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("no kernel message since boot");
+        return Err(format!(
+            "journalctl: the journal keeps no kernel log here ({why})"
+        ));
+    }
     Ok(stdout)
 }
 
@@ -138,6 +154,18 @@ mod tests {
             journal_result(true, "a\n".into(), ""),
             Ok("a\n".to_string())
         );
+        // No journal at all (containers, storage off): exit 0 with nothing, which is not "no Xid".
+        let empty = journal_result(
+            true,
+            "-- No entries --\n".into(),
+            "No journal files were found.\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            empty,
+            "journalctl: the journal keeps no kernel log here (No journal files were found.)"
+        );
+        assert!(journal_result(true, "-- No entries --\n".into(), "").is_err());
         let failed = journal_result(false, String::new(), "Failed to open journal\n").unwrap_err();
         assert_eq!(failed, "journalctl: Failed to open journal");
         let none = read_journal(Path::new("/nonexistent/journalctl")).unwrap_err();
