@@ -62,12 +62,30 @@ pub fn gather(choice: &KernelLogChoice, gpu: &GpuReport, env: &dyn HostEnv) -> K
         .to_datetime(jiff::Timestamp::now())
         .year();
     match choice {
-        KernelLogChoice::Saved { source, text } => KernelLogFacts::Read {
-            source: source.clone(),
-            live: false,
-            boot_time_s: None,
-            xids: kernel_log::parse(text, year),
-        },
+        KernelLogChoice::Saved { source, text } => {
+            let xids = kernel_log::parse(text, year);
+            if xids.is_empty() && !kernel_log::looks_like_kernel_log(text, year) {
+                let what = if text.trim().is_empty() {
+                    "is empty".to_string()
+                } else {
+                    "does not look like a kernel log: no line begins with the time stamp of \
+                     dmesg, journalctl, syslog or /dev/kmsg"
+                        .to_string()
+                };
+                return KernelLogFacts::NotRead {
+                    why: format!(
+                        "{source} {what}, so it tells nothing about Xid errors; pass the output \
+                         of `sudo dmesg` or `journalctl -k`"
+                    ),
+                };
+            }
+            KernelLogFacts::Read {
+                source: source.clone(),
+                live: false,
+                boot_time_s: None,
+                xids,
+            }
+        }
         KernelLogChoice::Live
             if gpu.system.as_ref().map(|s| s.source) == Some(SourceKind::Demo) =>
         {
@@ -131,6 +149,37 @@ mod tests {
             facts.boot_time().map(|t| t.as_second()),
             Some(1_764_000_000)
         );
+    }
+
+    #[test]
+    fn a_saved_file_that_is_no_kernel_log_is_not_read_as_one_without_xids() {
+        let env = FakeEnv::default();
+        for (text, words) in [
+            ("model,loss\n1,0.5\n", "does not look like a kernel log"),
+            ("", "is empty"),
+        ] {
+            let saved = KernelLogChoice::Saved {
+                source: "notes.txt".into(),
+                text: text.into(),
+            };
+            match gather(&saved, &healthy().gpu, &env) {
+                KernelLogFacts::NotRead { why } => {
+                    assert!(why.starts_with("notes.txt "), "{why}");
+                    assert!(why.contains(words), "{why}");
+                    assert!(why.contains("sudo dmesg"), "{why}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        // A kernel log without Xids is read, and says none.
+        let quiet = KernelLogChoice::Saved {
+            source: "kernel.log".into(),
+            text: "[    0.000000] Linux version 6.1.0-18-amd64\n".into(),
+        };
+        assert!(matches!(
+            gather(&quiet, &healthy().gpu, &env),
+            KernelLogFacts::Read { ref xids, .. } if xids.is_empty()
+        ));
     }
 
     #[test]

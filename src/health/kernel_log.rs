@@ -44,6 +44,25 @@ pub fn parse(log: &str, year: i16) -> Vec<XidLine> {
         .collect()
 }
 
+/// Whether `log` reads as a kernel log in a form `parse` knows: some line begins with the time
+/// stamp of `dmesg`, `dmesg -T`, journalctl, syslog or a `/dev/kmsg` record. A file with no Xid
+/// that is not a kernel log at all (the wrong file, a binary) must not read as "no Xids".
+pub fn looks_like_kernel_log(log: &str, year: i16) -> bool {
+    log.lines().take(10_000).any(|raw| {
+        let line = raw.trim_end_matches('\r').trim_start();
+        let kmsg = line
+            .find(';')
+            .is_some_and(|end| prefix_time(&line[..=end], year).since_boot.is_some());
+        let dmesg = line.starts_with('[')
+            && line.find(']').is_some_and(|end| {
+                let t = prefix_time(&line[..=end], year);
+                t.since_boot.is_some() || t.wall.is_some()
+            });
+        let words: Vec<&str> = line.split_whitespace().take(3).collect();
+        kmsg || dmesg || prefix_time(&words.join(" "), year).wall.is_some()
+    })
+}
+
 /// ` (PCI:0000:3a:00): 79, pid=..., name=..., text` after the marker.
 fn message(rest: &str) -> Option<XidLine> {
     let rest = rest.trim_start().strip_prefix('(')?;
@@ -92,6 +111,28 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn kernel_logs_of_every_form_look_like_one_and_other_text_does_not() {
+        for log in [
+            "[    0.000000] Linux version 6.1.0-18-amd64\n",
+            "[Tue Nov 24 03:14:07 2026] nvidia: loading out-of-tree module\n",
+            "Nov 24 03:14:07 gpubox kernel: Linux version 6.1.0\n",
+            "2026-11-24T03:14:07+0000 gpubox kernel: Linux version 6.1.0\n",
+            "6,1,0,-;Linux version 6.1.0-18-amd64\r\n",
+            "some text first\n[ 12.5] usb 1-1: new device\n",
+        ] {
+            assert!(looks_like_kernel_log(log, 2026), "{log:?}");
+        }
+        for text in [
+            "",
+            "hello world\nthis is a note\n",
+            "model,loss\n1,0.5\n",
+            "\u{fffd}\u{fffd}[not a time] x;y\n",
+        ] {
+            assert!(!looks_like_kernel_log(text, 2026), "{text:?}");
+        }
+    }
 
     fn one(line: &str) -> XidLine {
         let found = parse(line, 2026);
