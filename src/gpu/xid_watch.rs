@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::types::GpuStatic;
+use crate::health::PciAddress;
 
 /// How long one wait blocks before the watcher looks whether it was asked to stop: long, as
 /// each wake costs the dashboard CPU and nothing waits on a stop but tests (a dropped watcher
@@ -116,7 +117,7 @@ struct Named {
     gpu: u32,
     pci_bus_id: String,
     uuid: String,
-    bus: Option<BusId>,
+    bus: Option<PciAddress>,
 }
 
 /// The watch in progress, handed to a backend on the watcher's thread.
@@ -164,7 +165,7 @@ impl Watch {
         let at_unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let bus = BusId::parse(&raw.pci_bus_id);
+        let bus = bus_of(&raw.pci_bus_id);
         match self.gpus.iter().find(|g| bus.is_some() && g.bus == bus) {
             Some(g) => XidEvent {
                 gpu: g.gpu,
@@ -184,30 +185,13 @@ impl Watch {
     }
 }
 
-/// A PCI address, so that `00000000:3A:00.0`, `0000:3a:00.0` and `3a:00.0` compare equal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BusId {
-    domain: u32,
-    bus: u32,
-    device: u32,
-    function: u32,
-}
-
-impl BusId {
-    fn parse(id: &str) -> Option<BusId> {
-        let id = id.trim().trim_end_matches('\0');
-        let (rest, function) = id.rsplit_once('.')?;
-        let mut parts = rest.rsplitn(3, ':');
-        let device = parts.next()?;
-        let bus = parts.next()?;
-        let domain = parts.next().unwrap_or("0");
-        let hex = |s: &str| u32::from_str_radix(s, 16).ok();
-        Some(BusId {
-            domain: hex(domain)?,
-            bus: hex(bus)?,
-            device: hex(device)?,
-            function: hex(function)?,
-        })
+/// The PCI address of an NVML bus id (`00000000:3A:00.0`), in the legacy form without a domain
+/// too (`3a:00.0`), so that the inventory's and an event's ids compare equal however written.
+fn bus_of(id: &str) -> Option<PciAddress> {
+    let id = id.trim().trim_end_matches('\0');
+    match id.matches(':').count() {
+        1 => PciAddress::parse(&format!("0:{id}")),
+        _ => PciAddress::parse(id),
     }
 }
 
@@ -230,7 +214,7 @@ impl XidWatcher {
                     gpu: g.index,
                     pci_bus_id: g.pci_bus_id.clone(),
                     uuid: g.uuid.clone(),
-                    bus: BusId::parse(&g.pci_bus_id),
+                    bus: bus_of(&g.pci_bus_id),
                 })
                 .collect(),
             stop: Arc::clone(&stop),
@@ -432,11 +416,11 @@ mod tests {
 
     #[test]
     fn bus_ids_parse_in_nvml_and_legacy_forms() {
-        let want = BusId::parse("00000000:3A:00.0");
+        let want = bus_of("00000000:3A:00.0");
         assert!(want.is_some());
-        assert_eq!(BusId::parse("0000:3a:00.0"), want);
-        assert_eq!(BusId::parse("3a:00.0"), want);
-        assert_ne!(BusId::parse("00000001:3A:00.0"), want);
-        assert_eq!(BusId::parse("not a bus"), None);
+        assert_eq!(bus_of("0000:3a:00.0"), want);
+        assert_eq!(bus_of("3a:00.0"), want);
+        assert_ne!(bus_of("00000001:3A:00.0"), want);
+        assert_eq!(bus_of("not a bus"), None);
     }
 }
