@@ -1,15 +1,9 @@
 //! Health counters that grow while the driver stays loaded: PCIe replays, NVLink data-link
 //! errors, and the time the clocks were held down for power or heat. Each is a 1-3 µs NVML
-//! call (per link for NVLink), so they are read only where shown or served.
+//! call (per link for NVLink), so they are read only where shown or served. The NVML source
+//! reads them (`gpu/nvml.rs`).
 
-use nvml_wrapper::enum_wrappers::device::PerformancePolicy;
-use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
-use nvml_wrapper::error::NvmlError;
-use nvml_wrapper::Device;
 use serde::{Deserialize, Serialize};
-
-/// NVML's most NVLink links per GPU across generations (NVML_NVLINK_MAX_LINKS).
-const MAX_NVLINKS: u32 = 18;
 
 /// One GPU's health counters; `None` where the GPU or driver cannot tell (no NVLink on a PCIe
 /// card, no violation status on GeForce).
@@ -54,60 +48,5 @@ impl NvLinkErrors {
         self.crc_data += other.crc_data;
         self.replay += other.replay;
         self.recovery += other.recovery;
-    }
-}
-
-/// Reads the health counters of one NVML device.
-pub fn read_nvml(dev: &Device<'_>) -> HealthCounters {
-    let violation = |policy| known(dev.violation_status(policy)).map(|v| v.violation_time);
-    HealthCounters {
-        pcie_replays: known(dev.pcie_replay_counter()).map(u64::from),
-        nvlink: nvlink_errors(dev),
-        power_violation_ns: violation(PerformancePolicy::Power),
-        thermal_violation_ns: violation(PerformancePolicy::Thermal),
-    }
-}
-
-/// The error counters summed over the active links; None without NVLink.
-fn nvlink_errors(dev: &Device<'_>) -> Option<NvLinkErrors> {
-    let mut total: Option<NvLinkErrors> = None;
-    for link in 0..MAX_NVLINKS {
-        let wrapper = dev.link_wrapper_for(link);
-        match wrapper.is_active() {
-            Ok(true) => {}
-            Ok(false) => continue,
-            // The first unsupported link means the GPU has no NVLink at all (PCIe cards).
-            Err(_) => break,
-        }
-        let read = |c| known(wrapper.error_counter(c));
-        let counts = (
-            read(ErrorCounter::DlCrcFlit),
-            read(ErrorCounter::DlCrcData),
-            read(ErrorCounter::DlReplay),
-            read(ErrorCounter::DlRecovery),
-        );
-        if let (Some(crc_flit), Some(crc_data), Some(replay), Some(recovery)) = counts {
-            total.get_or_insert_default().add(&NvLinkErrors {
-                crc_flit,
-                crc_data,
-                replay,
-                recovery,
-            });
-        }
-    }
-    total
-}
-
-/// The value, or None: unsupported stays quiet, anything else is logged.
-fn known<T>(result: Result<T, NvmlError>) -> Option<T> {
-    match result {
-        Ok(v) => Some(v),
-        Err(NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_) | NvmlError::GpuLost) => {
-            None
-        }
-        Err(e) => {
-            tracing::debug!(error = %e, "health counter unreadable");
-            None
-        }
     }
 }

@@ -4,12 +4,14 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 
 use nvml_wrapper::enum_wrappers::device::{
-    Clock, EccCounter, MemoryError, RetirementCause, TemperatureSensor, TemperatureThreshold,
-    TopologyLevel,
+    Clock, EccCounter, MemoryError, PerformancePolicy, RetirementCause, TemperatureSensor,
+    TemperatureThreshold, TopologyLevel,
 };
+use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
 use nvml_wrapper::error::{nvml_sym, nvml_try, NvmlError};
 use nvml_wrapper::{Device, Nvml};
 
+use super::counters::{HealthCounters, NvLinkErrors};
 use super::nvlinks::{self, LinkEnd};
 use super::source::{GpuError, GpuSource};
 use super::types::{
@@ -118,14 +120,8 @@ impl NvmlSource {
         let Ok(dev) = self.device(index) else {
             return ends;
         };
-        for link in 0..MAX_NVLINKS {
+        for link in active_links(&dev) {
             let wrapper = dev.link_wrapper_for(link);
-            match wrapper.is_active() {
-                Ok(true) => {}
-                Ok(false) => continue,
-                // The first unsupported link means the GPU has no NVLink at all (PCIe cards).
-                Err(_) => break,
-            }
             if remote_device_type(&dev, link).is_ok_and(|t| t == NVLINK_DEVICE_TYPE_SWITCH) {
                 ends.push(LinkEnd::Switch);
                 continue;
@@ -192,9 +188,9 @@ impl GpuSource for NvmlSource {
         self.nvml.sys_process_name(pid, 256).ok()
     }
 
-    fn health(&mut self, gpu: &GpuStatic) -> super::counters::HealthCounters {
+    fn health(&mut self, gpu: &GpuStatic) -> HealthCounters {
         self.device(gpu.index)
-            .map(|dev| super::counters::read_nvml(&dev))
+            .map(|dev| health_counters(&dev))
             .unwrap_or_default()
     }
 
@@ -387,6 +383,69 @@ fn retired_pages(dev: &Device<'_>) -> Result<RetiredPages, NvmlError> {
         double_bit_ecc: count(RetirementCause::DoubleBitEccError)?,
         pending: dev.are_pages_pending_retired()?,
     })
+}
+
+/// The numbers of the GPU's active NVLinks. The first unsupported link means the GPU has no
+/// NVLink at all (PCIe cards), so the walk stops there.
+fn active_links(dev: &Device<'_>) -> Vec<u32> {
+    let mut active = Vec::new();
+    for link in 0..MAX_NVLINKS {
+        match dev.link_wrapper_for(link).is_active() {
+            Ok(true) => active.push(link),
+            Ok(false) => {}
+            Err(_) => break,
+        }
+    }
+    active
+}
+
+/// Reads the health counters of one NVML device.
+fn health_counters(dev: &Device<'_>) -> HealthCounters {
+    let violation = |policy| known_counter(dev.violation_status(policy)).map(|v| v.violation_time);
+    HealthCounters {
+        pcie_replays: known_counter(dev.pcie_replay_counter()).map(u64::from),
+        nvlink: nvlink_errors(dev),
+        power_violation_ns: violation(PerformancePolicy::Power),
+        thermal_violation_ns: violation(PerformancePolicy::Thermal),
+    }
+}
+
+/// The error counters summed over the active links; None without NVLink.
+fn nvlink_errors(dev: &Device<'_>) -> Option<NvLinkErrors> {
+    let mut total: Option<NvLinkErrors> = None;
+    for link in active_links(dev) {
+        let wrapper = dev.link_wrapper_for(link);
+        let read = |c| known_counter(wrapper.error_counter(c));
+        let counts = (
+            read(ErrorCounter::DlCrcFlit),
+            read(ErrorCounter::DlCrcData),
+            read(ErrorCounter::DlReplay),
+            read(ErrorCounter::DlRecovery),
+        );
+        if let (Some(crc_flit), Some(crc_data), Some(replay), Some(recovery)) = counts {
+            total.get_or_insert_default().add(&NvLinkErrors {
+                crc_flit,
+                crc_data,
+                replay,
+                recovery,
+            });
+        }
+    }
+    total
+}
+
+/// The value, or None: unsupported stays quiet, anything else is logged.
+fn known_counter<T>(result: Result<T, NvmlError>) -> Option<T> {
+    match result {
+        Ok(v) => Some(v),
+        Err(NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_) | NvmlError::GpuLost) => {
+            None
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "health counter unreadable");
+            None
+        }
+    }
 }
 
 fn processes(
