@@ -134,16 +134,6 @@ pub struct XidJudge<'a> {
     pub kernel: Option<&'a KernelXids>,
 }
 
-impl XidJudge<'static> {
-    /// The built-in catalog, no kernel log (the Runs tab).
-    pub fn builtin() -> XidJudge<'static> {
-        XidJudge {
-            catalog: builtin_catalog(),
-            kernel: None,
-        }
-    }
-}
-
 /// The Xids that hit `run` (its recorded ones, and the kernel log's of its GPUs, inside its
 /// window), judged, and a warning about its `xids.jsonl`. `summary` places a lost run's end at
 /// its last sample.
@@ -171,12 +161,6 @@ pub fn hits_of(
         None => events.into_iter().map(XidSighting::from).collect(),
     };
     (attribute(&window, &sightings, judge.catalog), warning)
-}
-
-/// The built-in catalog, read once (for the Runs tab, which has no config directory).
-fn builtin_catalog() -> &'static XidCatalog {
-    static CATALOG: std::sync::OnceLock<XidCatalog> = std::sync::OnceLock::new();
-    CATALOG.get_or_init(XidCatalog::builtin)
 }
 
 /// How far outside a run's life a kernel-log Xid may seem to be and still be the run's: the
