@@ -48,18 +48,31 @@ impl StoreWake {
     /// ancestor, whose next part being made wakes the collector. True when every change would
     /// wake it; only then may it sleep.
     pub fn watch_all(&mut self) -> bool {
-        let mut covered = true;
-        for dir in &self.dirs {
-            let Some(existing) = dir.ancestors().find(|d| d.is_dir()) else {
-                covered = false;
-                continue;
-            };
-            if let Err(e) = self.watcher.watch(existing, RecursiveMode::NonRecursive) {
-                tracing::debug!("{} cannot be watched: {e}", existing.display());
-                covered = false;
+        // A directory made between choosing the nearest existing one and watching it would go
+        // unseen (its own parts made next land in a directory not watched): the choice is made
+        // again after the watches are set, until it holds.
+        for _ in 0..8 {
+            let chosen = self.nearest_existing();
+            let mut covered = chosen.len() == self.dirs.len();
+            for dir in &chosen {
+                if let Err(e) = self.watcher.watch(dir, RecursiveMode::NonRecursive) {
+                    tracing::debug!("{} cannot be watched: {e}", dir.display());
+                    covered = false;
+                }
+            }
+            if self.nearest_existing() == chosen {
+                return covered;
             }
         }
-        covered
+        false
+    }
+
+    /// For each directory, itself or its nearest ancestor that exists now.
+    fn nearest_existing(&self) -> Vec<PathBuf> {
+        self.dirs
+            .iter()
+            .filter_map(|dir| dir.ancestors().find(|d| d.is_dir()).map(Path::to_path_buf))
+            .collect()
     }
 
     /// The directories to watch for a store at `root` with its claims in `claims_dir`.
