@@ -181,6 +181,65 @@ pub struct RunSpec {
     /// `#SBATCH` options of a Slurm run; ignored by the local backend.
     #[serde(default, skip_serializing_if = "is_default")]
     pub slurm: SlurmSettings,
+    /// Set when the run is a service (`gpudeck notebook`, `tensorboard`, `triton`): what it
+    /// serves and on which loopback ports. A service is supervised, claimed, logged and stopped
+    /// as any run; `gpudeck services` and the Services tab list it, `gpudeck runs` does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceSpec>,
+}
+
+/// What a service run serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceKind {
+    /// JupyterLab.
+    Notebook,
+    /// TensorBoard over a log directory.
+    Tensorboard,
+    /// NVIDIA Triton Inference Server over a model repository.
+    Triton,
+}
+
+impl ServiceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServiceKind::Notebook => "notebook",
+            ServiceKind::Tensorboard => "tensorboard",
+            ServiceKind::Triton => "triton",
+        }
+    }
+}
+
+impl fmt::Display for ServiceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One port a service listens on, on 127.0.0.1 (in a container: published on the host's
+/// 127.0.0.1 to the same port inside).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServicePort {
+    /// What it serves: `http` (the URL users open), `grpc`, `metrics`.
+    pub name: String,
+    pub port: u16,
+}
+
+/// The service part of a run spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceSpec {
+    pub kind: ServiceKind,
+    /// The first is the one users open.
+    pub ports: Vec<ServicePort>,
+}
+
+impl ServiceSpec {
+    /// The port named `name`, if the service has one.
+    pub fn port(&self, name: &str) -> Option<u16> {
+        self.ports.iter().find(|p| p.name == name).map(|p| p.port)
+    }
 }
 
 /// The `gpudeck run` flags; each one given replaces the spec file's field (env adds).
