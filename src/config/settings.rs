@@ -24,6 +24,66 @@ pub struct Config {
     pub metrics: MetricsConfig,
     pub runs: RunsConfig,
     pub slurm: SlurmConfig,
+    pub notebook: NotebookConfig,
+}
+
+/// What `gpudeck notebook` services are held to.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotebookConfig {
+    /// A notebook on GPUs whose kernels have all been idle this long is flagged (the Services
+    /// tab, `gpudeck services`, doctor, `gpudeck_service_idle_seconds`).
+    pub idle_alert: Limit,
+    /// Shut a notebook's kernels down once they have all been idle this long (frees the GPU
+    /// memory they hold; the notebook itself keeps running). Off by default.
+    pub idle_stop: Limit,
+}
+
+impl Default for NotebookConfig {
+    fn default() -> Self {
+        Self {
+            idle_alert: Limit(Some(Duration::from_secs(3600))),
+            idle_stop: Limit(None),
+        }
+    }
+}
+
+/// A length of time written as "90s", "30m", "1h", "1h 30m", or "off".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Limit(pub Option<Duration>);
+
+impl TryFrom<String> for Limit {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        let trimmed = text.trim();
+        if trimmed.eq_ignore_ascii_case("off") {
+            return Ok(Limit(None));
+        }
+        let bad = || {
+            format!(
+                "`{trimmed}` is not a length of time: write it as \"90s\", \"30m\", \"1h\", \
+                 \"1h 30m\" or \"off\""
+            )
+        };
+        let span: jiff::SignedDuration = trimmed.parse().map_err(|_| bad())?;
+        match Duration::try_from(span) {
+            Ok(d) if !d.is_zero() => Ok(Limit(Some(d))),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl From<Limit> for String {
+    fn from(limit: Limit) -> String {
+        match limit.0 {
+            None => "off".into(),
+            Some(d) => jiff::SignedDuration::try_from(d)
+                .map(|s| format!("{s:#}"))
+                .unwrap_or_else(|_| format!("{}s", d.as_secs())),
+        }
+    }
 }
 
 /// The Prometheus endpoint the dashboard serves while it runs (`gpudeck serve` is the same
@@ -298,6 +358,34 @@ pub(crate) fn clamp(config: &mut Config, warnings: &mut Vec<String>) {
 mod tests {
     use super::super::layer::standalone;
     use super::*;
+
+    #[test]
+    fn notebook_limits_read_as_people_write_them() {
+        let config = Config::default();
+        assert_eq!(
+            config.notebook.idle_alert,
+            Limit(Some(Duration::from_secs(3600)))
+        );
+        assert_eq!(config.notebook.idle_stop, Limit(None));
+        let text = "[notebook]\nidle_alert = \"1h 30m\"\nidle_stop = \"90s\"\n";
+        let config = standalone::<Config>(text).expect("valid limits");
+        assert_eq!(
+            config.notebook.idle_alert.0,
+            Some(Duration::from_secs(5400))
+        );
+        assert_eq!(config.notebook.idle_stop.0, Some(Duration::from_secs(90)));
+        assert_eq!(String::from(config.notebook.idle_alert), "1h 30m");
+        assert_eq!(String::from(Limit(None)), "off");
+        for bad in ["banana", "0s", "-5m", ""] {
+            let err = standalone::<Config>(&format!("[notebook]\nidle_alert = \"{bad}\"\n"))
+                .expect_err(bad)
+                .reason;
+            assert!(
+                err.contains("is not a length of time") && err.contains("\"off\""),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn defaults_are_the_documented_values() {

@@ -232,6 +232,7 @@ mod tests {
             error: None,
             gpu_source: None,
             metrics_error: None,
+            service: None,
             lost_gpus: Vec::new(),
             backend: Default::default(),
             slurm: None,

@@ -39,7 +39,10 @@ pub use record::{
     RunRecord, RunState, RUN_SCHEMA,
 };
 pub(crate) use slurm::run::look_at_jobs;
-pub use spec::{parse_env, GpuSelection, Launcher, RunSpec, SpecOverrides};
+pub use spec::{
+    parse_env, GpuSelection, Launcher, RunSpec, ServiceKind, ServicePort, ServiceSpec,
+    SpecOverrides,
+};
 pub use store::{LogStream, Run, RunStore, StopOutcome};
 pub use watch::export::{
     export_csv, export_json, CsvExport, ProgressExport, RunExport, ScalarSeries,

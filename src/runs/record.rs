@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::local::procs::ProcessRef;
 use super::slurm::{Backend, SlurmJob};
-use super::spec::Launcher;
+use super::spec::{Launcher, ServiceSpec};
 use crate::docker::{HostSpec, TlsFiles};
 use crate::gpu::GpuSourceChoice;
 
@@ -151,6 +151,9 @@ pub struct RunRecord {
     /// A Slurm run's job: its id, script and what the queue last said; absent for a local run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slurm: Option<SlurmJob>,
+    /// What a service run serves and on which ports (its spec's `service`); absent for a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceSpec>,
 }
 
 impl RunRecord {
@@ -198,6 +201,7 @@ impl RunRecord {
             backend: Default::default(),
             slurm: None,
             container: None,
+            service: None,
         }
     }
 

@@ -108,6 +108,7 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         ranks: ranks.into_iter().map(RankRecord::from).collect(),
         created_ms: now,
         gpu_source: Some(ctx.gpu_source.clone()),
+        service: spec.service.clone(),
         ..record
     };
     // Until its supervisor runs, nothing has run: a refused run leaves no directory behind.
