@@ -42,8 +42,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("compatibility verdicts", &["compat"]),
     (
-        "diagnosis, shells and runs",
-        &["launch_check", "doctor", "shell", "runs"],
+        "diagnosis, shells, runs and services",
+        &["launch_check", "doctor", "shell", "runs", "services"],
     ),
     ("the metrics endpoint", &["metrics"]),
     ("the command line", &["cli", "cli_docs", "read_only"]),

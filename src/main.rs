@@ -11,6 +11,7 @@ use gpudeck::app::compat::CompatView;
 use gpudeck::app::themes::ThemeChoice;
 use gpudeck::app::{self, App, Sources};
 use gpudeck::cli::runs as runs_cli;
+use gpudeck::cli::services::{self as services_cli, ServiceCommand};
 use gpudeck::cli::{Cli, Commands};
 use gpudeck::compat::{cli as compat_cli, CompatData};
 use gpudeck::config::{self, usable_themes, Config, Dirs, Theme};
@@ -140,6 +141,30 @@ fn main() -> ExitCode {
         ),
         Some(Commands::Logs(ref args)) => runs_cli::logs(args, &RunStore::new(&dirs.data)),
         Some(Commands::Stop(ref args)) => runs_cli::stop(args, &RunStore::new(&dirs.data)),
+        Some(Commands::Notebook(ref args)) => service(
+            ServiceCommand::Notebook(args),
+            &cli,
+            &dirs,
+            &config,
+            sources,
+        ),
+        Some(Commands::Tensorboard(ref args)) => service(
+            ServiceCommand::Tensorboard(args),
+            &cli,
+            &dirs,
+            &config,
+            sources,
+        ),
+        Some(Commands::Triton(ref args)) => service(
+            ServiceCommand::Triton(args),
+            &cli,
+            &dirs,
+            &config,
+            sources,
+        ),
+        Some(Commands::Services { json }) => {
+            services_cli::list(&RunStore::new(&dirs.data), &config, json)
+        }
         Some(Commands::Export(ref args)) => runs_cli::export(
             args,
             &RunStore::new(&dirs.data),
@@ -516,6 +541,25 @@ fn recorded_source(cli: &Cli, store: &RunStore, run: &str) -> Option<GpuSourceCh
         ));
     }
     Some(recorded)
+}
+
+/// Starts a notebook, TensorBoard or Triton server as a run of its own.
+fn service(
+    command: ServiceCommand<'_>,
+    cli: &Cli,
+    dirs: &Dirs,
+    config: &Config,
+    sources: Sources,
+) -> ExitCode {
+    let store = RunStore::new(&dirs.data);
+    let setup = services_cli::ServiceSetup {
+        store: &store,
+        config,
+        gpu_source: gpu_choice(cli),
+        container: container_setup(cli.docker_host.clone(), config, dirs),
+        slurm: slurm_defaults(config),
+    };
+    services_cli::start(command, setup, || gpu_report(sources))
 }
 
 /// The config's backend for runs that name none, and its `[slurm]` settings.

@@ -28,7 +28,10 @@ pub fn what_it_changes(command: &Commands) -> Option<&'static str> {
         Commands::Run(args) if args.dry_run => None,
         Commands::Run(_) => Some("start a training run"),
         Commands::Rerun(_) => Some("start a training run again"),
-        Commands::Stop(_) => Some("stop a training run"),
+        Commands::Stop(_) => Some("stop a training run or a service"),
+        Commands::Notebook(_) => Some("start a notebook"),
+        Commands::Tensorboard(_) => Some("start TensorBoard"),
+        Commands::Triton(_) => Some("start a Triton server"),
         Commands::Pull { .. } => Some("pull an image"),
         Commands::Shell(args) if args.list => None,
         Commands::Shell(args) if args.attach.is_some() => {
@@ -41,6 +44,7 @@ pub fn what_it_changes(command: &Commands) -> Option<&'static str> {
         | Commands::Compat { .. }
         | Commands::Doctor { .. }
         | Commands::Runs { .. }
+        | Commands::Services { .. }
         | Commands::Logs(_)
         | Commands::Export(_)
         | Commands::Serve { .. }
@@ -56,6 +60,9 @@ fn name_of(command: &Commands) -> &'static str {
         Commands::Run(_) => "run",
         Commands::Rerun(_) => "rerun",
         Commands::Stop(_) => "stop",
+        Commands::Notebook(_) => "notebook",
+        Commands::Tensorboard(_) => "tensorboard",
+        Commands::Triton(_) => "triton",
         Commands::Pull { .. } => "pull",
         Commands::Shell(args) if args.attach.is_some() => "shell --attach",
         Commands::Shell(_) => "shell",

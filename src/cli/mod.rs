@@ -2,6 +2,7 @@
 
 pub mod run_target;
 pub mod runs;
+pub mod services;
 
 use std::path::PathBuf;
 
@@ -125,8 +126,12 @@ impl Commands {
             Commands::Run(a) => (Some(&a.gpu), Some(&a.docker), Some(&a.read_only), None),
             Commands::Rerun(a) => (Some(&a.gpu), Some(&a.docker), Some(&a.read_only), None),
             Commands::Stop(a) => (None, None, Some(&a.read_only), None),
+            Commands::Notebook(a) => a.service.flags(),
+            Commands::Tensorboard(a) => a.service.flags(),
+            Commands::Triton(a) => a.service.flags(),
             Commands::Serve { gpu, refresh, .. } => (Some(gpu), None, None, *refresh),
             Commands::Runs { .. }
+            | Commands::Services { .. }
             | Commands::Logs(_)
             | Commands::Export(_)
             | Commands::Completions { .. }
@@ -234,6 +239,21 @@ pub enum Commands {
     Logs(LogsArgs),
     /// Stop a run: SIGINT to its processes, SIGTERM after the grace period, then SIGKILL.
     Stop(StopArgs),
+    /// Start JupyterLab on chosen GPUs, detached, on 127.0.0.1 with a token: in a container of
+    /// a local image, or with --host from the `jupyter` on PATH. Prints its id, URL and the SSH
+    /// line that reaches it; `gpudeck stop ID` ends it.
+    Notebook(NotebookArgs),
+    /// Start TensorBoard over a run's directory or a log directory, detached, on 127.0.0.1.
+    Tensorboard(TensorboardArgs),
+    /// Start NVIDIA Triton Inference Server over a model repository on chosen GPUs, detached,
+    /// with its HTTP, gRPC and metrics ports on 127.0.0.1; waits until it is ready.
+    Triton(TritonArgs),
+    /// List the notebooks, TensorBoards and Triton servers: state, URL, GPUs, idle time.
+    Services {
+        /// A stable JSON document (schema gpudeck.services/v1) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Export a run: its per-second GPU metrics as CSV, or record, summary, metrics and
     /// training progress as one JSON document (schema gpudeck.export/v1).
     Export(ExportArgs),
@@ -396,6 +416,81 @@ pub struct LogsArgs {
     /// The rank's stderr instead of its stdout.
     #[arg(long)]
     pub stderr: bool,
+}
+
+/// What every service command takes: GPUs, where it runs, its name and port.
+#[derive(Debug, Args)]
+pub struct ServiceFlags {
+    /// GPUs: indices (0,1), UUIDs (GPU-...), count:N for N free ones, all, or none.
+    #[arg(long, value_name = "0,1|UUIDS|count:N|all|none")]
+    pub gpus: Option<String>,
+    /// Run it on this machine (the program on PATH, e.g. your venv's or conda env's) instead
+    /// of in a container.
+    #[arg(long)]
+    pub host: bool,
+    /// A short name (default: the kind, e.g. notebook).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The port to listen on, on 127.0.0.1 (default: a free one).
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// An environment variable for it, NAME=VALUE (repeatable).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    #[command(flatten)]
+    pub gpu: GpuFlags,
+    #[command(flatten)]
+    pub docker: DockerFlags,
+    #[command(flatten)]
+    pub read_only: ReadOnlyFlag,
+}
+
+impl ServiceFlags {
+    fn flags(&self) -> SharedFlags<'_> {
+        (Some(&self.gpu), Some(&self.docker), Some(&self.read_only), None)
+    }
+}
+
+/// `gpudeck notebook`.
+#[derive(Debug, Args)]
+pub struct NotebookArgs {
+    /// A local image with JupyterLab (e.g. a PyTorch or TensorFlow -jupyter image); leave it
+    /// out with --host.
+    #[arg(value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// The notebook's root directory, mounted at /workspace in a container (default: the
+    /// current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    #[command(flatten)]
+    pub service: ServiceFlags,
+}
+
+/// `gpudeck tensorboard`.
+#[derive(Debug, Args)]
+pub struct TensorboardArgs {
+    /// A run (id, prefix or name: its work directory is read) or a directory of logs.
+    #[arg(value_name = "RUN|DIR")]
+    pub target: String,
+    /// A local image with TensorBoard to run it in; leave it out with --host.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    #[command(flatten)]
+    pub service: ServiceFlags,
+}
+
+/// `gpudeck triton`.
+#[derive(Debug, Args)]
+pub struct TritonArgs {
+    /// The model repository: one directory per model (MODEL/config.pbtxt, MODEL/1/...).
+    #[arg(value_name = "MODEL_REPOSITORY")]
+    pub repository: PathBuf,
+    /// A local Triton image (e.g. nvcr.io/nvidia/tritonserver:25.10-py3); leave it out with
+    /// --host.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    #[command(flatten)]
+    pub service: ServiceFlags,
 }
 
 /// `gpudeck stop`.

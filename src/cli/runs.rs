@@ -136,13 +136,14 @@ fn gpus_on(backend: Backend, gpus: impl FnOnce() -> GpuReport) -> GpuReport {
     }
 }
 
-/// Gathers what starting needs, starts, and prints the id and how to follow the run.
-fn launch(
+/// Gathers what starting needs (the work dir, this binary, the GPUs), starts, and says
+/// pre-flight's warnings; the run (or service) started.
+pub(crate) fn start_with(
     store: &RunStore,
     (gpu_source, container, slurm): (GpuSourceChoice, ContainerSetup, SlurmDefaults),
     gpus: impl FnOnce() -> GpuReport,
     start: impl FnOnce(&StartContext<'_>) -> Result<Started, RunError>,
-) -> Result<u8, RunError> {
+) -> Result<Started, RunError> {
     let cwd = current_dir()?;
     let exe = std::env::current_exe().map_err(|e| RunError::SupervisorFailed {
         id: "(none yet)".into(),
@@ -163,6 +164,17 @@ fn launch(
     for warning in &started.warnings {
         say(&format!("gpudeck: warning: {warning}"));
     }
+    Ok(started)
+}
+
+/// Gathers what starting needs, starts, and prints the id and how to follow the run.
+fn launch(
+    store: &RunStore,
+    setup: (GpuSourceChoice, ContainerSetup, SlurmDefaults),
+    gpus: impl FnOnce() -> GpuReport,
+    start: impl FnOnce(&StartContext<'_>) -> Result<Started, RunError>,
+) -> Result<u8, RunError> {
+    let started = start_with(store, setup, gpus, start)?;
     let run = &started.run;
     outln!("{}", run.id());
     if let Some(job) = &run.record.slurm {
@@ -204,7 +216,7 @@ fn launch(
 }
 
 /// A message on stderr, wrapped to the terminal's width.
-fn say(message: &str) {
+pub(crate) fn say(message: &str) {
     errln!("{}", crate::output::wrap(message, "  "));
 }
 
@@ -255,10 +267,13 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
 /// `gpudeck runs [--json] [--show-secrets]`; Xids that hit runs are judged with `xids`.
 pub fn list(store: &RunStore, json: bool, secrets: &Secrets, xids: &XidCatalog) -> ExitCode {
     // A store that cannot be read is not an empty one.
-    let (mut runs, damaged) = match store.scan() {
+    let (runs, damaged) = match store.scan() {
         Ok(scanned) => scanned,
         Err(e) => return finish(Err(e)),
     };
+    // Services (notebooks, TensorBoards, Triton servers) are `gpudeck services`'.
+    let (services, mut runs): (Vec<Run>, Vec<Run>) =
+        runs.into_iter().partition(|r| r.record.service.is_some());
     warn_all(&damaged.iter().map(ToString::to_string).collect::<Vec<_>>());
     let mut warnings = Vec::new();
     warnings.extend(look_at_lost(&mut runs));
@@ -291,6 +306,12 @@ pub fn list(store: &RunStore, json: bool, secrets: &Secrets, xids: &XidCatalog) 
         }
     } else {
         out!("{}", render_runs(&runs, now, crate::output::width(), judge));
+        if !services.is_empty() {
+            outln!(
+                "({} not listed here: gpudeck services)",
+                crate::units::plural(services.len(), "service")
+            );
+        }
     }
     ExitCode::SUCCESS
 }
@@ -410,7 +431,7 @@ fn exit_text(run: &Run) -> String {
     }
 }
 
-fn finish(result: Result<u8, RunError>) -> ExitCode {
+pub(crate) fn finish(result: Result<u8, RunError>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -434,18 +455,9 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::LogGone { .. } => errln!("{}", crate::output::wrap(&text, "")),
                 _ => errln!("{text}"),
             }
-            let code = match e {
-                RunError::BadSpec { .. }
-                | RunError::BadGpuList { .. }
-                | RunError::BadEnv { .. }
-                | RunError::NoCommand
-                | RunError::CommandBeforeDashes { .. }
-                | RunError::ExtraAfterSpec { .. }
-                | RunError::ScriptAndCommand { .. }
-                | RunError::ScriptMissing { .. }
-                | RunError::Slurm(_)
-                | RunError::SlurmOnly { .. } => EXIT_USAGE,
-                _ => EXIT_FAILED,
+            let code = match e.is_usage() {
+                true => EXIT_USAGE,
+                false => EXIT_FAILED,
             };
             ExitCode::from(code)
         }

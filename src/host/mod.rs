@@ -22,3 +22,4 @@ pub use procfs::ProcFs;
 pub use programs::{find_program, is_executable};
 pub use signal::KillSignal;
 pub use stat::ProcStat;
+pub use users::my_user_name;

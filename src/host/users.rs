@@ -27,6 +27,15 @@ impl UserNames {
     }
 }
 
+/// The name of the user gpudeck runs as, for lines such as `ssh -L ... NAME@HOST`: the
+/// passwd entry's, else `$USER`, else the numeric uid.
+pub fn my_user_name() -> String {
+    let uid = crate::private_files::current_uid();
+    lookup(uid)
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| uid.to_string())
+}
+
 fn lookup(uid: u32) -> Option<String> {
     let mut size = initial_buffer_size();
     loop {

@@ -107,6 +107,24 @@ pub enum RunError {
 
 impl RunError {
     /// What to do about it, in concrete steps.
+    /// Whether it is a mistake in the command line or the spec file (exit code 2), not a
+    /// failure to do what was asked.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            RunError::BadSpec { .. }
+                | RunError::BadGpuList { .. }
+                | RunError::BadEnv { .. }
+                | RunError::NoCommand
+                | RunError::CommandBeforeDashes { .. }
+                | RunError::ExtraAfterSpec { .. }
+                | RunError::ScriptAndCommand { .. }
+                | RunError::ScriptMissing { .. }
+                | RunError::Slurm(_)
+                | RunError::SlurmOnly { .. }
+        )
+    }
+
     pub fn fix(&self) -> String {
         match self {
             RunError::BadSpec { .. } => "Correct the spec file; docs/runs.md lists every field.".into(),

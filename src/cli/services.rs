@@ -1,0 +1,389 @@
+//! `gpudeck notebook`, `tensorboard`, `triton` and `services`: a service request turned into a
+//! run (`services::service_spec`), started by the run machinery, waited for until it answers,
+//! and told to the user as a URL and an SSH line; and the list of services.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::gpu::report::GpuReport;
+use crate::gpu::GpuSourceChoice;
+use crate::runs::slurm::SlurmDefaults;
+use crate::runs::{
+    now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunState,
+    RunStore, ServiceKind,
+};
+use crate::services::{
+    look_at_all, row_of, service_spec, services_of, Health, Placement, ServiceError,
+    ServiceRequest, ServiceRow, SERVICES_SCHEMA,
+};
+
+use super::runs::{say, start_with};
+use super::{NotebookArgs, ServiceFlags, TensorboardArgs, TritonArgs};
+
+/// How long a start waits for the service to answer before it leaves it starting.
+const READY_WAIT: Duration = Duration::from_secs(90);
+
+/// What starting a service needs from the command line and the config.
+pub struct ServiceSetup<'a> {
+    pub store: &'a RunStore,
+    pub config: &'a Config,
+    pub gpu_source: GpuSourceChoice,
+    pub container: ContainerSetup,
+    pub slurm: SlurmDefaults,
+}
+
+/// Which of the three commands, with its own arguments.
+pub enum ServiceCommand<'a> {
+    Notebook(&'a NotebookArgs),
+    Tensorboard(&'a TensorboardArgs),
+    Triton(&'a TritonArgs),
+}
+
+impl ServiceCommand<'_> {
+    fn flags(&self) -> &ServiceFlags {
+        match self {
+            ServiceCommand::Notebook(a) => &a.service,
+            ServiceCommand::Tensorboard(a) => &a.service,
+            ServiceCommand::Triton(a) => &a.service,
+        }
+    }
+
+    fn kind(&self) -> ServiceKind {
+        match self {
+            ServiceCommand::Notebook(_) => ServiceKind::Notebook,
+            ServiceCommand::Tensorboard(_) => ServiceKind::Tensorboard,
+            ServiceCommand::Triton(_) => ServiceKind::Triton,
+        }
+    }
+
+    fn image(&self) -> Option<&String> {
+        match self {
+            ServiceCommand::Notebook(a) => a.image.as_ref(),
+            ServiceCommand::Tensorboard(a) => a.image.as_ref(),
+            ServiceCommand::Triton(a) => a.image.as_ref(),
+        }
+    }
+}
+
+/// `gpudeck notebook|tensorboard|triton ...`: start, wait until it answers, print its id on
+/// stdout and where to open it on stderr.
+pub fn start(
+    command: ServiceCommand<'_>,
+    setup: ServiceSetup<'_>,
+    gpus: impl FnOnce() -> GpuReport,
+) -> ExitCode {
+    finish(start_service(&command, setup, gpus))
+}
+
+fn start_service(
+    command: &ServiceCommand<'_>,
+    setup: ServiceSetup<'_>,
+    gpus: impl FnOnce() -> GpuReport,
+) -> Result<u8, ServiceError> {
+    let request = request_of(command, setup.store)?;
+    let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
+        path: ".".into(),
+        why: format!("the current directory cannot be read: {e}"),
+    })?;
+    let spec = service_spec(
+        &request,
+        Placement {
+            cwd: &cwd,
+            mount_point: &setup.config.shell.mount_point,
+        },
+    )?;
+    let started = start_with(
+        setup.store,
+        (setup.gpu_source, setup.container, setup.slurm),
+        gpus,
+        |ctx| crate::runs::start_run(&spec, ctx),
+    )?;
+    let run = started.run;
+    outln!("{}", run.id());
+    let idle_alert = setup.config.notebook.idle_alert.0;
+    let (run, row) = wait_until_ready(run, idle_alert);
+    tell_started(&run, &row);
+    Ok(match row.health {
+        Health::Ended => 1,
+        _ => 0,
+    })
+}
+
+/// The request the command line makes.
+fn request_of(command: &ServiceCommand<'_>, store: &RunStore) -> Result<ServiceRequest, ServiceError> {
+    let flags = command.flags();
+    let kind = command.kind();
+    let image = command.image().cloned();
+    if flags.host && image.is_some() {
+        return Err(ServiceError::HostAndImage { kind: kind.as_str() });
+    }
+    if !flags.host && image.is_none() {
+        return Err(ServiceError::NoImageNoHost {
+            kind: kind.as_str(),
+            ways: ways_to_start(command),
+        });
+    }
+    let gpus = match &flags.gpus {
+        Some(text) => text.parse().map_err(ServiceError::Run)?,
+        None => kind.default_gpus(),
+    };
+    let env = flags
+        .env
+        .iter()
+        .map(|e| parse_env(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let dir = match command {
+        ServiceCommand::Notebook(a) => a.workdir.clone(),
+        ServiceCommand::Tensorboard(a) => Some(log_dir(&a.target, store)?),
+        ServiceCommand::Triton(a) => Some(a.repository.clone()),
+    };
+    Ok(ServiceRequest {
+        kind,
+        image,
+        gpus,
+        dir,
+        name: flags.name.clone(),
+        port: flags.port,
+        env,
+    })
+}
+
+/// The two ways to start this kind, as commands to type.
+fn ways_to_start(command: &ServiceCommand<'_>) -> Vec<String> {
+    let gpus = match command.flags().gpus.as_deref() {
+        Some(g) => format!(" --gpus {g}"),
+        None => String::new(),
+    };
+    match command {
+        ServiceCommand::Notebook(_) => vec![
+            format!("In a container: gpudeck notebook IMAGE{gpus} (a local image with JupyterLab; `gpudeck images` lists yours)."),
+            format!("On this machine: gpudeck notebook --host{gpus} (the `jupyter` on PATH, e.g. your venv's)."),
+        ],
+        ServiceCommand::Tensorboard(a) => vec![
+            format!("On this machine: gpudeck tensorboard {} --host (the `tensorboard` on PATH).", a.target),
+            format!("In a container: gpudeck tensorboard {} --image IMAGE.", a.target),
+        ],
+        ServiceCommand::Triton(a) => vec![
+            format!(
+                "In a container: gpudeck triton {} --image nvcr.io/nvidia/tritonserver:25.10-py3{gpus} (pull it first: gpudeck pull).",
+                a.repository.display()
+            ),
+            format!(
+                "On this machine: gpudeck triton {} --host{gpus} (the `tritonserver` on PATH).",
+                a.repository.display()
+            ),
+        ],
+    }
+}
+
+/// TensorBoard's log directory: a directory given, else the work directory of the run named.
+fn log_dir(target: &str, store: &RunStore) -> Result<PathBuf, ServiceError> {
+    let path = Path::new(target);
+    if path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    match store.find(target) {
+        Ok(run) => Ok(run.record.workdir.clone()),
+        Err(e) => Err(ServiceError::UnknownTarget {
+            what: target.to_string(),
+            why: match path.exists() {
+                true => "it is a file".into(),
+                false => format!("there is no such directory, and {e}"),
+            },
+        }),
+    }
+}
+
+/// Waits until the service answers, its run ends, or `READY_WAIT` passes.
+fn wait_until_ready(mut run: Run, idle_alert: Option<Duration>) -> (Run, ServiceRow) {
+    let deadline = Instant::now() + READY_WAIT;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    loop {
+        if let Ok(fresh) = run.reload() {
+            run = fresh;
+        }
+        let row = match &runtime {
+            Ok(rt) => rt
+                .block_on(look_at_all(std::slice::from_ref(&run), now_ms(), idle_alert))
+                .pop()
+                .unwrap_or_else(|| row_of(&run, now_ms())),
+            Err(_) => row_of(&run, now_ms()),
+        };
+        let ended = row.health == Health::Ended;
+        if row.health == Health::Ready || ended || Instant::now() >= deadline {
+            return (run, row);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// What the user reads after a start: where to open it, how to reach it from a laptop, and
+/// how to stop it; or why it ended.
+fn tell_started(run: &Run, row: &ServiceRow) {
+    let id = run.id();
+    let what = row.kind.what();
+    let gpus = match run.record.gpus.is_empty() {
+        true => "no GPU".to_string(),
+        false => format!("GPU {}", run.record.gpu_indices()),
+    };
+    let place = match &run.record.image {
+        Some(image) => format!("in {image}"),
+        None => "on this machine".to_string(),
+    };
+    if row.health == Health::Ended {
+        let why = run
+            .record
+            .error
+            .clone()
+            .unwrap_or_else(|| format!("it {}", run.state()));
+        say(&format!("gpudeck: {id}: {what} ended before it answered: {why}"));
+        if let Some(tail) = stderr_tail(run) {
+            errln!("{tail}");
+        }
+        say(&format!("gpudeck: its whole output: `gpudeck logs {id} --stderr`"));
+        return;
+    }
+    match row.health {
+        Health::Ready => say(&format!("gpudeck: {id}: {what} is ready on {gpus} {place}")),
+        _ => say(&format!(
+            "gpudeck: {id}: {what} started on {gpus} {place} but does not answer yet ({}); \
+             `gpudeck services` shows when it does, `gpudeck logs {id} --stderr -f` what it says",
+            row.problem.as_deref().unwrap_or("still starting")
+        )),
+    }
+    errln!("  open:        {}", row.url);
+    errln!("  from a laptop: {}", row.ssh);
+    errln!("               then open the same address there");
+    say(&format!(
+        "gpudeck: stop it with `gpudeck stop {id}`; its output: `gpudeck logs {id} --stderr -f`"
+    ));
+    for model in &row.models {
+        errln!(
+            "  model {} {}",
+            model.model.name,
+            model.model.state.as_deref().unwrap_or("not loaded")
+        );
+    }
+}
+
+/// The last lines of rank 0's stderr, indented.
+fn stderr_tail(run: &Run) -> Option<String> {
+    let text = std::fs::read_to_string(run.log_path(0, LogStream::Stderr)).ok()?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = &lines[lines.len().saturating_sub(8)..];
+    (!tail.is_empty()).then(|| {
+        tail.iter()
+            .map(|l| format!("  | {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// `gpudeck services [--json]`.
+pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
+    let (runs, damaged) = match store.scan() {
+        Ok(scanned) => scanned,
+        Err(e) => return finish(Err(e.into())),
+    };
+    for d in &damaged {
+        errln!("gpudeck: warning: {d}");
+    }
+    let runs = services_of(runs);
+    let now = now_ms();
+    let rows = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(look_at_all(&runs, now, config.notebook.idle_alert.0)),
+        Err(_) => runs.iter().map(|r| row_of(r, now)).collect(),
+    };
+    if json {
+        let doc = serde_json::json!({ "schema": SERVICES_SCHEMA, "services": rows });
+        match serde_json::to_string_pretty(&doc) {
+            Ok(text) => outln!("{text}"),
+            Err(e) => {
+                errln!("gpudeck: could not encode the services: {e}");
+                return ExitCode::from(1);
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    out!("{}", render(&rows));
+    ExitCode::SUCCESS
+}
+
+/// The services as a table, then each live one's URL and SSH line.
+pub fn render(rows: &[ServiceRow]) -> String {
+    if rows.is_empty() {
+        return "No services. Start one: gpudeck notebook IMAGE --gpus 0 (or --host), \
+                gpudeck tensorboard RUN --host, gpudeck triton REPO --image IMAGE.\n"
+            .to_string();
+    }
+    let mut out = format!(
+        "{:<34} {:<11} {:<9} {:<8} {:<7} {}\n",
+        "ID", "KIND", "STATE", "GPUS", "IDLE", "WHERE"
+    );
+    for row in rows {
+        let state = match (row.state, row.health) {
+            (RunState::Running, h) => h.as_str().to_string(),
+            (s, _) => s.as_str().to_string(),
+        };
+        let gpus = match row.gpus.is_empty() {
+            true => "-".to_string(),
+            false => row
+                .gpus
+                .iter()
+                .map(|g| g.index.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        };
+        let idle = match (row.idle_seconds, row.idle_alert) {
+            (Some(s), true) => format!("{}!", crate::units::run_duration(s * 1000)),
+            (Some(s), false) => crate::units::run_duration(s * 1000),
+            (None, _) => "-".into(),
+        };
+        let place = row.image.as_deref().unwrap_or("host");
+        out.push_str(&format!(
+            "{:<34} {:<11} {:<9} {:<8} {:<7} {}\n",
+            row.id,
+            row.kind.as_str(),
+            state,
+            gpus,
+            idle,
+            place
+        ));
+    }
+    for row in rows.iter().filter(|r| r.health != Health::Ended) {
+        out.push_str(&format!("\n{}:\n  open: {}\n  ssh:  {}\n", row.id, row.url, row.ssh));
+        if let Some(problem) = &row.problem {
+            out.push_str(&format!("  not answering: {problem}\n"));
+        }
+        if row.idle_alert {
+            out.push_str(&format!(
+                "  idle for {} while holding GPU {}: save your work and `gpudeck stop {}`\n",
+                crate::units::run_duration(row.idle_seconds.unwrap_or(0) * 1000),
+                row.gpus.iter().map(|g| g.index.to_string()).collect::<Vec<_>>().join(","),
+                row.id
+            ));
+        }
+    }
+    out
+}
+
+fn finish(result: Result<u8, ServiceError>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(ServiceError::Run(e)) => super::runs::finish(Err(e)),
+        Err(e) => {
+            errln!(
+                "{}",
+                crate::output::wrap(&format!("gpudeck: {e}\n{}", e.fix()), "")
+            );
+            ExitCode::from(if e.is_usage() { 2 } else { 1 })
+        }
+    }
+}

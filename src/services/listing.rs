@@ -1,0 +1,259 @@
+//! What `gpudeck services` and the Services tab show of each service: its run's state, where
+//! to open it, the SSH line that reaches it, and what the service itself says when asked (a
+//! notebook's kernels and how long they have been idle, Triton's models and their counts).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::jupyter::{idle_since_ms, parse_kernels, Kernel};
+use super::launch::TOKEN_VAR;
+use super::probe;
+use super::triton::{parse_metrics, parse_repository_index, ModelStats, TritonModel};
+use crate::runs::{Run, RunGpu, RunState, ServiceKind, ServicePort};
+
+/// The JSON schema id of `gpudeck services --json`.
+pub const SERVICES_SCHEMA: &str = "gpudeck.services/v1";
+
+/// One service, as listed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceRow {
+    pub id: String,
+    pub kind: ServiceKind,
+    pub name: String,
+    pub state: RunState,
+    /// What the service answered: `ready`, `starting`, `down` (running, but not answering) or
+    /// `ended`.
+    pub health: Health,
+    /// Why it is not ready, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The address to open, a notebook's with its token.
+    pub url: String,
+    /// The line that forwards its port to a laptop over SSH.
+    pub ssh: String,
+    pub ports: Vec<ServicePort>,
+    pub gpus: Vec<RunGpu>,
+    /// The image it runs in; `None`: on this machine.
+    pub image: Option<String>,
+    /// Unix ms.
+    pub started_ms: Option<u64>,
+    /// A notebook whose kernels have all been idle: for how long.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_seconds: Option<u64>,
+    /// Idle past `[notebook] idle_alert` while holding GPUs.
+    pub idle_alert: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<Kernel>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<ModelRow>,
+}
+
+/// Whether the service answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Health {
+    Ready,
+    Starting,
+    Down,
+    Ended,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Ready => "ready",
+            Health::Starting => "starting",
+            Health::Down => "down",
+            Health::Ended => "ended",
+        }
+    }
+}
+
+/// One Triton model with its figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelRow {
+    #[serde(flatten)]
+    pub model: TritonModel,
+    #[serde(flatten)]
+    pub stats: ModelStats,
+}
+
+/// How long a service may take to answer after its run started before it counts as down.
+const START_GRACE_MS: u64 = 120_000;
+
+/// The runs of the store that are services, newest first.
+pub fn services_of(runs: Vec<Run>) -> Vec<Run> {
+    let mut services: Vec<Run> = runs
+        .into_iter()
+        .filter(|r| r.record.service.is_some())
+        .collect();
+    services.reverse();
+    services
+}
+
+/// Looks at every service (the live ones asked over HTTP, all at once), `now` Unix ms.
+pub async fn look_at_all(runs: &[Run], now: u64, idle_alert: Option<Duration>) -> Vec<ServiceRow> {
+    let client = probe::client();
+    let looks = runs.iter().map(|run| async {
+        match &client {
+            Ok(client) => look(run, client, now, idle_alert).await,
+            Err(why) => ServiceRow {
+                problem: Some(why.clone()),
+                ..row_of(run, now)
+            },
+        }
+    });
+    futures::future::join_all(looks).await
+}
+
+/// The row of `run` from its record alone: what it is, where it listens.
+pub fn row_of(run: &Run, now: u64) -> ServiceRow {
+    let record = &run.record;
+    let service = record.service.clone().unwrap_or_else(|| crate::runs::ServiceSpec {
+        kind: ServiceKind::Notebook,
+        ports: Vec::new(),
+    });
+    let port = service.ports.first().map_or(0, |p| p.port);
+    let state = run.state();
+    let live = matches!(state, RunState::Starting | RunState::Running);
+    let url = match (service.kind, token_of(run)) {
+        (ServiceKind::Notebook, Some(token)) => {
+            format!("http://127.0.0.1:{port}/lab?token={token}")
+        }
+        _ => format!("http://127.0.0.1:{port}/"),
+    };
+    let ssh = format!(
+        "ssh -N -L {port}:127.0.0.1:{port} {}@{}",
+        crate::host::my_user_name(),
+        record.host
+    );
+    let starting = record
+        .started_ms
+        .is_none_or(|s| now.saturating_sub(s) < START_GRACE_MS);
+    ServiceRow {
+        id: record.id.clone(),
+        kind: service.kind,
+        name: record.name.clone(),
+        state,
+        health: match (live, starting) {
+            (false, _) => Health::Ended,
+            (true, true) => Health::Starting,
+            (true, false) => Health::Down,
+        },
+        problem: None,
+        url,
+        ssh,
+        ports: service.ports,
+        gpus: record.gpus.clone(),
+        image: record.image.clone(),
+        started_ms: record.started_ms,
+        idle_seconds: None,
+        idle_alert: false,
+        kernels: Vec::new(),
+        models: Vec::new(),
+    }
+}
+
+/// A notebook's token, from its rank's environment (run.json is private to its owner).
+pub fn token_of(run: &Run) -> Option<String> {
+    run.record
+        .ranks
+        .first()
+        .and_then(|r| r.env.get(TOKEN_VAR))
+        .cloned()
+}
+
+/// The row of `run`, with what the service says when it is live.
+pub async fn look(
+    run: &Run,
+    client: &reqwest::Client,
+    now: u64,
+    idle_alert: Option<Duration>,
+) -> ServiceRow {
+    let mut row = row_of(run, now);
+    if row.health == Health::Ended || run.state() != RunState::Running {
+        return row;
+    }
+    let base = |port: &str| {
+        row.ports
+            .iter()
+            .find(|p| p.name == port)
+            .map(|p| format!("http://127.0.0.1:{}", p.port))
+    };
+    let answer = match row.kind {
+        ServiceKind::Notebook => {
+            let token = token_of(run);
+            look_at_notebook(client, base("http"), token.as_deref(), &mut row).await
+        }
+        ServiceKind::Tensorboard => match base("http") {
+            Some(url) => expect_ok(probe::get(client, &format!("{url}/"), None).await),
+            None => Err("it has no port".into()),
+        },
+        ServiceKind::Triton => look_at_triton(client, base("http"), base("metrics"), &mut row).await,
+    };
+    match answer {
+        Ok(()) => row.health = Health::Ready,
+        Err(why) => row.problem = Some(why),
+    }
+    if let (Some(since), true) = (idle_since_ms(&row.kernels), row.kind == ServiceKind::Notebook) {
+        let idle = now.saturating_sub(since) / 1000;
+        row.idle_seconds = Some(idle);
+        row.idle_alert = !row.gpus.is_empty()
+            && idle_alert.is_some_and(|limit| Duration::from_secs(idle) >= limit);
+    }
+    row
+}
+
+fn expect_ok(answer: Result<(u16, String), String>) -> Result<(), String> {
+    match answer? {
+        (200, _) => Ok(()),
+        (status, _) => Err(format!("it answered HTTP {status}")),
+    }
+}
+
+async fn look_at_notebook(
+    client: &reqwest::Client,
+    base: Option<String>,
+    token: Option<&str>,
+    row: &mut ServiceRow,
+) -> Result<(), String> {
+    let base = base.ok_or("it has no port")?;
+    expect_ok(probe::get(client, &format!("{base}/api/status"), token).await)?;
+    match probe::get(client, &format!("{base}/api/kernels"), token).await? {
+        (200, body) => row.kernels = parse_kernels(&body)?,
+        (status, _) => return Err(format!("its kernel list answered HTTP {status}")),
+    }
+    Ok(())
+}
+
+async fn look_at_triton(
+    client: &reqwest::Client,
+    base: Option<String>,
+    metrics: Option<String>,
+    row: &mut ServiceRow,
+) -> Result<(), String> {
+    let base = base.ok_or("it has no port")?;
+    expect_ok(probe::get(client, &format!("{base}/v2/health/ready"), None).await)
+        .map_err(|why| format!("not ready: {why}"))?;
+    let models = match probe::post(client, &format!("{base}/v2/repository/index")).await? {
+        (200, body) => parse_repository_index(&body)?,
+        (status, _) => return Err(format!("its model index answered HTTP {status}")),
+    };
+    let mut stats: BTreeMap<String, ModelStats> = match metrics {
+        Some(url) => match probe::get(client, &format!("{url}/metrics"), None).await {
+            Ok((200, text)) => parse_metrics(&text),
+            _ => BTreeMap::new(),
+        },
+        None => BTreeMap::new(),
+    };
+    row.models = models
+        .into_iter()
+        .map(|model| ModelRow {
+            stats: stats.remove(&model.name).unwrap_or_default(),
+            model,
+        })
+        .collect();
+    Ok(())
+}

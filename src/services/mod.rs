@@ -1,0 +1,17 @@
+//! Services: JupyterLab (`gpudeck notebook`), TensorBoard (`gpudeck tensorboard`) and NVIDIA
+//! Triton Inference Server (`gpudeck triton`) on chosen GPUs. Each is a run whose spec has a
+//! `service` part (`runs::ServiceSpec`): started, claimed, supervised, logged and stopped by the
+//! run machinery, in a container of a local image or on this machine, listening on 127.0.0.1
+//! only. This module turns a request into that spec (`launch`) and looks at running services
+//! over HTTP (`listing`, `jupyter`, `triton`, `probe`).
+
+pub mod error;
+pub mod jupyter;
+pub mod launch;
+pub mod listing;
+pub mod probe;
+pub mod triton;
+
+pub use error::ServiceError;
+pub use launch::{service_spec, Placement, ServiceRequest, TOKEN_VAR};
+pub use listing::{look_at_all, row_of, services_of, Health, ServiceRow, SERVICES_SCHEMA};
