@@ -426,6 +426,8 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::CommandNotFound { .. }
                 | RunError::BadWorkdir { .. }
                 | RunError::NoFreePort { .. }
+                | RunError::ServiceLauncher { .. }
+                | RunError::ServiceOnHostNetwork { .. }
                 | RunError::Launch(
                     LaunchError::NoSuchGpu { .. } | LaunchError::GpusUnreadable { .. },
                 )
@@ -439,6 +441,8 @@ fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::BadGpuList { .. }
                 | RunError::BadEnv { .. }
                 | RunError::NoCommand
+                | RunError::ServiceLauncher { .. }
+                | RunError::ServiceOnHostNetwork { .. }
                 | RunError::CommandBeforeDashes { .. }
                 | RunError::ExtraAfterSpec { .. }
                 | RunError::ScriptAndCommand { .. }
