@@ -418,7 +418,10 @@ mod tests {
         // namespace, where 127.0.0.1 (MASTER_ADDR) is rank 0.
         assert_eq!(first.network_mode.as_deref(), Some("bridge"));
         assert_eq!(second.network_mode, Some(format!("container:{rank0_name}")));
-        assert_eq!(run_network(&RunSpec::default(), &ShellDefaults::default()), "bridge");
+        assert_eq!(
+            run_network(&RunSpec::default(), &ShellDefaults::default()),
+            "bridge"
+        );
     }
 
     #[test]
@@ -516,12 +519,24 @@ mod tests {
         assert_eq!(host.security_opt, Some(vec!["no-new-privileges".into()]));
         assert_eq!(host.shm_size, Some(8 << 30));
         assert_eq!(host.init, Some(true));
-        assert_eq!(requested(body)[0].device_ids.as_ref().map(Vec::len), Some(2));
-        let plain = plan_on(Launcher::Single, &gpus, GpuPlumbing::DeviceRequest, "bridge");
+        assert_eq!(
+            requested(body)[0].device_ids.as_ref().map(Vec::len),
+            Some(2)
+        );
+        let plain = plan_on(
+            Launcher::Single,
+            &gpus,
+            GpuPlumbing::DeviceRequest,
+            "bridge",
+        );
         let plain = &plain.ranks[0].body;
         assert_eq!(plain.exposed_ports, None, "a run publishes nothing");
         assert_eq!(plain.host_config.as_ref().unwrap().port_bindings, None);
-        assert!(!plain.labels.as_ref().unwrap().contains_key("gpudeck.service"));
+        assert!(!plain
+            .labels
+            .as_ref()
+            .unwrap()
+            .contains_key("gpudeck.service"));
     }
 
     #[test]

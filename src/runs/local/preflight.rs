@@ -620,7 +620,10 @@ mod tests {
             }
         }
         let err = s.check(&service(Launcher::Single, true, true)).unwrap_err();
-        assert!(matches!(err, RunError::ServiceOnHostNetwork { .. }), "{err:?}");
+        assert!(
+            matches!(err, RunError::ServiceOnHostNetwork { .. }),
+            "{err:?}"
+        );
         assert!(
             err.to_string().starts_with(
                 "a notebook service in a container cannot be on the host's network \
