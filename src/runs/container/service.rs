@@ -63,7 +63,11 @@ mod tests {
         };
         ServiceSpec {
             kind: ServiceKind::Triton,
-            ports: vec![port("http", 8000), port("grpc", 8001), port("metrics", 8002)],
+            ports: vec![
+                port("http", 8000),
+                port("grpc", 8001),
+                port("metrics", 8002),
+            ],
         }
     }
 
@@ -76,7 +80,11 @@ mod tests {
         add_service(&mut body, &triton());
         assert_eq!(
             body.exposed_ports,
-            Some(vec!["8000/tcp".into(), "8001/tcp".into(), "8002/tcp".into()])
+            Some(vec![
+                "8000/tcp".into(),
+                "8001/tcp".into(),
+                "8002/tcp".into()
+            ])
         );
         let host = body.host_config.unwrap();
         let bindings = host.port_bindings.unwrap();
