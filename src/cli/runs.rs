@@ -447,6 +447,8 @@ pub(crate) fn finish(result: Result<u8, RunError>) -> ExitCode {
                 | RunError::CommandNotFound { .. }
                 | RunError::BadWorkdir { .. }
                 | RunError::NoFreePort { .. }
+                | RunError::ServiceLauncher { .. }
+                | RunError::ServiceOnHostNetwork { .. }
                 | RunError::Launch(
                     LaunchError::NoSuchGpu { .. } | LaunchError::GpusUnreadable { .. },
                 )

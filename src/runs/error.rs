@@ -30,6 +30,17 @@ pub enum RunError {
     NoCommand,
     #[error("the {launcher} launcher needs at least one GPU (gpus = \"none\" was given)")]
     NeedsGpus { launcher: &'static str },
+    #[error("a {kind} service is one process, so the {launcher} launcher cannot start it")]
+    ServiceLauncher {
+        kind: &'static str,
+        launcher: &'static str,
+    },
+    #[error(
+        "a {kind} service in a container cannot be on the host's network (host_network = true): \
+         Docker publishes no ports from it, and a service is reached only through its ports on \
+         the host's 127.0.0.1"
+    )]
+    ServiceOnHostNetwork { kind: &'static str },
     #[error("{short} (the run asks for {need} free on each GPU)")]
     NotEnoughGpuMemory {
         need: String,
@@ -116,6 +127,8 @@ impl RunError {
                 | RunError::BadGpuList { .. }
                 | RunError::BadEnv { .. }
                 | RunError::NoCommand
+                | RunError::ServiceLauncher { .. }
+                | RunError::ServiceOnHostNetwork { .. }
                 | RunError::CommandBeforeDashes { .. }
                 | RunError::ExtraAfterSpec { .. }
                 | RunError::ScriptAndCommand { .. }
@@ -157,6 +170,12 @@ impl RunError {
             ),
             RunError::NeedsGpus { .. } => {
                 "Give it GPUs (`--gpus 0,1`), or use `--launcher single` for a run without GPUs.".into()
+            }
+            RunError::ServiceLauncher { .. } => {
+                "Leave out the launcher (or write `launcher = \"single\"`): the service's one process sees every GPU it is given.".into()
+            }
+            RunError::ServiceOnHostNetwork { .. } => {
+                "Leave out `host_network = true`: the service's ports are published on the host's 127.0.0.1 from Docker's bridge network.".into()
             }
             RunError::Launch(e) => e.fix(),
             RunError::Docker(e) => e.fix().into(),

@@ -16,6 +16,7 @@ mod support;
 mod runs_cli;
 mod runs_container;
 mod runs_container_lifecycle;
+mod runs_container_service;
 mod runs_lifecycle;
 mod runs_record;
 mod runs_slurm;

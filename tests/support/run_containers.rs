@@ -138,6 +138,7 @@ pub fn per_gpu_run_dir(
         plumbing,
         host_user,
         network: "bridge",
+        service: None,
     })
     .unwrap();
     plan.write(&dir).unwrap();

@@ -80,7 +80,7 @@ pub(in crate::runs) fn check_container_run(
         engine_tls,
         image_id: judged.image.id.clone(),
         image_digests: judged.image.digests.clone(),
-        network: run_network(spec.host_network, &defaults),
+        network: run_network(spec, &defaults),
         gpu_request: plumbing_name(judged.plumbing).into(),
         keep: spec.keep,
         containers: Vec::new(),
@@ -116,6 +116,7 @@ pub(in crate::runs) fn prepare_containers(
         plumbing: check.plumbing,
         host_user: host_user(),
         network: &check.record.network,
+        service: spec.service.as_ref(),
     })?;
     plan.write(&run.dir)?;
     // What each container is given, as it is given it.

@@ -1,7 +1,7 @@
 //! The containers of a container run, one per rank: the shell's container body (GPUs by UUID,
 //! the work dir at /workspace, host user, shm, ulimits, isolation) with the rank's command, env
 //! and labels, an init process, and for per-gpu runs rank 0's network and IPC namespaces shared
-//! by every rank. Pure.
+//! by every rank; a service's container also publishes its ports (`service.rs`). Pure.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -9,9 +9,10 @@ use std::path::Path;
 use bollard::models::ContainerCreateBody;
 use serde::{Deserialize, Serialize};
 
+use super::service::{add_service, SERVICE_NETWORK};
 use crate::runs::error::RunError;
 use crate::runs::record::{RankRecord, RunGpu};
-use crate::runs::spec::Launcher;
+use crate::runs::spec::{Launcher, RunSpec, ServiceSpec};
 use crate::runs::store::write_atomic;
 use crate::shell::{
     container_body, GpuPlumbing, ResolvedGpu, ResolvedGpus, ShellDefaults, ShellRequest,
@@ -46,6 +47,9 @@ pub struct ContainerInput<'a> {
     pub host_user: (u32, u32),
     /// Rank 0's network as [`run_network`] chose it ("bridge", "none" or, asked for, "host").
     pub network: &'a str,
+    /// Set for a service (single launcher, one container): its ports are published on the
+    /// host's 127.0.0.1 and the container is labelled with its kind.
+    pub service: Option<&'a ServiceSpec>,
 }
 
 /// One rank's container, to be created under `name`.
@@ -85,10 +89,13 @@ pub fn container_name(run_id: &str, rank: usize) -> String {
 }
 
 /// The network of a run's (first) container: the host's only when the spec asks for it
-/// (`host_network = true`), else the `[shell]` default, "bridge" or "none".
-pub fn run_network(host_network: bool, defaults: &ShellDefaults) -> String {
-    if host_network {
+/// (`host_network = true`), Docker's bridge for a service, which publishes its ports from it
+/// ([`SERVICE_NETWORK`] says why), else the `[shell]` default, "bridge" or "none".
+pub fn run_network(spec: &RunSpec, defaults: &ShellDefaults) -> String {
+    if spec.host_network {
         HOST_NETWORK.into()
+    } else if spec.service.is_some() {
+        SERVICE_NETWORK.into()
     } else {
         defaults.network.clone()
     }
@@ -158,6 +165,9 @@ fn rank_container(
             host.ipc_mode = Some(format!("container:{}", container_name(input.run_id, 0)));
             host.shm_size = None;
         }
+    }
+    if let Some(service) = input.service {
+        add_service(&mut body, service);
     }
     Ok(RankContainer {
         rank: rank.rank,
@@ -262,6 +272,7 @@ mod tests {
             plumbing,
             host_user: (1000, 1000),
             network,
+            service: None,
         })
         .unwrap()
     }
@@ -407,7 +418,10 @@ mod tests {
         // namespace, where 127.0.0.1 (MASTER_ADDR) is rank 0.
         assert_eq!(first.network_mode.as_deref(), Some("bridge"));
         assert_eq!(second.network_mode, Some(format!("container:{rank0_name}")));
-        assert_eq!(run_network(false, &ShellDefaults::default()), "bridge");
+        assert_eq!(
+            run_network(&RunSpec::default(), &ShellDefaults::default()),
+            "bridge"
+        );
     }
 
     #[test]
@@ -416,7 +430,11 @@ mod tests {
             network: "none".into(),
             ..ShellDefaults::default()
         };
-        assert_eq!(run_network(false, &none), "none");
+        assert_eq!(run_network(&RunSpec::default(), &none), "none");
+        let on_host = RunSpec {
+            host_network: true,
+            ..RunSpec::default()
+        };
         let plan = plan_on(Launcher::PerGpu, &gpus(), GpuPlumbing::None, "none");
         let modes: Vec<_> = plan
             .ranks
@@ -430,7 +448,7 @@ mod tests {
                 Some(format!("container:gpudeck-{RUN}-rank0"))
             ]
         );
-        assert_eq!(run_network(true, &none), "host");
+        assert_eq!(run_network(&on_host, &none), "host");
         let plan = plan_on(Launcher::PerGpu, &gpus(), GpuPlumbing::None, "host");
         for rank in &plan.ranks {
             assert_eq!(host(&rank.body).network_mode.as_deref(), Some("host"));
@@ -440,6 +458,85 @@ mod tests {
             host(&single.ranks[0].body).network_mode.as_deref(),
             Some("none")
         );
+    }
+
+    /// A notebook on port 8888, with `[shell] network = "none"`, as `gpudeck run` plans it.
+    #[test]
+    fn a_service_is_published_on_loopback_from_the_bridge_and_keeps_every_shell_default() {
+        use crate::runs::spec::{ServiceKind, ServicePort};
+        let none = ShellDefaults {
+            network: "none".into(),
+            ..ShellDefaults::default()
+        };
+        let spec = RunSpec {
+            service: Some(ServiceSpec {
+                kind: ServiceKind::Notebook,
+                ports: vec![ServicePort {
+                    name: "http".into(),
+                    port: 8888,
+                }],
+            }),
+            ..RunSpec::default()
+        };
+        let network = run_network(&spec, &none);
+        assert_eq!(network, "bridge", "a service's ports need a network");
+        let gpus = gpus();
+        let ranks = ranks(Launcher::Single, &gpus);
+        let plan = container_plan(&ContainerInput {
+            run_id: RUN,
+            image: "quay.io/jupyter/pytorch-notebook:cuda12-2024-11-25",
+            launcher: Launcher::Single,
+            ranks: &ranks,
+            gpus: &gpus,
+            workdir: Path::new("/home/ada/project"),
+            defaults: &none,
+            plumbing: GpuPlumbing::DeviceRequest,
+            host_user: (1000, 1000),
+            network: &network,
+            service: spec.service.as_ref(),
+        })
+        .unwrap();
+        assert_eq!(plan.ranks.len(), 1);
+        let body = &plan.ranks[0].body;
+        let labels = body.labels.clone().unwrap();
+        assert_eq!(labels[LABEL_RUN], RUN);
+        assert_eq!(labels[LABEL_RANK], "0");
+        assert_eq!(labels["gpudeck.service"], "notebook");
+        assert_eq!(body.exposed_ports, Some(vec!["8888/tcp".to_string()]));
+        let host = host(body);
+        assert_eq!(host.network_mode.as_deref(), Some("bridge"));
+        let bindings = host.port_bindings.clone().unwrap();
+        let binding = bindings["8888/tcp"].clone().unwrap();
+        assert_eq!(binding.len(), 1);
+        assert_eq!(binding[0].host_ip.as_deref(), Some("127.0.0.1"));
+        assert_eq!(binding[0].host_port.as_deref(), Some("8888"));
+        // Nothing else differs from a run's container.
+        assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        let mounts = host.mounts.clone().unwrap();
+        assert_eq!(mounts[0].source.as_deref(), Some("/home/ada/project"));
+        assert_eq!(mounts[0].target.as_deref(), Some("/workspace"));
+        assert_eq!(host.privileged, Some(false));
+        assert_eq!(host.security_opt, Some(vec!["no-new-privileges".into()]));
+        assert_eq!(host.shm_size, Some(8 << 30));
+        assert_eq!(host.init, Some(true));
+        assert_eq!(
+            requested(body)[0].device_ids.as_ref().map(Vec::len),
+            Some(2)
+        );
+        let plain = plan_on(
+            Launcher::Single,
+            &gpus,
+            GpuPlumbing::DeviceRequest,
+            "bridge",
+        );
+        let plain = &plain.ranks[0].body;
+        assert_eq!(plain.exposed_ports, None, "a run publishes nothing");
+        assert_eq!(plain.host_config.as_ref().unwrap().port_bindings, None);
+        assert!(!plain
+            .labels
+            .as_ref()
+            .unwrap()
+            .contains_key("gpudeck.service"));
     }
 
     #[test]
@@ -479,6 +576,7 @@ mod tests {
             plumbing: GpuPlumbing::None,
             host_user: (1000, 1000),
             network: "bridge",
+            service: None,
         })
         .unwrap_err();
         assert!(

@@ -1,7 +1,7 @@
 //! Pre-flight for a run: the GPUs exist (and which are busy, claimed by a live run or shell
 //! included), the command and work dir exist. Each refusal says why and what to do; busy GPUs
-//! only warn. A container run's engine and image
-//! are checked by `container_check`.
+//! only warn. A service is one process, and one in a container publishes its ports. A container
+//! run's engine and image are checked by `container::check`.
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -45,6 +45,7 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
     if spec.command.is_empty() {
         return Err(RunError::NoCommand);
     }
+    check_service(spec)?;
     let workdir = check_workdir(spec.workdir.as_deref(), input.cwd)?;
     let busy = Busy {
         report: input.gpus,
@@ -65,6 +66,25 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
         workdir,
         warnings,
     })
+}
+
+/// A service is one process (the single launcher); in a container its ports are published on the
+/// host's 127.0.0.1, which Docker cannot do from the host's network.
+fn check_service(spec: &RunSpec) -> Result<(), RunError> {
+    let Some(service) = &spec.service else {
+        return Ok(());
+    };
+    let kind = service.kind.as_str();
+    if spec.launcher != Launcher::Single {
+        return Err(RunError::ServiceLauncher {
+            kind,
+            launcher: spec.launcher.as_str(),
+        });
+    }
+    if spec.image.is_some() && spec.host_network {
+        return Err(RunError::ServiceOnHostNetwork { kind });
+    }
+    Ok(())
 }
 
 fn check_workdir(workdir: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
@@ -564,6 +584,62 @@ mod tests {
             assert!(err.to_string().contains(launcher.as_str()), "{err}");
             assert!(err.fix().contains("--launcher single"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_service_is_one_process_and_in_a_container_never_on_the_hosts_network() {
+        use crate::runs::spec::{ServiceKind, ServicePort, ServiceSpec};
+        let s = Scratch::new();
+        let service = |launcher: Launcher, image: bool, host_network: bool| RunSpec {
+            launcher,
+            image: image.then(|| "quay.io/jupyter/base-notebook".to_string()),
+            host_network,
+            service: Some(ServiceSpec {
+                kind: ServiceKind::Notebook,
+                ports: vec![ServicePort {
+                    name: "http".into(),
+                    port: 8888,
+                }],
+            }),
+            ..spec("1", &["tool"])
+        };
+        assert!(s.check(&service(Launcher::Single, true, false)).is_ok());
+        assert!(s.check(&service(Launcher::Single, false, false)).is_ok());
+        for launcher in [Launcher::Torchrun, Launcher::PerGpu] {
+            for image in [false, true] {
+                let err = s.check(&service(launcher, image, false)).unwrap_err();
+                assert!(matches!(err, RunError::ServiceLauncher { .. }), "{err:?}");
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "a notebook service is one process, so the {} launcher cannot start it",
+                        launcher.as_str()
+                    )
+                );
+                assert!(err.fix().contains("launcher = \"single\""), "{}", err.fix());
+            }
+        }
+        let err = s.check(&service(Launcher::Single, true, true)).unwrap_err();
+        assert!(
+            matches!(err, RunError::ServiceOnHostNetwork { .. }),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().starts_with(
+                "a notebook service in a container cannot be on the host's network \
+                 (host_network = true)"
+            ),
+            "{err}"
+        );
+        assert!(err.fix().contains("127.0.0.1"), "{}", err.fix());
+        // On the host it listens on 127.0.0.1 itself: host_network means nothing there.
+        assert!(s.check(&service(Launcher::Single, false, true)).is_ok());
+        // A run that is not a service keeps every launcher and the host's network.
+        let mut run = spec("1", &["tool"]);
+        run.launcher = Launcher::PerGpu;
+        run.image = Some("busybox".into());
+        run.host_network = true;
+        assert!(s.check(&run).is_ok());
     }
 
     #[test]
