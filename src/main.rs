@@ -155,13 +155,9 @@ fn main() -> ExitCode {
             &config,
             sources,
         ),
-        Some(Commands::Triton(ref args)) => service(
-            ServiceCommand::Triton(args),
-            &cli,
-            &dirs,
-            &config,
-            sources,
-        ),
+        Some(Commands::Triton(ref args)) => {
+            service(ServiceCommand::Triton(args), &cli, &dirs, &config, sources)
+        }
         Some(Commands::Services { json }) => {
             services_cli::list(&RunStore::new(&dirs.data), &config, json)
         }

@@ -447,7 +447,12 @@ pub struct ServiceFlags {
 
 impl ServiceFlags {
     fn flags(&self) -> SharedFlags<'_> {
-        (Some(&self.gpu), Some(&self.docker), Some(&self.read_only), None)
+        (
+            Some(&self.gpu),
+            Some(&self.docker),
+            Some(&self.read_only),
+            None,
+        )
     }
 }
 

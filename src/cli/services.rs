@@ -11,8 +11,7 @@ use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::runs::slurm::SlurmDefaults;
 use crate::runs::{
-    now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunState,
-    RunStore, ServiceKind,
+    now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunState, RunStore, ServiceKind,
 };
 use crate::services::{
     look_at_all, row_of, service_spec, services_of, Health, Placement, ServiceError,
@@ -112,12 +111,17 @@ fn start_service(
 }
 
 /// The request the command line makes.
-fn request_of(command: &ServiceCommand<'_>, store: &RunStore) -> Result<ServiceRequest, ServiceError> {
+fn request_of(
+    command: &ServiceCommand<'_>,
+    store: &RunStore,
+) -> Result<ServiceRequest, ServiceError> {
     let flags = command.flags();
     let kind = command.kind();
     let image = command.image().cloned();
     if flags.host && image.is_some() {
-        return Err(ServiceError::HostAndImage { kind: kind.as_str() });
+        return Err(ServiceError::HostAndImage {
+            kind: kind.as_str(),
+        });
     }
     if !flags.host && image.is_none() {
         return Err(ServiceError::NoImageNoHost {
@@ -208,7 +212,11 @@ fn wait_until_ready(mut run: Run, idle_alert: Option<Duration>) -> (Run, Service
         }
         let row = match &runtime {
             Ok(rt) => rt
-                .block_on(look_at_all(std::slice::from_ref(&run), now_ms(), idle_alert))
+                .block_on(look_at_all(
+                    std::slice::from_ref(&run),
+                    now_ms(),
+                    idle_alert,
+                ))
                 .pop()
                 .unwrap_or_else(|| row_of(&run, now_ms())),
             Err(_) => row_of(&run, now_ms()),
@@ -240,27 +248,32 @@ fn tell_started(run: &Run, row: &ServiceRow) {
             .error
             .clone()
             .unwrap_or_else(|| format!("it {}", run.state()));
-        say(&format!("gpudeck: {id}: {what} ended before it answered: {why}"));
+        say(&format!(
+            "gpudeck: {id}: {what} ended before it answered: {why}"
+        ));
         if let Some(tail) = stderr_tail(run) {
             errln!("{tail}");
         }
-        say(&format!("gpudeck: its whole output: `gpudeck logs {id} --stderr`"));
+        say(&format!(
+            "gpudeck: its whole output: `gpudeck logs {id} --stderr`"
+        ));
         return;
     }
     match row.health {
-        Health::Ready => say(&format!("gpudeck: {id}: {what} is ready on {gpus} {place}")),
+        Health::Ready => say(&format!(
+            "gpudeck: {id}: {what} is ready, on {gpus}, {place}"
+        )),
         _ => say(&format!(
-            "gpudeck: {id}: {what} started on {gpus} {place} but does not answer yet ({}); \
-             `gpudeck services` shows when it does, `gpudeck logs {id} --stderr -f` what it says",
+            "gpudeck: {id}: {what} started, on {gpus}, {place}, but does not answer yet ({}); \
+             `gpudeck services` shows when it does",
             row.problem.as_deref().unwrap_or("still starting")
         )),
     }
-    errln!("  open:        {}", row.url);
-    errln!("  from a laptop: {}", row.ssh);
-    errln!("               then open the same address there");
-    say(&format!(
-        "gpudeck: stop it with `gpudeck stop {id}`; its output: `gpudeck logs {id} --stderr -f`"
-    ));
+    errln!("  open it:        {}", row.url);
+    errln!("  from a laptop:  {}", row.ssh);
+    errln!("                  (then open the same address there)");
+    errln!("  stop it:        gpudeck stop {id}");
+    errln!("  its output:     gpudeck logs {id} --stderr -f");
     for model in &row.models {
         errln!(
             "  model {} {}",
@@ -358,7 +371,10 @@ pub fn render(rows: &[ServiceRow]) -> String {
         ));
     }
     for row in rows.iter().filter(|r| r.health != Health::Ended) {
-        out.push_str(&format!("\n{}:\n  open: {}\n  ssh:  {}\n", row.id, row.url, row.ssh));
+        out.push_str(&format!(
+            "\n{}:\n  open: {}\n  ssh:  {}\n",
+            row.id, row.url, row.ssh
+        ));
         if let Some(problem) = &row.problem {
             out.push_str(&format!("  not answering: {problem}\n"));
         }
@@ -366,7 +382,11 @@ pub fn render(rows: &[ServiceRow]) -> String {
             out.push_str(&format!(
                 "  idle for {} while holding GPU {}: save your work and `gpudeck stop {}`\n",
                 crate::units::run_duration(row.idle_seconds.unwrap_or(0) * 1000),
-                row.gpus.iter().map(|g| g.index.to_string()).collect::<Vec<_>>().join(","),
+                row.gpus
+                    .iter()
+                    .map(|g| g.index.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
                 row.id
             ));
         }

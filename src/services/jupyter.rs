@@ -52,9 +52,12 @@ fn unix_ms(text: &str) -> Option<u64> {
 }
 
 /// Since when every kernel has been idle (the latest last activity among them): `None` when
-/// there is no kernel, or one is busy or starting, or one's last activity is unknown.
+/// there is no kernel, one is working (busy, restarting), or one's last activity is unknown.
+/// A kernel no browser has connected to stays `starting` in Jupyter's list however long it
+/// waits: it computes nothing, so it counts as idle since its last message.
 pub fn idle_since_ms(kernels: &[Kernel]) -> Option<u64> {
-    if kernels.is_empty() || kernels.iter().any(|k| k.execution_state != "idle") {
+    let working = |k: &Kernel| !matches!(k.execution_state.as_str(), "idle" | "starting");
+    if kernels.is_empty() || kernels.iter().any(working) {
         return None;
     }
     kernels
@@ -82,14 +85,27 @@ mod tests {
         assert_eq!(kernels.len(), 2);
         assert_eq!(kernels[0].connections, 1);
         let at = |text: &str| unix_ms(text).expect("a time");
-        assert_eq!(kernels[0].last_activity_ms, Some(at("2026-11-25T10:00:00Z")));
-        assert_eq!(idle_since_ms(&kernels), Some(at("2026-11-25T10:05:00.123Z")));
+        assert_eq!(
+            kernels[0].last_activity_ms,
+            Some(at("2026-11-25T10:00:00Z"))
+        );
+        assert_eq!(
+            idle_since_ms(&kernels),
+            Some(at("2026-11-25T10:05:00.123Z"))
+        );
     }
 
     #[test]
     fn a_busy_kernel_or_none_at_all_is_not_idle() {
         let mut kernels = parse_kernels(TWO).expect("valid");
+        kernels[1].execution_state = "starting".into();
+        assert!(
+            idle_since_ms(&kernels).is_some(),
+            "waiting for a browser is not working"
+        );
         kernels[1].execution_state = "busy".into();
+        assert_eq!(idle_since_ms(&kernels), None);
+        kernels[1].execution_state = "restarting".into();
         assert_eq!(idle_since_ms(&kernels), None);
         assert_eq!(idle_since_ms(&[]), None);
         assert!(parse_kernels("<html>").is_err());

@@ -180,22 +180,17 @@ fn ports_for(kind: ServiceKind, asked: Option<u16>) -> Result<Vec<ServicePort>, 
                     port,
                     why: match e.kind() {
                         std::io::ErrorKind::AddrInUse => "something else listens on it".into(),
-                        std::io::ErrorKind::PermissionDenied => {
-                            "ports below 1024 need root".into()
-                        }
+                        std::io::ErrorKind::PermissionDenied => "ports below 1024 need root".into(),
                         _ => e.to_string(),
                     },
                 })?
             }
-            _ => TcpListener::bind("127.0.0.1:0").map_err(|e| ServiceError::NoFreePort {
-                why: e.to_string(),
-            })?,
+            _ => TcpListener::bind("127.0.0.1:0")
+                .map_err(|e| ServiceError::NoFreePort { why: e.to_string() })?,
         };
         let port = listener
             .local_addr()
-            .map_err(|e| ServiceError::NoFreePort {
-                why: e.to_string(),
-            })?
+            .map_err(|e| ServiceError::NoFreePort { why: e.to_string() })?
             .port();
         // Held until all are chosen, so two names never get the same port.
         held.push(listener);
@@ -222,7 +217,7 @@ fn new_token() -> Result<String, ServiceError> {
 }
 
 fn notebook_command(address: &str, port: u16, root: &Path) -> Vec<String> {
-    vec![
+    let mut command = vec![
         "jupyter".into(),
         "lab".into(),
         "--no-browser".into(),
@@ -230,7 +225,13 @@ fn notebook_command(address: &str, port: u16, root: &Path) -> Vec<String> {
         format!("--port={port}"),
         "--ServerApp.port_retries=0".into(),
         format!("--ServerApp.root_dir={}", root.display()),
-    ]
+    ];
+    // Jupyter refuses to start as root unless told; gpudeck run as root means the user chose
+    // it (and in a container the user is gpudeck's own).
+    if crate::private_files::current_uid() == 0 {
+        command.push("--allow-root".into());
+    }
+    command
 }
 
 fn tensorboard_command(address: &str, port: u16, logdir: &Path) -> Vec<String> {

@@ -111,10 +111,13 @@ pub async fn look_at_all(runs: &[Run], now: u64, idle_alert: Option<Duration>) -
 /// The row of `run` from its record alone: what it is, where it listens.
 pub fn row_of(run: &Run, now: u64) -> ServiceRow {
     let record = &run.record;
-    let service = record.service.clone().unwrap_or_else(|| crate::runs::ServiceSpec {
-        kind: ServiceKind::Notebook,
-        ports: Vec::new(),
-    });
+    let service = record
+        .service
+        .clone()
+        .unwrap_or_else(|| crate::runs::ServiceSpec {
+            kind: ServiceKind::Notebook,
+            ports: Vec::new(),
+        });
     let port = service.ports.first().map_or(0, |p| p.port);
     let state = run.state();
     let live = matches!(state, RunState::Starting | RunState::Running);
@@ -191,13 +194,18 @@ pub async fn look(
             Some(url) => expect_ok(probe::get(client, &format!("{url}/"), None).await),
             None => Err("it has no port".into()),
         },
-        ServiceKind::Triton => look_at_triton(client, base("http"), base("metrics"), &mut row).await,
+        ServiceKind::Triton => {
+            look_at_triton(client, base("http"), base("metrics"), &mut row).await
+        }
     };
     match answer {
         Ok(()) => row.health = Health::Ready,
         Err(why) => row.problem = Some(why),
     }
-    if let (Some(since), true) = (idle_since_ms(&row.kernels), row.kind == ServiceKind::Notebook) {
+    if let (Some(since), true) = (
+        idle_since_ms(&row.kernels),
+        row.kind == ServiceKind::Notebook,
+    ) {
         let idle = now.saturating_sub(since) / 1000;
         row.idle_seconds = Some(idle);
         row.idle_alert = !row.gpus.is_empty()
