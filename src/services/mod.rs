@@ -5,6 +5,7 @@
 //! only. This module turns a request into that spec (`launch`) and looks at running services
 //! over HTTP (`listing`, `jupyter`, `triton`, `probe`).
 
+pub mod collector;
 pub mod error;
 pub mod jupyter;
 pub mod launch;
@@ -12,6 +13,7 @@ pub mod listing;
 pub mod probe;
 pub mod triton;
 
+pub use collector::{ServicesCommand, ServicesHandle, ServicesUpdate};
 pub use error::ServiceError;
 pub use launch::{service_spec, Placement, ServiceRequest, TOKEN_VAR};
 pub use listing::{look_at_all, row_of, services_of, Health, ServiceRow, SERVICES_SCHEMA};
