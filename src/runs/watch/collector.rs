@@ -338,6 +338,7 @@ impl Watcher {
         let (mut live, mut warnings): (Vec<(OsString, Run)>, Vec<String>) = (
             self.index
                 .unsettled()
+                .filter(|i| !is_service(i.run))
                 .map(|i| (i.name.to_os_string(), i.run.clone()))
                 .collect(),
             self.index.warnings(),
@@ -390,6 +391,7 @@ impl Watcher {
             .retain(|name, l| index.get(name).is_some_and(|i| i.born == l.born));
         self.pending = index
             .indexed()
+            .filter(|i| !is_service(i.run))
             .filter(|i| self.listed.get(i.name).is_none_or(|l| l.feed.is_some()))
             .map(|i| i.name.to_os_string())
             .collect();
@@ -471,6 +473,12 @@ impl Watcher {
     fn send(&self, update: RunsUpdate) -> bool {
         self.updates.blocking_send(update).is_ok()
     }
+}
+
+/// Services (notebooks, TensorBoards, Triton servers) are the Services tab's, as `gpudeck
+/// runs` leaves them to `gpudeck services`: they get no row here.
+fn is_service(run: &Run) -> bool {
+    run.record.service.is_some()
 }
 
 fn row_of(run: &Run, summary: Option<RunSummary>, catalog: &XidCatalog) -> RunRow {
@@ -567,6 +575,23 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn services_get_no_row_among_the_runs() {
+        let data = tempfile::tempdir().unwrap();
+        let store = RunStore::new(data.path());
+        ended_run(&store, "run-00", 1);
+        let mut notebook = ended_run(&store, "notebook-01", 1);
+        notebook.record.service = Some(crate::runs::spec::ServiceSpec {
+            kind: crate::runs::spec::ServiceKind::Notebook,
+            ports: Vec::new(),
+        });
+        notebook.write_record(&notebook.record).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        let mut watcher = Watcher::new(store.clone(), tx);
+        assert!(watcher.tick());
+        assert_eq!(listings(&mut rx), vec![vec!["run-00".to_string()]]);
     }
 
     #[test]
