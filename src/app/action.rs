@@ -14,10 +14,11 @@ pub enum Tab {
     Compat,
     Doctor,
     Runs,
+    Services,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Gpus,
         Tab::Processes,
         Tab::Topology,
@@ -26,6 +27,7 @@ impl Tab {
         Tab::Compat,
         Tab::Doctor,
         Tab::Runs,
+        Tab::Services,
     ];
 
     pub fn title(self) -> &'static str {
@@ -38,15 +40,17 @@ impl Tab {
             Tab::Compat => "Compat",
             Tab::Doctor => "Doctor",
             Tab::Runs => "Runs",
+            Tab::Services => "Services",
         }
     }
 
-    /// The title in a narrow terminal (80 columns hold all eight).
+    /// The title in a narrow terminal (80 columns hold all nine).
     pub fn short_title(self) -> &'static str {
         match self {
             Tab::Processes => "Procs",
             Tab::Topology => "Topo",
             Tab::Containers => "Cont",
+            Tab::Services => "Svc",
             other => other.title(),
         }
     }
@@ -128,6 +132,10 @@ pub enum Action {
     KillLeftovers,
     /// A form for a new training run.
     NewRun,
+    /// Put the selected service's URL (with its token) on the terminal's clipboard.
+    CopyUrl,
+    /// Put the selected service's SSH line on the terminal's clipboard.
+    CopySsh,
     /// Show the previous or next rank's logs of the selected run.
     PrevRank,
     NextRank,
@@ -164,6 +172,18 @@ pub enum Command {
     /// Start a run again from its spec.
     RerunRun {
         id: String,
+    },
+    /// Stop a service's run, then start it again from its spec, in the background.
+    RestartService {
+        id: String,
+    },
+    /// Work for the services collector.
+    Services(crate::services::ServicesCommand),
+    /// Put `text` on the clipboard through the terminal (OSC 52); `what` names it in the
+    /// status line.
+    Copy {
+        what: String,
+        text: String,
     },
     /// Signal several processes at once (what a run left on its GPUs).
     SignalProcesses {

@@ -44,6 +44,7 @@ const IMAGES: Context = Context::Tab(Tab::Images);
 const COMPAT: Context = Context::Tab(Tab::Compat);
 const DOCTOR: Context = Context::Tab(Tab::Doctor);
 const RUNS: Context = Context::Tab(Tab::Runs);
+const SVCS: Context = Context::Tab(Tab::Services);
 const LOGS: Context = Context::Logs;
 const RANKS: Context = Context::RunLogs;
 const PROC: Context = Context::ProcessView;
@@ -84,14 +85,15 @@ pub const KEYS: &[Binding] = &[
     key(NONE,  Char('?'),     ALL,     A::ToggleHelp,                  "?",          "help: all keys",                                      Some("help")),
     key(NONE,  KeyCode::Tab,  ALL,     A::NextTab,                     "Tab",        "next tab",                                            Some("tab")),
     key(NONE,  BackTab,       ALL,     A::PrevTab,                     "Shift-Tab",  "previous tab",                                        None),
-    key(NONE,  Char('1'),     ALL,     A::SelectTab(Tab::Gpus),        "1-8",        "go to a tab by number",                               None),
-    key(NONE,  Char('2'),     ALL,     A::SelectTab(Tab::Processes),   "1-8",        "go to a tab by number",                               None),
-    key(NONE,  Char('3'),     ALL,     A::SelectTab(Tab::Topology),    "1-8",        "go to a tab by number",                               None),
-    key(NONE,  Char('4'),     ALL,     A::SelectTab(Tab::Containers),  "1-8",        "go to a tab by number",                               None),
-    key(NONE,  Char('5'),     ALL,     A::SelectTab(Tab::Images),      "1-8",        "go to a tab by number",                               None),
-    key(NONE,  Char('6'),     ALL,     A::SelectTab(Tab::Compat),      "1-8",        "go to a tab by number",                               None),
-    key(NONE,  Char('7'),     ALL,     A::SelectTab(Tab::Doctor),      "1-8",        "go to a tab by number",                               None),
-    key(NONE,  Char('8'),     ALL,     A::SelectTab(Tab::Runs),        "1-8",        "go to a tab by number",                               None),
+    key(NONE,  Char('1'),     ALL,     A::SelectTab(Tab::Gpus),        "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('2'),     ALL,     A::SelectTab(Tab::Processes),   "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('3'),     ALL,     A::SelectTab(Tab::Topology),    "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('4'),     ALL,     A::SelectTab(Tab::Containers),  "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('5'),     ALL,     A::SelectTab(Tab::Images),      "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('6'),     ALL,     A::SelectTab(Tab::Compat),      "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('7'),     ALL,     A::SelectTab(Tab::Doctor),      "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('8'),     ALL,     A::SelectTab(Tab::Runs),        "1-9",        "go to a tab by number",                               None),
+    key(NONE,  Char('9'),     ALL,     A::SelectTab(Tab::Services),    "1-9",        "go to a tab by number",                               None),
     key(NONE,  Up,            ALL,     A::Up,                          "↑/k",        "move up",                                             None),
     key(NONE,  Char('k'),     ALL,     A::Up,                          "↑/k",        "move up",                                             None),
     key(NONE,  Down,          ALL,     A::Down,                        "↓/j",        "move down",                                           None),
@@ -149,6 +151,12 @@ pub const KEYS: &[Binding] = &[
     key(NONE,  Char(']'),     RUNS,    A::NextRank,                    "[/]",        "previous/next rank's output",                         None),
     key(NONE,  Char('['),     RANKS,   A::PrevRank,                    "[/]",        "previous/next rank's output",                         Some("rank")),
     key(NONE,  Char(']'),     RANKS,   A::NextRank,                    "[/]",        "previous/next rank's output",                         None),
+    key(NONE,  Enter,         SVCS,    A::OpenLogs,                    "Enter/l",    "the service's output (follow, search, save)",         Some("logs")),
+    key(NONE,  Char('l'),     SVCS,    A::OpenLogs,                    "Enter/l",    "the service's output (follow, search, save)",         None),
+    key(NONE,  Char('c'),     SVCS,    A::CopyUrl,                     "c",          "copy its URL to the clipboard (OSC 52)",              Some("copy URL")),
+    key(NONE,  Char('s'),     SVCS,    A::CopySsh,                     "s",          "copy its SSH line to the clipboard (OSC 52)",         Some("copy ssh")),
+    key(NONE,  Char('x'),     SVCS,    A::StopRun,                     "x",          "stop the service (asks first)",                       Some("stop")),
+    key(NONE,  Char('R'),     SVCS,    A::RerunRun,                    "R",          "restart: stop, start again the same (asks first)",    Some("restart")),
     // `/` and Esc on every list tab but Processes (which words its own); on Containers, Esc
     // first closes the inspect view (above).
     key(NONE,  Char('/'),     CONTS,   A::StartFilter,                 "/",          "filter the list: rows with this text in any column",  None),

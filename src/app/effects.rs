@@ -51,6 +51,17 @@ fn run_done(line: String, is_error: bool, new_run: Option<String>) -> Event {
     })
 }
 
+/// Asks the terminal to put `text` on the clipboard (OSC 52; tmux passes it on with its
+/// `set-clipboard` option); it works over SSH, where the terminal is on the user's laptop.
+fn copy_to_clipboard(text: &str) -> std::io::Result<()> {
+    use base64::Engine;
+    use std::io::Write;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = std::io::stdout().lock();
+    write!(out, "\x1b]52;c;{encoded}\x07")?;
+    out.flush()
+}
+
 /// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
 pub(super) fn unix_now() -> i64 {
     std::time::SystemTime::now()
@@ -69,6 +80,7 @@ pub(super) struct Effects {
     pub docker_host: Option<String>,
     pub data_dir: PathBuf,
     pub runs: RunsHandle,
+    pub services: crate::services::ServicesHandle,
     pub store: RunStore,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     pub container: crate::runs::ContainerSetup,
@@ -114,6 +126,17 @@ impl Effects {
             Command::Runs(cmd) => self.runs.send(cmd),
             Command::StopRun { id } => self.stop_run(id, state),
             Command::RerunRun { id } => self.rerun(id, state),
+            Command::RestartService { id } => self.restart_service(id, state),
+            Command::Services(cmd) => self.services.send(cmd),
+            Command::Copy { what, text } => match copy_to_clipboard(&text) {
+                // The terminal says nothing back: the text goes into the messages too (M), for
+                // a terminal that ignores OSC 52.
+                Ok(()) => state.set_status(
+                    format!("sent {what} to the clipboard (OSC 52): {text}"),
+                    false,
+                ),
+                Err(e) => state.set_status(format!("could not copy {what}: {e}"), true),
+            },
             Command::StartRun(spec) => self.start(*spec, state),
             Command::SignalProcesses { targets, signal } => {
                 for t in targets {
@@ -196,6 +219,35 @@ impl Effects {
             });
             let _ = done.blocking_send(started_line(started));
         });
+    }
+
+    /// A service stopped (when live) and started again from its spec on the same port: on a
+    /// thread, as a stop and a start each are.
+    fn restart_service(&self, id: String, state: &mut AppState) {
+        let Some(parts) = self.start_parts(state) else {
+            return;
+        };
+        let store = self.store.clone();
+        let done = self.events.clone();
+        state.set_status(format!("restarting {id}: stopping it first…"), false);
+        self.background("restart-service", move || {
+            let started = store.find(&id).and_then(|run| {
+                crate::runs::stop_run(&run, crate::runs::DEFAULT_GRACE)?;
+                let ctx = crate::runs::StartContext {
+                    gpus: &parts.gpus,
+                    store: &store,
+                    cwd: run.record.workdir.clone(),
+                    path: std::env::var_os("PATH"),
+                    exe: parts.exe,
+                    gpu_source: parts.gpu_source,
+                    container: parts.container,
+                    slurm: parts.slurm,
+                };
+                crate::runs::rerun(&run, &ctx)
+            });
+            let _ = done.blocking_send(started_line(started));
+        });
+        self.services.send(crate::services::ServicesCommand::Look);
     }
 
     /// A new run from the form, started as `gpudeck run` would: on a thread.

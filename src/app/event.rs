@@ -23,6 +23,8 @@ pub enum Event {
     Docker(DockerUpdate),
     /// The runs collector's listing, details and logs.
     Runs(RunsUpdate),
+    /// The services collector's look at every service.
+    Services(crate::services::ServicesUpdate),
     /// A run start, stop or restart the app began has finished.
     RunDone(RunDone),
     /// A diagnosis the app began has finished.

@@ -85,6 +85,7 @@ fn open_logs(state: &AppState) -> Option<&super::logs_view::LogsView> {
     match state.tab {
         Tab::Containers => state.docker.logs.as_ref(),
         Tab::Runs if state.runs.log_open => state.runs.logs.as_ref(),
+        Tab::Services if state.services.log_open => state.services.logs.as_ref(),
         _ => None,
     }
 }
@@ -107,6 +108,9 @@ pub fn help_contexts(state: &AppState) -> Vec<Context> {
     }
     if state.tab == Tab::Runs {
         out.extend([Context::Logs, Context::RunLogs]);
+    }
+    if state.tab == Tab::Services {
+        out.push(Context::Logs);
     }
     if state.tab == Tab::Processes {
         out.push(Context::ProcessView);

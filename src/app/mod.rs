@@ -73,7 +73,13 @@ mod handle_tests {
             new_run: Some("r1".into()),
         };
         let handled = app.handle(Event::RunDone(done), AREA, None);
-        assert_eq!(handled.commands, vec![Command::Runs(RunsCommand::Refresh)]);
+        assert_eq!(
+            handled.commands,
+            vec![
+                Command::Runs(RunsCommand::Refresh),
+                Command::Services(crate::services::ServicesCommand::Look)
+            ]
+        );
         assert_eq!(handled.redraw, Redraw::Now);
         assert_eq!(app.state.runs.select_when_listed.as_deref(), Some("r1"));
         let status = app.state.status.as_ref().expect("a status line");
@@ -135,6 +141,8 @@ mod run_form_actions;
 pub mod runs;
 mod runs_actions;
 mod saved_logs;
+pub mod services;
+mod services_actions;
 pub mod shell_dialog;
 mod shell_dialog_actions;
 mod shell_run;
@@ -161,6 +169,7 @@ use crate::host::ProcessTable;
 use crate::metrics::MetricsFeed;
 use crate::runs::watch::{RunsCommand, RunsUpdate};
 use crate::runs::RunStore;
+use crate::services::{ServicesCommand, ServicesUpdate};
 use action::{Action, Command};
 use effects::{unix_now, Effects};
 use event::{Event, ExitSignal, Handled, Redraw};
@@ -219,10 +228,20 @@ impl App {
                 handled.commands = self.state.apply_runs(update);
                 handled.redraw = Redraw::Data;
             }
+            Event::Services(update) => {
+                self.state.apply_services(update);
+                handled.redraw = Redraw::Data;
+            }
             Event::RunDone(done) => {
                 self.state.set_status(done.line, done.is_error);
-                self.state.runs.select_when_listed = done.new_run;
-                handled.commands = vec![Command::Runs(RunsCommand::Refresh)];
+                match self.state.tab {
+                    action::Tab::Services => self.state.services.select_when_listed = done.new_run,
+                    _ => self.state.runs.select_when_listed = done.new_run,
+                }
+                handled.commands = vec![
+                    Command::Runs(RunsCommand::Refresh),
+                    Command::Services(ServicesCommand::Look),
+                ];
                 handled.redraw = Redraw::Now;
             }
             Event::Doctor(report) => {
@@ -408,9 +427,11 @@ pub async fn run(
     let (gpu_tx, gpu_rx) = mpsc::channel::<GpuUpdate>(8);
     let (docker_tx, docker_rx) = mpsc::channel::<DockerUpdate>(64);
     let (runs_tx, runs_rx) = mpsc::channel::<RunsUpdate>(16);
+    let (services_tx, services_rx) = mpsc::channel::<ServicesUpdate>(4);
     event::forward(gpu_rx, events_tx.clone(), Event::Gpu);
     event::forward(docker_rx, events_tx.clone(), Event::Docker);
     event::forward(runs_rx, events_tx.clone(), Event::Runs);
+    event::forward(services_rx, events_tx.clone(), Event::Services);
     // The health counters are served, not shown: read only when metrics are served.
     let serving = sources.metrics_listen.is_some();
     let collector = collector::spawn_reading_health(
@@ -433,6 +454,11 @@ pub async fn run(
         docker_host: sources.docker_host.clone(),
         data_dir: sources.data_dir.clone(),
         runs: crate::runs::watch::spawn(store.clone(), runs_tx, app.state.xid_catalog.clone()),
+        services: crate::services::collector::spawn(
+            store.clone(),
+            services_tx,
+            app.state.idle_alert,
+        ),
         store,
         gpu_choice: sources.gpu_choice.clone(),
         container: sources.container.clone(),

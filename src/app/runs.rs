@@ -194,28 +194,9 @@ impl RunsView {
             return;
         }
         if chunk.reset || self.logs.is_none() {
-            let name = format!("{} · rank {}", chunk.id, chunk.rank);
-            self.logs = Some(LogsView::new(chunk.id.clone(), name));
             self.skipped_bytes = 0;
         }
-        self.skipped_bytes += chunk.skipped;
-        if let Some(logs) = self.logs.as_mut() {
-            logs.push(
-                chunk
-                    .lines
-                    .into_iter()
-                    .map(|(is_err, text)| LogLine {
-                        stream: if is_err {
-                            LogStream::Stderr
-                        } else {
-                            LogStream::Stdout
-                        },
-                        timestamp: None,
-                        text,
-                    })
-                    .collect(),
-            );
-        }
+        self.skipped_bytes += push_chunk(&mut self.logs, chunk);
     }
 
     /// A new selection: nothing of the old run's detail or logs is shown for it.
@@ -253,6 +234,33 @@ impl RunsView {
         let rows: Vec<MetricsRow> = self.after_end.iter().cloned().collect();
         self.held = memory_held_after_end(&rows, &gpus);
     }
+}
+
+/// Folds a rank's new lines into `logs` (anew when the chunk starts over); the bytes it skipped.
+/// The Runs and the Services tab both show a run's output this way.
+pub fn push_chunk(logs: &mut Option<LogsView>, chunk: LogChunk) -> u64 {
+    if chunk.reset || logs.is_none() {
+        let name = format!("{} · rank {}", chunk.id, chunk.rank);
+        *logs = Some(LogsView::new(chunk.id.clone(), name));
+    }
+    if let Some(logs) = logs.as_mut() {
+        logs.push(
+            chunk
+                .lines
+                .into_iter()
+                .map(|(is_err, text)| LogLine {
+                    stream: if is_err {
+                        LogStream::Stderr
+                    } else {
+                        LogStream::Stdout
+                    },
+                    timestamp: None,
+                    text,
+                })
+                .collect(),
+        );
+    }
+    chunk.skipped
 }
 
 /// A run's text as its row shows it (the whole id rather than the short one), for the filter.

@@ -15,6 +15,14 @@ use crate::units;
 impl AppState {
     /// Folds a runs collector update in; returns what to ask of the collector next.
     pub fn apply_runs(&mut self, update: RunsUpdate) -> Vec<Command> {
+        // One output is followed at a time: a service's, when the Services tab opened it.
+        let update = match update {
+            RunsUpdate::Log(chunk) if self.services.logs_of() == Some(chunk.id.as_str()) => {
+                self.services.push_log(chunk);
+                return Vec::new();
+            }
+            other => other,
+        };
         let newly_selected = self.runs.apply(update);
         if newly_selected && self.tab == super::action::Tab::Runs {
             return self.follow_selected();
@@ -34,7 +42,7 @@ impl AppState {
         vec![Command::Runs(RunsCommand::Focus(None))]
     }
 
-    fn follow_selected(&mut self) -> Vec<Command> {
+    pub(super) fn follow_selected(&mut self) -> Vec<Command> {
         let Some(id) = self.runs.selected.clone() else {
             return vec![Command::Runs(RunsCommand::Focus(None))];
         };
@@ -254,7 +262,7 @@ impl AppState {
         });
     }
 
-    fn refuse_read_only(&mut self, what: &str) -> bool {
+    pub(super) fn refuse_read_only(&mut self, what: &str) -> bool {
         if self.read_only {
             self.set_status(format!("read-only mode: {what} is disabled"), true);
         }

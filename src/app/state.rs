@@ -11,6 +11,7 @@ use super::processes::{ProcessListState, TermSent};
 use super::pulls::PullPicker;
 use super::run_form::RunForm;
 use super::runs::RunsView;
+use super::services::ServicesView;
 use super::shell_dialog::{ShellDialog, ShellLaunch};
 use super::themes::ThemeChoice;
 use crate::config::{Config, GraphMetric};
@@ -84,6 +85,9 @@ pub struct AppState {
     pub compat: CompatView,
     pub doctor: DoctorView,
     pub runs: RunsView,
+    pub services: ServicesView,
+    /// `[notebook] idle_alert`: a notebook idle this long while holding GPUs is flagged.
+    pub idle_alert: Option<std::time::Duration>,
     /// A shell to start once the TUI has stepped aside (the run loop takes it).
     pub pending_shell: Option<ShellLaunch>,
     /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
@@ -125,6 +129,8 @@ impl AppState {
             compat: CompatView::default(),
             doctor: DoctorView::default(),
             runs: RunsView::default(),
+            services: ServicesView::default(),
+            idle_alert: config.notebook.idle_alert.0,
             pending_shell: None,
             now: 0,
             slurm: SlurmDefaults {
@@ -180,6 +186,9 @@ impl AppState {
         if self.tab == Tab::Runs && !global {
             return self.update_runs(action);
         }
+        if self.tab == Tab::Services && !global {
+            return self.update_services(action);
+        }
         match action {
             Action::Quit => self.quit = true,
             Action::NextTab => {
@@ -210,6 +219,8 @@ impl AppState {
     pub(super) fn show_tab(&mut self, tab: Tab) -> Vec<Command> {
         let left_runs = self.tab == Tab::Runs && tab != Tab::Runs;
         let entered_runs = self.tab != Tab::Runs && tab == Tab::Runs;
+        let left_services = self.tab == Tab::Services && tab != Tab::Services;
+        let entered_services = self.tab != Tab::Services && tab == Tab::Services;
         let watch = self.watch_processes(tab);
         self.tab = tab;
         let mut commands: Vec<Command> = watch.into_iter().collect();
@@ -219,6 +230,12 @@ impl AppState {
             _ if left_runs => self.runs_on_hide(),
             _ => Vec::new(),
         });
+        if left_services {
+            commands.extend(self.services_on_hide());
+        }
+        if entered_services {
+            commands.extend(self.services_on_show());
+        }
         commands
     }
 

@@ -117,7 +117,11 @@ impl ServicesWatcher {
             if !self.look() {
                 return;
             }
-            let every = if self.shown { SHOWN_EVERY } else { HIDDEN_EVERY };
+            let every = if self.shown {
+                SHOWN_EVERY
+            } else {
+                HIDDEN_EVERY
+            };
             let deadline = Instant::now() + every;
             loop {
                 let wait = deadline.saturating_duration_since(Instant::now());

@@ -38,24 +38,45 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     if state.is_demo() {
         spans.extend([sep.clone(), Span::styled("DEMO (simulated)", s.warn())]);
     }
+    let idle = state.services.idle_alerts();
+    if idle > 0 {
+        // Checked every 30 s even off the Services tab: a notebook idling on GPUs others wait for.
+        let what = units::plural(idle, "idle notebook");
+        spans.extend([sep.clone(), Span::styled(format!("{what} (9)"), s.warn())]);
+    }
     if state.read_only {
         spans.extend([sep, Span::styled("read-only", s.warn())]);
     }
     Line::from(spans).render(area, buf);
 }
 
-/// The tab titles with their x ranges, shared by drawing and clicking.
-/// Each tab's label and columns; short titles when the full ones do not fit the width.
+/// The tab titles with their x ranges, shared by drawing and clicking: the full titles when
+/// they fit the width, else the short ones, padded on both sides when that fits (under 88
+/// columns, e.g. 80, on the left only).
 fn tab_spans(width: u16) -> Vec<(Tab, String, u16, u16)> {
-    let full: usize = Tab::ALL.iter().map(|t| t.title().chars().count() + 5).sum();
-    let short = full + 1 > width as usize;
+    let needed = |title: fn(Tab) -> &'static str, pad: usize| -> usize {
+        1 + Tab::ALL
+            .iter()
+            .map(|t| title(*t).chars().count() + 3 + pad)
+            .sum::<usize>()
+    };
+    let width = width as usize;
+    let (title, pad): (fn(Tab) -> &'static str, usize) = if needed(Tab::title, 2) <= width {
+        (Tab::title, 2)
+    } else if needed(Tab::short_title, 2) <= width {
+        (Tab::short_title, 2)
+    } else {
+        (Tab::short_title, 1)
+    };
     let mut x = 1u16;
     Tab::ALL
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let title = if short { t.short_title() } else { t.title() };
-            let label = format!(" {} {} ", i + 1, title);
+            let label = match pad {
+                2 => format!(" {} {} ", i + 1, title(*t)),
+                _ => format!(" {} {}", i + 1, title(*t)),
+            };
             let width = label.chars().count() as u16;
             let start = x;
             x += width + 1;

@@ -22,6 +22,7 @@ mod run_detail;
 mod run_form;
 mod runs;
 mod scroll;
+mod services;
 mod shell_dialog;
 pub mod style;
 pub mod table;
@@ -61,6 +62,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
         (_, Tab::Compat) => compat::render(screen.body, buf, state, &styles),
         (_, Tab::Doctor) => doctor::render(screen.body, buf, state, &styles),
         (_, Tab::Runs) => runs::render(screen.body, buf, state, &styles),
+        (_, Tab::Services) => services::render(screen.body, buf, state, &styles),
         (GpuStatus::Loading, _) => gpu_error::loading(screen.body, buf, &styles),
         (GpuStatus::Failed(e), _) => gpu_error::render(screen.body, buf, e, &styles),
         (GpuStatus::Ready(data), Tab::Gpus) => {
@@ -109,12 +111,17 @@ pub fn click(area: Rect, state: &AppState, column: u16, row: u16) -> Option<Acti
     if state.tab == Tab::Runs {
         return runs::row_at(screen.body, state, row).map(Action::SelectRow);
     }
+    if state.tab == Tab::Services {
+        return services::row_at(screen.body, state, row).map(Action::SelectRow);
+    }
     let data = match &state.gpu {
         GpuStatus::Ready(d) => d,
         _ => return None,
     };
     match state.tab {
-        Tab::Containers | Tab::Images | Tab::Compat | Tab::Doctor | Tab::Runs => None,
+        Tab::Containers | Tab::Images | Tab::Compat | Tab::Doctor | Tab::Runs | Tab::Services => {
+            None
+        }
         Tab::Gpus => gpu_list::row_at(screen.body, state, data, row).map(Action::SelectRow),
         Tab::Processes => processes::row_at(screen.body, state, row).map(Action::SelectRow),
         Tab::Topology => None,

@@ -227,7 +227,7 @@ fn run_row(r: &RunRow, now_ms: u64, s: &Styles) -> TableRow {
 
 /// The id without its date and time (the STARTED column has them; the detail the whole id):
 /// `resnet-3f9a` fits 80 columns where `20261122-173500-resnet-3f9a` would not.
-fn short_id(id: &str) -> &str {
+pub(super) fn short_id(id: &str) -> &str {
     let date_time = id
         .char_indices()
         .filter(|(_, c)| *c == '-')

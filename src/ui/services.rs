@@ -1,0 +1,379 @@
+//! The Services tab: every notebook, TensorBoard and Triton server with its state, GPUs, idle
+//! time and place, as `gpudeck services` lists them; the selected one below, its URL and SSH line
+//! whole (wrapped, never cut), its ports, kernels or models, and why it does not answer; or its
+//! output filling the tab.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+use super::logs;
+use super::run_detail::state_style;
+use super::scroll::{table_offset, table_row_at};
+use super::style::Styles;
+use super::table::{self, Column, TableRow};
+use crate::app::state::AppState;
+use crate::runs::{RunState, ServiceKind};
+use crate::services::{Health, ServiceRow};
+use crate::units;
+
+pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let view = &state.services;
+    if view.log_open {
+        if let Some(logs_view) = &view.logs {
+            logs::render(area, buf, logs_view, state.page_size, s);
+            return;
+        }
+    }
+    if view.rows.is_empty() {
+        empty(area, buf, state, s);
+        return;
+    }
+    let (list, detail) = layout(area, view.rows.len());
+    table(list, buf, state, s);
+    if let (Some(area), Some(service)) = (detail, view.selected_service()) {
+        detail_block(area, buf, state, service, s);
+    }
+}
+
+/// The list on top (its rows, at most a third of the tab), the detail below.
+fn layout(area: Rect, rows: usize) -> (Rect, Option<Rect>) {
+    if area.height < 12 {
+        return (area, None);
+    }
+    let list_h = u16::try_from(rows + 3)
+        .unwrap_or(u16::MAX)
+        .min(area.height / 3)
+        .max(4);
+    let list = Rect {
+        height: list_h,
+        ..area
+    };
+    let detail = Rect {
+        y: area.y + list_h,
+        height: area.height - list_h,
+        ..area
+    };
+    (list, Some(detail))
+}
+
+/// The service row under a click, on the layout `render` draws.
+pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
+    let view = &state.services;
+    if view.log_open || view.rows.is_empty() {
+        return None;
+    }
+    let (list, _) = layout(area, view.rows.len());
+    table_row_at(list, view.selected_row(), view.rows.len(), row)
+}
+
+fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let view = &state.services;
+    let mut lines = vec![match (&view.store_error, view.listed) {
+        (Some(error), _) => Line::styled(error.replace('\n', " "), s.error()),
+        (None, true) => Line::styled("No services.", s.text()),
+        (None, false) => Line::styled("looking for services…", s.muted()),
+    }];
+    if view.listed && view.store_error.is_none() {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            "Start one from a shell (the dashboard does not start them); it appears here:",
+            s.muted(),
+        ));
+        for command in [
+            "gpudeck notebook --host --gpus 0     JupyterLab from your PATH",
+            "gpudeck notebook IMAGE --gpus 0      JupyterLab in a local image",
+            "gpudeck tensorboard RUN --host       a run's TensorBoard",
+            "gpudeck triton REPO --image IMAGE    Triton on a model repository",
+        ] {
+            lines.push(Line::styled(format!("  {command}"), s.accent()));
+        }
+    }
+    Paragraph::new(lines)
+        .block(
+            Block::bordered()
+                .title(Span::styled(" Services ", s.title()))
+                .border_style(s.border()),
+        )
+        .render(area, buf);
+}
+
+/// As `gpudeck services`: the whole id where the tab is wide, the id without its date where not.
+const COLUMNS: [Column; 6] = [
+    Column::fit("SERVICE", 7, 34),
+    Column::fixed("KIND", 11),
+    Column::fixed("STATE", 9),
+    Column::fit("GPUS", 4, 24),
+    Column::fixed("IDLE", 7),
+    Column::flex("WHERE", 5),
+];
+
+fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let view = &state.services;
+    let mut title = vec![Span::styled(
+        format!(" Services · {} · {} live ", view.rows.len(), view.live()),
+        s.title(),
+    )];
+    let idle = view.idle_alerts();
+    if idle > 0 {
+        title.push(Span::styled(
+            format!("· {} ", units::plural(idle, "idle notebook")),
+            s.warn(),
+        ));
+    }
+    let block = Block::bordered()
+        .title(Line::from(title))
+        .border_style(s.border());
+    let selected = view.selected_row();
+    let visible = area.height.saturating_sub(3) as usize;
+    let first = table_offset(selected, visible);
+    // The whole id when every one fits beside the other columns (at 120 columns and up).
+    let whole = area.width >= 120;
+    let rows = view
+        .rows
+        .iter()
+        .skip(first)
+        .take(visible)
+        .map(|r| service_row(r, state, whole, s))
+        .collect();
+    let selected = selected.and_then(|row| row.checked_sub(first));
+    table::render(area, buf, block, &COLUMNS, rows, selected, s);
+}
+
+fn service_row(r: &ServiceRow, state: &AppState, whole: bool, s: &Styles) -> TableRow {
+    let (shown, style) = shown_state(r, s);
+    let idle = match (r.idle_seconds, r.idle_alert) {
+        (Some(secs), true) => {
+            Span::styled(format!("{}!", units::run_duration(secs * 1000)), s.warn())
+        }
+        (Some(secs), false) => Span::raw(units::run_duration(secs * 1000)),
+        (None, _) => Span::raw("-"),
+    };
+    let id = match whole {
+        true => r.id.clone(),
+        false => super::runs::short_id(&r.id).to_string(),
+    };
+    TableRow::new(
+        vec![
+            Span::raw(id),
+            Span::raw(r.kind.as_str()),
+            Span::styled(shown, style),
+            Span::raw(gpus_with_memory(r, state)),
+            idle,
+            Span::raw(r.image.clone().unwrap_or_else(|| "host".into())),
+        ],
+        s.text(),
+    )
+}
+
+/// What `gpudeck services` says in its STATE column: a running service's health, else the run's
+/// state.
+fn shown_state(r: &ServiceRow, s: &Styles) -> (String, Style) {
+    match (r.state, r.health) {
+        (RunState::Running, Health::Ready) => ("ready".into(), s.ok()),
+        (RunState::Running, Health::Starting) => ("starting".into(), s.warn()),
+        (RunState::Running, Health::Down) => ("down".into(), s.error()),
+        (RunState::Running, Health::Ended) => ("ended".into(), s.muted()),
+        (state, _) => (state.to_string(), state_style(state, s)),
+    }
+}
+
+/// "0 3.1GiB,1 40GiB": each GPU with the memory used on it now, from the GPU data the dashboard
+/// reads anyway; "-" for none.
+fn gpus_with_memory(r: &ServiceRow, state: &AppState) -> String {
+    if r.gpus.is_empty() {
+        return "-".into();
+    }
+    let used = |index: u32| -> Option<u64> {
+        let data = state.data()?;
+        let at = data.inventory.gpus.iter().position(|g| g.index == index)?;
+        data.samples.get(at)?.memory_used_bytes
+    };
+    let live = matches!(r.state, RunState::Running | RunState::Starting);
+    let list: Vec<String> = r
+        .gpus
+        .iter()
+        .map(|g| match used(g.index).filter(|_| live) {
+            Some(bytes) => format!("{} {}", g.index, units::human_bytes(bytes)),
+            None => g.index.to_string(),
+        })
+        .collect();
+    list.join(",")
+}
+
+fn detail_block(area: Rect, buf: &mut Buffer, state: &AppState, r: &ServiceRow, s: &Styles) {
+    let block = Block::bordered()
+        .title(Span::styled(format!(" {} · {} ", r.id, r.kind), s.title()))
+        .border_style(s.border());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let lines = detail_lines(r, state, inner.width, s);
+    Paragraph::new(lines).render(inner, buf);
+}
+
+/// The label column of the detail.
+const LABEL: usize = 9;
+
+/// The detail's lines at `width`: long values (the URL with its token, the SSH line) go on as
+/// many lines as they need under their label, whole.
+pub fn detail_lines(
+    r: &ServiceRow,
+    state: &AppState,
+    width: u16,
+    s: &Styles,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let (shown, style) = shown_state(r, s);
+    let mut status = vec![Span::styled(shown, style)];
+    if let (Some(started), true) = (r.started_ms, state.now > 0) {
+        let ago = (state.now as u64 * 1000).saturating_sub(started) / 1000;
+        status.push(Span::styled(
+            format!(" · started {} ago", units::age(ago as i64)),
+            s.muted(),
+        ));
+    }
+    lines.push(labelled("state", status, s));
+    let place = crate::app::services::where_and_gpus(r);
+    lines.extend(wrapped("where", &place, width, s.text(), s));
+    if let Some(problem) = &r.problem {
+        let what = format!("not answering: {problem}");
+        lines.extend(wrapped("problem", &what, width, s.error(), s));
+    }
+    let live = matches!(r.state, RunState::Running | RunState::Starting);
+    let url_style = if live { s.accent() } else { s.muted() };
+    lines.extend(wrapped("open", &r.url, width, url_style, s));
+    lines.extend(wrapped("ssh", &r.ssh, width, s.text(), s));
+    if live {
+        lines.push(labelled(
+            "",
+            vec![Span::styled(
+                "then open the same address on the laptop (c/s copy them)",
+                s.muted(),
+            )],
+            s,
+        ));
+    }
+    let ports: Vec<String> = r
+        .ports
+        .iter()
+        .map(|p| format!("{} {}", p.name, p.port))
+        .collect();
+    lines.push(labelled(
+        "ports",
+        vec![Span::styled(ports.join(" · "), s.text())],
+        s,
+    ));
+    match r.kind {
+        ServiceKind::Notebook => notebook_lines(r, state, width, s, &mut lines),
+        ServiceKind::Triton => triton_lines(r, width, s, &mut lines),
+        ServiceKind::Tensorboard => {}
+    }
+    if !live {
+        lines.push(labelled(
+            "",
+            vec![Span::styled(
+                "it has ended: R starts it again, l shows its output",
+                s.muted(),
+            )],
+            s,
+        ));
+    }
+    lines
+}
+
+fn notebook_lines(
+    r: &ServiceRow,
+    state: &AppState,
+    width: u16,
+    s: &Styles,
+    out: &mut Vec<Line<'static>>,
+) {
+    if r.health == Health::Ready {
+        let kernels = match r.kernels.is_empty() {
+            true => "none open".to_string(),
+            false => r
+                .kernels
+                .iter()
+                .map(|k| {
+                    let tabs = units::plural(k.connections as usize, "tab");
+                    format!("{} {} ({tabs})", k.name, k.execution_state)
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        out.extend(wrapped("kernels", &kernels, width, s.text(), s));
+    }
+    if let Some(secs) = r.idle_seconds {
+        let idle = units::run_duration(secs * 1000);
+        let (text, style) = match (r.idle_alert, state.idle_alert) {
+            (true, Some(limit)) => (
+                format!(
+                    "{idle}, past [notebook] idle_alert ({}) while holding GPUs: save your work and stop it (x)",
+                    units::run_duration(limit.as_millis() as u64)
+                ),
+                s.warn(),
+            ),
+            _ => (format!("{idle} (every kernel idle)"), s.text()),
+        };
+        out.extend(wrapped("idle", &text, width, style, s));
+    }
+}
+
+fn triton_lines(r: &ServiceRow, width: u16, s: &Styles, out: &mut Vec<Line<'static>>) {
+    if r.health == Health::Ready && r.models.is_empty() {
+        out.push(labelled(
+            "models",
+            vec![Span::styled("none in the repository", s.muted())],
+            s,
+        ));
+    }
+    for (i, m) in r.models.iter().enumerate() {
+        let state = m.model.state.as_deref().unwrap_or("not loaded");
+        let latency = m
+            .stats
+            .mean_latency_us
+            .map_or_else(|| "-".into(), |us| format!("{:.1} ms", us / 1000.0));
+        let mut text = format!(
+            "{} {state} · {} inferences · {} ok, {} failed · mean {latency}",
+            m.model.name, m.stats.inference_count, m.stats.success, m.stats.failure
+        );
+        if let Some(reason) = &m.model.reason {
+            text.push_str(&format!(" · {reason}"));
+        }
+        let style = if state == "READY" { s.text() } else { s.warn() };
+        out.extend(wrapped(
+            if i == 0 { "models" } else { "" },
+            &text,
+            width,
+            style,
+            s,
+        ));
+    }
+}
+
+fn labelled(label: &str, mut value: Vec<Span<'static>>, s: &Styles) -> Line<'static> {
+    let mut spans = vec![Span::styled(format!("{label:<LABEL$}"), s.muted())];
+    spans.append(&mut value);
+    Line::from(spans)
+}
+
+/// `text` after its label, cut into lines of the width left (by characters: a URL has no
+/// spaces to break at), each line after the first under the first.
+fn wrapped(label: &str, text: &str, width: u16, style: Style, s: &Styles) -> Vec<Line<'static>> {
+    let room = usize::from(width).saturating_sub(LABEL).max(8);
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .chunks(room)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let label = if i == 0 { label } else { "" };
+            labelled(
+                label,
+                vec![Span::styled(chunk.iter().collect::<String>(), style)],
+                s,
+            )
+        })
+        .collect()
+}
