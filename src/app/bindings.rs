@@ -154,7 +154,7 @@ pub const KEYS: &[Binding] = &[
     key(NONE,  Enter,         SVCS,    A::OpenLogs,                    "Enter/l",    "the service's output (follow, search, save)",         Some("logs")),
     key(NONE,  Char('l'),     SVCS,    A::OpenLogs,                    "Enter/l",    "the service's output (follow, search, save)",         None),
     key(NONE,  Char('c'),     SVCS,    A::CopyUrl,                     "c",          "copy its URL to the clipboard (OSC 52)",              Some("copy URL")),
-    key(NONE,  Char('s'),     SVCS,    A::CopySsh,                     "s",          "copy its SSH line to the clipboard (OSC 52)",         Some("copy ssh")),
+    key(NONE,  Char('s'),     SVCS,    A::CopySsh,                     "s",          "copy its SSH line to the clipboard (OSC 52)",         None),
     key(NONE,  Char('x'),     SVCS,    A::StopRun,                     "x",          "stop the service (asks first)",                       Some("stop")),
     key(NONE,  Char('R'),     SVCS,    A::RerunRun,                    "R",          "restart: stop, start again the same (asks first)",    Some("restart")),
     // `/` and Esc on every list tab but Processes (which words its own); on Containers, Esc

@@ -297,7 +297,7 @@ fn notebook_lines(
                 .kernels
                 .iter()
                 .map(|k| {
-                    let tabs = units::plural(k.connections as usize, "tab");
+                    let tabs = units::plural_or_no(k.connections as usize, "browser tab");
                     format!("{} {} ({tabs})", k.name, k.execution_state)
                 })
                 .collect::<Vec<_>>()
