@@ -2,6 +2,8 @@
 //! looked at it, the selected one, and its output when open (a run's logs view, fed by the runs
 //! collector).
 
+use std::collections::BTreeSet;
+
 use super::logs_view::LogsView;
 use super::runs::push_chunk;
 use crate::runs::watch::LogChunk;
@@ -24,6 +26,8 @@ pub struct ServicesView {
     pub log_open: bool,
     /// A service just restarted from here: selected as soon as a look has it.
     pub select_when_listed: Option<String>,
+    /// The notebooks already said to be idle past the alert (said once per stretch of idling).
+    alerted: BTreeSet<String>,
 }
 
 impl ServicesView {
@@ -47,7 +51,22 @@ impl ServicesView {
     }
 
     /// Folds a look in: the selection stays on its service while it is listed, else the first.
-    pub fn apply(&mut self, update: ServicesUpdate) {
+    /// Returns the notebooks newly idle past the alert, to be said on the status line.
+    pub fn apply(&mut self, update: ServicesUpdate) -> Vec<ServiceRow> {
+        let idle: BTreeSet<String> = (update.rows.iter())
+            .filter(|r| r.idle_alert)
+            .map(|r| r.id.clone())
+            .collect();
+        let newly = (update.rows.iter())
+            .filter(|r| r.idle_alert && !self.alerted.contains(&r.id))
+            .cloned()
+            .collect();
+        self.alerted = idle;
+        self.select_newly_listed(update);
+        newly
+    }
+
+    fn select_newly_listed(&mut self, update: ServicesUpdate) {
         self.rows = update.rows;
         self.store_error = update.store_error;
         self.listed = true;

@@ -14,7 +14,18 @@ use crate::services::{ServiceRow, ServicesCommand, ServicesUpdate};
 impl AppState {
     /// Folds a services collector update in.
     pub fn apply_services(&mut self, update: ServicesUpdate) {
-        self.services.apply(update);
+        for idle in self.services.apply(update) {
+            let secs = idle.idle_seconds.unwrap_or(0);
+            self.set_status(
+                format!(
+                    "{} has been idle {}, {}: save your work and stop it (9, then x)",
+                    idle.id,
+                    crate::units::run_duration(secs * 1000),
+                    where_and_gpus(&idle)
+                ),
+                false,
+            );
+        }
     }
 
     /// Opening the tab makes the collector look at once and every few seconds, and follows the

@@ -18,6 +18,13 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         sep.clone(),
         Span::styled(state.host.clone(), s.text()),
     ];
+    let idle = state.services.idle_alerts();
+    if idle > 0 {
+        // Looked at every 30 s off the Services tab too: a notebook idling on GPUs others may
+        // wait for. Before the driver's facts, which a narrow screen may cut.
+        let what = units::plural(idle, "idle notebook");
+        spans.extend([sep.clone(), Span::styled(format!("{what} (9)"), s.warn())]);
+    }
     match &state.gpu {
         GpuStatus::Ready(d) => {
             let sys = &d.inventory.system;
@@ -37,12 +44,6 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     }
     if state.is_demo() {
         spans.extend([sep.clone(), Span::styled("DEMO (simulated)", s.warn())]);
-    }
-    let idle = state.services.idle_alerts();
-    if idle > 0 {
-        // Checked every 30 s even off the Services tab: a notebook idling on GPUs others wait for.
-        let what = units::plural(idle, "idle notebook");
-        spans.extend([sep.clone(), Span::styled(format!("{what} (9)"), s.warn())]);
     }
     if state.read_only {
         spans.extend([sep, Span::styled("read-only", s.warn())]);

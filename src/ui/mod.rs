@@ -22,6 +22,7 @@ mod run_detail;
 mod run_form;
 mod runs;
 mod scroll;
+mod service_detail;
 mod services;
 mod shell_dialog;
 pub mod style;

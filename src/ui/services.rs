@@ -9,13 +9,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
-use super::logs;
 use super::run_detail::state_style;
 use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
+use super::{logs, service_detail};
 use crate::app::state::AppState;
-use crate::runs::{RunState, ServiceKind};
+use crate::runs::RunState;
 use crate::services::{Health, ServiceRow};
 use crate::units;
 
@@ -34,7 +34,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let (list, detail) = layout(area, view.rows.len());
     table(list, buf, state, s);
     if let (Some(area), Some(service)) = (detail, view.selected_service()) {
-        detail_block(area, buf, state, service, s);
+        service_detail::render(area, buf, state, service, s);
     }
 }
 
@@ -170,7 +170,7 @@ fn service_row(r: &ServiceRow, state: &AppState, whole: bool, s: &Styles) -> Tab
 
 /// What `gpudeck services` says in its STATE column: a running service's health, else the run's
 /// state.
-fn shown_state(r: &ServiceRow, s: &Styles) -> (String, Style) {
+pub(super) fn shown_state(r: &ServiceRow, s: &Styles) -> (String, Style) {
     match (r.state, r.health) {
         (RunState::Running, Health::Ready) => ("ready".into(), s.ok()),
         (RunState::Running, Health::Starting) => ("starting".into(), s.warn()),
@@ -201,179 +201,4 @@ fn gpus_with_memory(r: &ServiceRow, state: &AppState) -> String {
         })
         .collect();
     list.join(",")
-}
-
-fn detail_block(area: Rect, buf: &mut Buffer, state: &AppState, r: &ServiceRow, s: &Styles) {
-    let block = Block::bordered()
-        .title(Span::styled(format!(" {} · {} ", r.id, r.kind), s.title()))
-        .border_style(s.border());
-    let inner = block.inner(area);
-    block.render(area, buf);
-    let lines = detail_lines(r, state, inner.width, s);
-    Paragraph::new(lines).render(inner, buf);
-}
-
-/// The label column of the detail.
-const LABEL: usize = 9;
-
-/// The detail's lines at `width`: long values (the URL with its token, the SSH line) go on as
-/// many lines as they need under their label, whole.
-pub fn detail_lines(
-    r: &ServiceRow,
-    state: &AppState,
-    width: u16,
-    s: &Styles,
-) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
-    let (shown, style) = shown_state(r, s);
-    let mut status = vec![Span::styled(shown, style)];
-    if let (Some(started), true) = (r.started_ms, state.now > 0) {
-        let ago = (state.now as u64 * 1000).saturating_sub(started) / 1000;
-        status.push(Span::styled(
-            format!(" · started {} ago", units::age(ago as i64)),
-            s.muted(),
-        ));
-    }
-    lines.push(labelled("state", status, s));
-    let place = crate::app::services::where_and_gpus(r);
-    lines.extend(wrapped("where", &place, width, s.text(), s));
-    if let Some(problem) = &r.problem {
-        let what = format!("not answering: {problem}");
-        lines.extend(wrapped("problem", &what, width, s.error(), s));
-    }
-    let live = matches!(r.state, RunState::Running | RunState::Starting);
-    let url_style = if live { s.accent() } else { s.muted() };
-    lines.extend(wrapped("open", &r.url, width, url_style, s));
-    lines.extend(wrapped("ssh", &r.ssh, width, s.text(), s));
-    if live {
-        lines.push(labelled(
-            "",
-            vec![Span::styled(
-                "then open the same address on the laptop (c/s copy them)",
-                s.muted(),
-            )],
-            s,
-        ));
-    }
-    let ports: Vec<String> = r
-        .ports
-        .iter()
-        .map(|p| format!("{} {}", p.name, p.port))
-        .collect();
-    lines.push(labelled(
-        "ports",
-        vec![Span::styled(ports.join(" · "), s.text())],
-        s,
-    ));
-    match r.kind {
-        ServiceKind::Notebook => notebook_lines(r, state, width, s, &mut lines),
-        ServiceKind::Triton => triton_lines(r, width, s, &mut lines),
-        ServiceKind::Tensorboard => {}
-    }
-    if !live {
-        lines.push(labelled(
-            "",
-            vec![Span::styled(
-                "it has ended: R starts it again, l shows its output",
-                s.muted(),
-            )],
-            s,
-        ));
-    }
-    lines
-}
-
-fn notebook_lines(
-    r: &ServiceRow,
-    state: &AppState,
-    width: u16,
-    s: &Styles,
-    out: &mut Vec<Line<'static>>,
-) {
-    if r.health == Health::Ready {
-        let kernels = match r.kernels.is_empty() {
-            true => "none open".to_string(),
-            false => r
-                .kernels
-                .iter()
-                .map(|k| {
-                    let tabs = units::plural_or_no(k.connections as usize, "browser tab");
-                    format!("{} {} ({tabs})", k.name, k.execution_state)
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
-        out.extend(wrapped("kernels", &kernels, width, s.text(), s));
-    }
-    if let Some(secs) = r.idle_seconds {
-        let idle = units::run_duration(secs * 1000);
-        let (text, style) = match (r.idle_alert, state.idle_alert) {
-            (true, Some(limit)) => (
-                format!(
-                    "{idle}, past [notebook] idle_alert ({}) while holding GPUs: save your work and stop it (x)",
-                    units::run_duration(limit.as_millis() as u64)
-                ),
-                s.warn(),
-            ),
-            _ => (format!("{idle} (every kernel idle)"), s.text()),
-        };
-        out.extend(wrapped("idle", &text, width, style, s));
-    }
-}
-
-fn triton_lines(r: &ServiceRow, width: u16, s: &Styles, out: &mut Vec<Line<'static>>) {
-    if r.health == Health::Ready && r.models.is_empty() {
-        out.push(labelled(
-            "models",
-            vec![Span::styled("none in the repository", s.muted())],
-            s,
-        ));
-    }
-    for (i, m) in r.models.iter().enumerate() {
-        let state = m.model.state.as_deref().unwrap_or("not loaded");
-        let latency = m
-            .stats
-            .mean_latency_us
-            .map_or_else(|| "-".into(), |us| format!("{:.1} ms", us / 1000.0));
-        let mut text = format!(
-            "{} {state} · {} inferences · {} ok, {} failed · mean {latency}",
-            m.model.name, m.stats.inference_count, m.stats.success, m.stats.failure
-        );
-        if let Some(reason) = &m.model.reason {
-            text.push_str(&format!(" · {reason}"));
-        }
-        let style = if state == "READY" { s.text() } else { s.warn() };
-        out.extend(wrapped(
-            if i == 0 { "models" } else { "" },
-            &text,
-            width,
-            style,
-            s,
-        ));
-    }
-}
-
-fn labelled(label: &str, mut value: Vec<Span<'static>>, s: &Styles) -> Line<'static> {
-    let mut spans = vec![Span::styled(format!("{label:<LABEL$}"), s.muted())];
-    spans.append(&mut value);
-    Line::from(spans)
-}
-
-/// `text` after its label, cut into lines of the width left (by characters: a URL has no
-/// spaces to break at), each line after the first under the first.
-fn wrapped(label: &str, text: &str, width: u16, style: Style, s: &Styles) -> Vec<Line<'static>> {
-    let room = usize::from(width).saturating_sub(LABEL).max(8);
-    let chars: Vec<char> = text.chars().collect();
-    chars
-        .chunks(room)
-        .enumerate()
-        .map(|(i, chunk)| {
-            let label = if i == 0 { label } else { "" };
-            labelled(
-                label,
-                vec![Span::styled(chunk.iter().collect::<String>(), style)],
-                s,
-            )
-        })
-        .collect()
 }

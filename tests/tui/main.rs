@@ -20,6 +20,7 @@ mod processes_tab;
 mod runs_slurm_views;
 mod runs_views;
 mod runs_xid_views;
+mod services_views;
 mod shell_views;
 mod tables_views;
 mod tui_state;
