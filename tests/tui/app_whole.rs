@@ -108,7 +108,7 @@ fn mouse_clicks_select_tabs_and_motion_costs_no_frame() {
     let mut term = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
     app.draw(&mut term).expect("draw");
     let line = screen(&term).lines().nth(1).unwrap_or_default().to_string();
-    let x = line.find("Topology").expect("tab title") as u16;
+    let x = line.find("3 Topo").expect("tab title") as u16 + 2;
     let click = |kind, column, row| {
         Event::Mouse(MouseEvent {
             kind,

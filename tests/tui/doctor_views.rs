@@ -152,7 +152,7 @@ fn checks_are_listed_and_the_selected_one_shown_in_full() {
 }
 
 #[test]
-fn eight_tabs_fit_an_80_column_terminal_and_answer_clicks() {
+fn nine_tabs_fit_an_80_column_terminal_and_answer_clicks() {
     let s = demo_state(SPEC, 1);
     let area = Rect::new(0, 0, 80, 24);
     let mut buf = Buffer::empty(area);
@@ -161,7 +161,7 @@ fn eight_tabs_fit_an_80_column_terminal_and_answer_clicks() {
     let screen = text(&buf);
     let tabs = screen.lines().nth(1).unwrap();
     assert!(
-        tabs.contains("6 Compat") && tabs.contains("7 Doctor │") && tabs.contains("8 Runs │"),
+        tabs.contains("6 Compat│") && tabs.contains("7 Doctor│") && tabs.ends_with("9 Svc│"),
         "{tabs}"
     );
     let (x, y) = find(&buf, "7 Doctor");
@@ -173,5 +173,10 @@ fn eight_tabs_fit_an_80_column_terminal_and_answer_clicks() {
     assert_eq!(
         ui::click(area, &s, x + 2, y),
         Some(Action::SelectTab(Tab::Runs))
+    );
+    let (x, y) = find(&buf, "9 Svc");
+    assert_eq!(
+        ui::click(area, &s, x + 2, y),
+        Some(Action::SelectTab(Tab::Services))
     );
 }

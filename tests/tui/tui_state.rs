@@ -25,11 +25,11 @@ fn tabs_cycle_both_ways_and_jump() {
     s.update(Action::PrevTab);
     assert_eq!(
         s.tab,
-        Tab::Runs,
+        Tab::Services,
         "the last tab, going backwards from the first"
     );
     s.update(Action::PrevTab);
-    assert_eq!(s.tab, Tab::Doctor);
+    assert_eq!(s.tab, Tab::Runs);
     s.update(Action::SelectTab(Tab::Gpus));
     assert_eq!(s.tab, Tab::Gpus);
 }
