@@ -15,3 +15,4 @@ mod e2e_docker;
 mod e2e_tmux;
 mod metrics_tui;
 mod runs_tui;
+mod services_tui;
