@@ -177,6 +177,8 @@ pub enum Command {
     RestartService {
         id: String,
     },
+    /// Start a service from the Services tab's form, as `gpudeck notebook` would.
+    StartService(Box<crate::services::ServiceRequest>),
     /// Work for the services collector.
     Services(crate::services::ServicesCommand),
     /// Put `text` on the clipboard through the terminal (OSC 52); `what` names it in the

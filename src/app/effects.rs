@@ -81,6 +81,8 @@ pub(super) struct Effects {
     pub data_dir: PathBuf,
     pub runs: RunsHandle,
     pub services: crate::services::ServicesHandle,
+    /// `[shell] mount_point`: where a service in a container sees its directory.
+    pub mount_point: String,
     pub store: RunStore,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     pub container: crate::runs::ContainerSetup,
@@ -128,6 +130,7 @@ impl Effects {
             Command::RerunRun { id } => self.rerun(id, state),
             Command::RestartService { id } => self.restart_service(id, state),
             Command::Services(cmd) => self.services.send(cmd),
+            Command::StartService(request) => self.start_service(*request, state),
             Command::Copy { what, text } => match copy_to_clipboard(&text) {
                 // The terminal says nothing back: the text goes into the messages too (M), for
                 // a terminal that ignores OSC 52.
@@ -248,6 +251,45 @@ impl Effects {
             let _ = done.blocking_send(started_line(started));
         });
         self.services.send(crate::services::ServicesCommand::Look);
+    }
+
+    /// A notebook from the Services tab's form, started as `gpudeck notebook` would (from the
+    /// dashboard's directory): on a thread; the tab shows it starting, then ready.
+    fn start_service(&self, request: crate::services::ServiceRequest, state: &mut AppState) {
+        let Some(parts) = self.start_parts(state) else {
+            return;
+        };
+        let store = self.store.clone();
+        let done = self.events.clone();
+        let mount_point = self.mount_point.clone();
+        self.background("start-service", move || {
+            let started = std::env::current_dir()
+                .map_err(|e| format!("the current directory cannot be read: {e}"))
+                .and_then(|cwd| {
+                    let placement = crate::services::Placement {
+                        cwd: &cwd,
+                        mount_point: &mount_point,
+                    };
+                    let spec = crate::services::service_spec(&request, placement)
+                        .map_err(|e| format!("{e} {}", e.fix()))?;
+                    let ctx = crate::runs::StartContext {
+                        gpus: &parts.gpus,
+                        store: &store,
+                        cwd: cwd.clone(),
+                        path: std::env::var_os("PATH"),
+                        exe: parts.exe,
+                        gpu_source: parts.gpu_source,
+                        container: parts.container,
+                        slurm: parts.slurm,
+                    };
+                    crate::runs::start_run(&spec, &ctx).map_err(|e| e.to_string())
+                });
+            let line = match started {
+                Ok(s) => started_line(Ok(s)),
+                Err(why) => run_done(why.replace('\n', " "), true, None),
+            };
+            let _ = done.blocking_send(line);
+        });
     }
 
     /// A new run from the form, started as `gpudeck run` would: on a thread.

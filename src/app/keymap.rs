@@ -25,6 +25,7 @@ pub fn action_for(state: &AppState, keymap: &[Binding], key: KeyEvent) -> Option
         Overlay::Help | Overlay::Messages => Some(Dialog::Scroll),
         Overlay::Shell(_) => Some(Dialog::Shell),
         Overlay::RunForm(_) => Some(Dialog::RunForm),
+        Overlay::ServiceForm(_) => Some(Dialog::ServiceForm),
         Overlay::Pull(_) => Some(Dialog::Pull),
         Overlay::None => {
             let typing = state.list_filter().is_some_and(|f| f.editing)

@@ -141,6 +141,8 @@ mod run_form_actions;
 pub mod runs;
 mod runs_actions;
 mod saved_logs;
+pub mod service_form;
+mod service_form_actions;
 pub mod services;
 mod services_actions;
 pub mod shell_dialog;
@@ -454,6 +456,7 @@ pub async fn run(
         docker_host: sources.docker_host.clone(),
         data_dir: sources.data_dir.clone(),
         runs: crate::runs::watch::spawn(store.clone(), runs_tx, app.state.xid_catalog.clone()),
+        mount_point: app.shell.mount_point.clone(),
         services: crate::services::collector::spawn(
             store.clone(),
             services_tx,

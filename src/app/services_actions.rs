@@ -56,6 +56,10 @@ impl AppState {
             self.services.selected = self.services.rows.get(row).map(|r| r.id.clone());
             return Vec::new();
         }
+        if action == Action::NewRun {
+            self.open_service_form();
+            return Vec::new();
+        }
         let Some(service) = self.services.selected_service().cloned() else {
             return Vec::new();
         };

@@ -11,6 +11,7 @@ use super::processes::{ProcessListState, TermSent};
 use super::pulls::PullPicker;
 use super::run_form::RunForm;
 use super::runs::RunsView;
+use super::service_form::ServiceForm;
 use super::services::ServicesView;
 use super::shell_dialog::{ShellDialog, ShellLaunch};
 use super::themes::ThemeChoice;
@@ -38,6 +39,8 @@ pub enum Overlay {
     Shell(ShellDialog),
     /// A new training run's spec, field by field.
     RunForm(RunForm),
+    /// A notebook to start: where and on which GPUs.
+    ServiceForm(ServiceForm),
 }
 
 /// What an action will do, asked before doing it.
@@ -259,6 +262,9 @@ impl AppState {
         }
         if matches!(self.overlay, Overlay::RunForm(_)) {
             return self.update_run_form(action);
+        }
+        if matches!(self.overlay, Overlay::ServiceForm(_)) {
+            return self.update_service_form(action);
         }
         if matches!(self.overlay, Overlay::Help | Overlay::Messages) && self.scroll_overlay(&action)
         {

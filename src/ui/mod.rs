@@ -23,6 +23,7 @@ mod run_form;
 mod runs;
 mod scroll;
 mod service_detail;
+mod service_form;
 mod services;
 mod shell_dialog;
 pub mod style;
@@ -87,6 +88,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
             let verdict = state.local_assessment(&f.image);
             run_form::render(area, buf, f, verdict, &styles)
         }
+        Overlay::ServiceForm(f) => service_form::render(area, buf, f, &styles),
         Overlay::Shell(d) => shell_dialog::render(area, buf, d, &state.compat, &styles),
         Overlay::Pull(p) => {
             pulls::picker(area, buf, p, &state.docker.catalog, &state.compat, &styles)

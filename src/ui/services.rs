@@ -79,7 +79,7 @@ fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     if view.listed && view.store_error.is_none() {
         lines.push(Line::raw(""));
         lines.push(Line::styled(
-            "Start one from a shell (the dashboard does not start them); it appears here:",
+            "n starts a notebook from here; or from a shell (it appears here):",
             s.muted(),
         ));
         for command in [

@@ -238,7 +238,9 @@ fn read_only_refuses_stop_and_restart_and_the_footer_does_not_offer_them() {
         .iter()
         .map(|(label, _)| *label)
         .collect();
-    assert!(!hints.contains(&"x") && !hints.contains(&"R"), "{hints:?}");
+    for changes in ["n", "x", "R"] {
+        assert!(!hints.contains(&changes), "{changes}: {hints:?}");
+    }
     assert!(hints.contains(&"c"), "copying changes nothing: {hints:?}");
     // Copying is allowed.
     assert_eq!(
@@ -399,4 +401,51 @@ fn no_services_says_how_to_start_one() {
     ] {
         assert!(state.update(action).is_empty());
     }
+}
+
+#[test]
+fn n_opens_a_form_that_starts_a_notebook_and_read_only_refuses_it() {
+    let mut state = state_with_services(false);
+    assert!(state.update(Action::NewRun).is_empty());
+    assert!(matches!(state.overlay, Overlay::ServiceForm(_)));
+    let screen = text(&render(&state, 80, 24));
+    assert!(
+        screen.contains("As     gpudeck notebook --host --gpus count:1"),
+        "{screen}"
+    );
+    // Tab to the GPUs, type `none` over the default, Enter.
+    state.update(Action::NextTab);
+    for _ in 0.."count:1".len() {
+        state.update(Action::FilterBackspace);
+    }
+    for c in "none".chars() {
+        state.update(Action::FilterInput(c));
+    }
+    let commands = state.update(Action::Confirm);
+    let [Command::StartService(request)] = commands.as_slice() else {
+        panic!("no start: {commands:?}");
+    };
+    assert_eq!(request.kind, ServiceKind::Notebook);
+    assert_eq!(request.image, None);
+    assert_eq!(request.gpus, gpudeck::runs::GpuSelection::None);
+    assert_eq!(state.overlay, Overlay::None);
+    // A bad GPU list is said in the form, which stays open.
+    state.update(Action::NewRun);
+    state.update(Action::Down);
+    state.update(Action::FilterInput('x'));
+    assert!(state.update(Action::Confirm).is_empty());
+    let Overlay::ServiceForm(form) = &state.overlay else {
+        panic!("the form closed");
+    };
+    assert!(form
+        .error
+        .as_deref()
+        .is_some_and(|e| e.starts_with("GPUs: ")));
+    assert!(state.update(Action::Cancel).is_empty());
+    assert_eq!(state.overlay, Overlay::None);
+
+    let mut read_only = state_with_services(true);
+    assert!(read_only.update(Action::NewRun).is_empty());
+    assert_eq!(read_only.overlay, Overlay::None);
+    assert!(read_only.status.as_ref().is_some_and(|s| s.is_error));
 }
