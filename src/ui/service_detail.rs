@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
-use super::services::shown_state;
+use super::run_detail::state_style;
 use super::style::Styles;
 use crate::app::state::AppState;
 use crate::runs::{RunState, ServiceKind};
@@ -218,6 +218,18 @@ pub fn fill(text: &str, room: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// What `gpudeck services` says in its STATE column: a running service's health, else the run's
+/// state.
+pub(super) fn shown_state(r: &ServiceRow, s: &Styles) -> (String, Style) {
+    match (r.state, r.health) {
+        (RunState::Running, Health::Ready) => ("ready".into(), s.ok()),
+        (RunState::Running, Health::Starting) => ("starting".into(), s.warn()),
+        (RunState::Running, Health::Down) => ("down".into(), s.error()),
+        (RunState::Running, Health::Ended) => ("ended".into(), s.muted()),
+        (state, _) => (state.to_string(), state_style(state, s)),
+    }
 }
 
 #[cfg(test)]

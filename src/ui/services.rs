@@ -5,18 +5,17 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
-use super::run_detail::state_style;
+use super::logs;
 use super::scroll::{table_offset, table_row_at};
+use super::service_detail::{self, shown_state};
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
-use super::{logs, service_detail};
 use crate::app::state::AppState;
 use crate::runs::RunState;
-use crate::services::{Health, ServiceRow};
+use crate::services::ServiceRow;
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -166,18 +165,6 @@ fn service_row(r: &ServiceRow, state: &AppState, whole: bool, s: &Styles) -> Tab
         ],
         s.text(),
     )
-}
-
-/// What `gpudeck services` says in its STATE column: a running service's health, else the run's
-/// state.
-pub(super) fn shown_state(r: &ServiceRow, s: &Styles) -> (String, Style) {
-    match (r.state, r.health) {
-        (RunState::Running, Health::Ready) => ("ready".into(), s.ok()),
-        (RunState::Running, Health::Starting) => ("starting".into(), s.warn()),
-        (RunState::Running, Health::Down) => ("down".into(), s.error()),
-        (RunState::Running, Health::Ended) => ("ended".into(), s.muted()),
-        (state, _) => (state.to_string(), state_style(state, s)),
-    }
 }
 
 /// "0 3.1GiB,1 40GiB": each GPU with the memory used on it now, from the GPU data the dashboard
