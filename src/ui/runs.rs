@@ -89,6 +89,9 @@ fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     for w in &state.runs.warnings {
         lines.push(Line::styled(w.clone(), s.warn()));
     }
+    if let Some(services) = services_elsewhere(state) {
+        lines.extend([Line::raw(""), Line::styled(services, s.muted())]);
+    }
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .block(
@@ -97,6 +100,15 @@ fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
                 .border_style(s.border()),
         )
         .render(area, buf);
+}
+
+/// Services are runs too, listed in their own tab (as `gpudeck runs` leaves them to `gpudeck
+/// services`): how many, and where.
+fn services_elsewhere(state: &AppState) -> Option<String> {
+    match state.services.rows.len() {
+        0 => None,
+        n => Some(format!("{} in tab 9", units::plural(n, "service"))),
+    }
 }
 
 /// The list on top (a third of the tab, at most its rows), the detail below.
@@ -159,6 +171,9 @@ fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             format!("· {} ", units::plural(view.warnings.len(), "warning")),
             s.warn(),
         ));
+    }
+    if let Some(services) = services_elsewhere(state) {
+        title.push(Span::styled(format!("· {services} "), s.muted()));
     }
     let block = Block::bordered()
         .title(Line::from(title))

@@ -449,3 +449,16 @@ fn n_opens_a_form_that_starts_a_notebook_and_read_only_refuses_it() {
     assert_eq!(read_only.overlay, Overlay::None);
     assert!(read_only.status.as_ref().is_some_and(|s| s.is_error));
 }
+
+#[test]
+fn the_runs_tab_lists_no_service_and_says_where_they_are() {
+    let mut state = state_with_services(false);
+    state.update(Action::SelectTab(Tab::Runs));
+    state.apply_runs(RunsUpdate::Listed {
+        runs: Vec::new(),
+        warnings: Vec::new(),
+    });
+    let screen = text(&render(&state, 80, 24));
+    assert!(screen.contains("No training runs yet."), "{screen}");
+    assert!(screen.contains("3 services in tab 9"), "{screen}");
+}
