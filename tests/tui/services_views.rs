@@ -290,6 +290,17 @@ fn logs_open_in_the_run_logs_view_and_closing_them_follows_the_runs_tab_again() 
     assert!(state.runs.logs.is_none(), "not the Runs tab's");
     let screen = text(&render(&state, 80, 24));
     assert!(screen.contains("Jupyter Server is running"), "{screen}");
+    // Away and back: the runs collector follows the Runs tab's output there, the service's
+    // again here.
+    state.update(Action::SelectTab(Tab::Runs));
+    let back = state.update(Action::SelectTab(Tab::Services));
+    assert!(
+        back.contains(&Command::Runs(RunsCommand::FollowLogs {
+            id: id.clone(),
+            rank: 0
+        })),
+        "{back:?}"
+    );
     // Esc closes them; the runs collector goes back to the Runs tab's selection (none here).
     let closed = state.update(Action::CloseView);
     assert!(!state.services.log_open);
@@ -329,6 +340,13 @@ fn the_tab_at_80x24_shows_the_url_and_the_ssh_line_whole() {
             .unwrap()
             .contains("1 idle notebook (9)"),
         "{screen}"
+    );
+    // A click on a row selects it.
+    let (_, y) = find(&buf, "triton-77c1");
+    let area = ratatui::layout::Rect::new(0, 0, 80, 24);
+    assert_eq!(
+        gpudeck::ui::click(area, &state, 10, y),
+        Some(Action::SelectRow(1))
     );
 }
 
