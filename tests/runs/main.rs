@@ -22,3 +22,4 @@ mod runs_record;
 mod runs_slurm;
 mod runs_slurm_cluster;
 mod runs_xids;
+mod services_notebook;
