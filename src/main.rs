@@ -107,6 +107,7 @@ fn main() -> ExitCode {
         }) => doctor(
             sources,
             &dirs,
+            &config,
             docker_host.as_deref(),
             json,
             kernel_log.as_deref(),
@@ -618,6 +619,7 @@ fn compat(
 fn doctor(
     sources: Sources,
     dirs: &Dirs,
+    config: &Config,
     docker_host: Option<&str>,
     json: bool,
     kernel_log: Option<&std::path::Path>,
@@ -642,7 +644,11 @@ fn doctor(
     let health = gpudeck::doctor::cli::Health { log, xids };
     match runtime() {
         Ok(rt) => {
-            let extra = vec![frameworks];
+            let services =
+                services_cli::look_now(&RunStore::new(&dirs.data), config.notebook.idle_alert.0)
+                    .unwrap_or_default();
+            let idle = gpudeck::services::idle_check(&services, config.notebook.idle_alert.0);
+            let extra = vec![frameworks, idle];
             gpudeck::doctor::cli::run(gpus, docker_host, json, extra, health, &dirs.state, &rt)
         }
         Err(code) => code,

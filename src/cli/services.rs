@@ -296,23 +296,34 @@ fn stderr_tail(run: &Run) -> Option<String> {
     })
 }
 
-/// `gpudeck services [--json]`.
-pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
-    let (runs, damaged) = match store.scan() {
-        Ok(scanned) => scanned,
-        Err(e) => return finish(Err(e.into())),
-    };
+/// Every service in the store as `look_at_all` sees it now (damaged runs skipped, said on
+/// stderr); for `services`, doctor and the metrics.
+pub fn look_now(
+    store: &RunStore,
+    idle_alert: Option<Duration>,
+) -> Result<Vec<ServiceRow>, RunError> {
+    let (runs, damaged) = store.scan()?;
     for d in &damaged {
         errln!("gpudeck: warning: {d}");
     }
     let runs = services_of(runs);
     let now = now_ms();
-    let rows = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt.block_on(look_at_all(&runs, now, config.notebook.idle_alert.0)),
-        Err(_) => runs.iter().map(|r| row_of(r, now)).collect(),
+    Ok(
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt.block_on(look_at_all(&runs, now, idle_alert)),
+            Err(_) => runs.iter().map(|r| row_of(r, now)).collect(),
+        },
+    )
+}
+
+/// `gpudeck services [--json]`.
+pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
+    let rows = match look_now(store, config.notebook.idle_alert.0) {
+        Ok(rows) => rows,
+        Err(e) => return finish(Err(e.into())),
     };
     if json {
         let doc = serde_json::json!({ "schema": SERVICES_SCHEMA, "services": rows });

@@ -6,6 +6,7 @@
 //! over HTTP (`listing`, `jupyter`, `triton`, `probe`).
 
 pub mod error;
+pub mod idle;
 pub mod jupyter;
 pub mod launch;
 pub mod listing;
@@ -13,5 +14,6 @@ pub mod probe;
 pub mod triton;
 
 pub use error::ServiceError;
+pub use idle::{idle_check, IDLE_CHECK};
 pub use launch::{service_spec, Placement, ServiceRequest, TOKEN_VAR};
 pub use listing::{look_at_all, row_of, services_of, Health, ServiceRow, SERVICES_SCHEMA};

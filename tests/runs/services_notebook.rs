@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::runs::{gpudeck, output, record, run_dir, session_of, wait_until, GroupGuard};
-use crate::support::{stderr, stdout, Dirs};
+use crate::support::{serve, stderr, stdout, Dirs};
 
 /// The venv `.ci/run` makes, else PATH; `None` when neither has `jupyter`.
 fn jupyter_bin() -> Option<PathBuf> {
@@ -191,6 +191,45 @@ fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
         let s = service(&dirs, &id);
         s["idle_alert"] == true && s["kernels"].as_array().is_some_and(|k| k.len() == 1)
     });
+    // The metrics endpoint says so too, labelled with the service and its GPUs.
+    let served = serve::start({
+        let mut cmd = gpudeck(&dirs, &["serve", "--metrics", "127.0.0.1:0"]);
+        cmd.env("PATH", path_with(&bin));
+        cmd
+    });
+    let series = format!(
+        "gpudeck_service_idle_seconds{{service=\"{id}\",kind=\"notebook\",name=\"nb\",gpus=\"1\"}}"
+    );
+    // The endpoint looks at services on a clock of its own: its first look may follow the
+    // first GPU sample.
+    let text = serve::wait_for(30, "the service in the metrics", || {
+        Some(serve::scrape(&served.addr)).filter(|t| t.contains("gpudeck_service_idle_seconds"))
+    });
+    let up =
+        format!("gpudeck_service_up{{service=\"{id}\",kind=\"notebook\",name=\"nb\",gpus=\"1\"}}");
+    assert_eq!(serve::value(&text, &up), Some(1.0), "{text}");
+    assert!(
+        serve::value(&text, &series).is_some_and(|idle| idle >= 2.0),
+        "{text}"
+    );
+    drop(served);
+
+    // Doctor warns about it, with the command that frees the GPU.
+    let doctor = output(&dirs, &["doctor", "--json"]);
+    let report: Value = serde_json::from_str(&stdout(&doctor)).expect("doctor --json");
+    let check = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == "gpus.idle_notebooks")
+        .expect("the idle notebooks check")
+        .clone();
+    assert_eq!(check["status"], "warn", "{check}");
+    assert!(check["fix"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("gpudeck stop {id}")));
+
     let table = output(&dirs, &["services"]);
     assert!(
         stdout(&table).contains("while holding GPU 1"),
