@@ -42,7 +42,10 @@ fn main() -> ExitCode {
     let cli = parse();
     match &cli.command {
         // Before the config: a run already started must not depend on the config still parsing.
-        Some(Commands::Supervise { dir }) => return runs::supervise(dir),
+        Some(Commands::Supervise { dir }) => {
+            gpudeck::services::keeper::keep(dir);
+            return runs::supervise(dir);
+        }
         Some(Commands::Completions { shell }) => {
             return print_generated(|out| gpudeck::cli_docs::completions(*shell, out))
         }

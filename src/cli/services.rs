@@ -81,7 +81,8 @@ fn start_service(
     setup: ServiceSetup<'_>,
     gpus: impl FnOnce() -> GpuReport,
 ) -> Result<u8, ServiceError> {
-    let request = request_of(command, setup.store)?;
+    let mut request = request_of(command, setup.store)?;
+    request.idle_stop = setup.config.notebook.idle_stop.0;
     let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
         path: ".".into(),
         why: format!("the current directory cannot be read: {e}"),
@@ -151,6 +152,7 @@ fn request_of(
         name: flags.name.clone(),
         port: flags.port,
         env,
+        idle_stop: None,
     })
 }
 

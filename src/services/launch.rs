@@ -27,6 +27,8 @@ pub struct ServiceRequest {
     /// The port users open; `None`: a free one.
     pub port: Option<u16>,
     pub env: Vec<(String, String)>,
+    /// A notebook's `[notebook] idle_stop`: its supervisor shuts kernels idle this long down.
+    pub idle_stop: Option<std::time::Duration>,
 }
 
 /// Where a service's directory is seen from inside a container (the `[shell] mount_point`).
@@ -130,6 +132,10 @@ pub fn service_spec(req: &ServiceRequest, at: Placement<'_>) -> Result<RunSpec, 
         service: Some(ServiceSpec {
             kind: req.kind,
             ports,
+            idle_stop_secs: match req.kind {
+                ServiceKind::Notebook => req.idle_stop.map(|d| d.as_secs().max(1)),
+                _ => None,
+            },
         }),
         ..RunSpec::default()
     })

@@ -117,6 +117,7 @@ pub fn row_of(run: &Run, now: u64) -> ServiceRow {
         .unwrap_or_else(|| crate::runs::ServiceSpec {
             kind: ServiceKind::Notebook,
             ports: Vec::new(),
+            idle_stop_secs: None,
         });
     let port = service.ports.first().map_or(0, |p| p.port);
     let state = run.state();

@@ -8,6 +8,7 @@
 pub mod error;
 pub mod idle;
 pub mod jupyter;
+pub mod keeper;
 pub mod launch;
 pub mod listing;
 pub mod probe;

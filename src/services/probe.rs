@@ -32,6 +32,19 @@ pub async fn get(
     answer(request.send().await).await
 }
 
+/// DELETEs `url` with Jupyter's token (shutting a kernel down).
+pub async fn delete(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+) -> Result<(u16, String), String> {
+    let mut request = client.delete(url);
+    if let Some(token) = token {
+        request = request.header("Authorization", format!("token {token}"));
+    }
+    answer(request.send().await).await
+}
+
 /// POSTs an empty JSON object to `url` (Triton's repository index is a POST).
 pub async fn post(client: &reqwest::Client, url: &str) -> Result<(u16, String), String> {
     let request = client

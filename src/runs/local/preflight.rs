@@ -600,6 +600,7 @@ mod tests {
                     name: "http".into(),
                     port: 8888,
                 }],
+                idle_stop_secs: None,
             }),
             ..spec("1", &["tool"])
         };
