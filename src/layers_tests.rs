@@ -45,6 +45,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "diagnosis, shells and runs",
         &["launch_check", "doctor", "shell", "runs"],
     ),
+    (
+        "services: notebooks, TensorBoard and Triton as runs",
+        &["services"],
+    ),
     ("the metrics endpoint", &["metrics"]),
     ("the command line", &["cli", "cli_docs", "read_only"]),
     ("the TUI's state and loop", &["app"]),

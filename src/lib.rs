@@ -28,6 +28,7 @@ pub mod read_only;
 pub mod registry;
 pub mod runs;
 pub mod secrets;
+pub mod services;
 pub mod shell;
 pub mod ui;
 pub mod units;
