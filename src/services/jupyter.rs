@@ -226,10 +226,7 @@ mod tests {
             notebook_env("t0k"),
             [("JUPYTER_TOKEN".to_string(), "t0k".to_string())]
         );
-        assert_eq!(
-            lab_url(8890, "t0k"),
-            "http://127.0.0.1:8890/lab?token=t0k"
-        );
+        assert_eq!(lab_url(8890, "t0k"), "http://127.0.0.1:8890/lab?token=t0k");
     }
 
     #[test]
@@ -332,7 +329,10 @@ mod tests {
                  "execution_state": "idle", "connections": 0}]"#,
         )
         .unwrap_err();
-        assert!(err.starts_with("\"yesterday\" is not an RFC 3339 time"), "{err}");
+        assert!(
+            err.starts_with("\"yesterday\" is not an RFC 3339 time"),
+            "{err}"
+        );
         assert!(parse_status(FORBIDDEN).is_err());
     }
 }

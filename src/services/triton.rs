@@ -30,7 +30,11 @@
 //! - A model that fails to load stops the server at start ("error: creating server: Internal
 //!   - failed to load all models", exit status 1) unless `--exit-on-error=false`; gpudeck keeps
 //!   Triton's default, so the run fails with the model table in its log.
-//! - SIGTERM unloads the models (their stubs exit) and ends the server within seconds.
+//! - SIGTERM unloads the models (their stubs exit) and ends the server within seconds, with
+//!   status 0, but only once no HTTP connection is open: a client keeping one alive holds it
+//!   up to `--exit-timeout-secs` (default 30), after which it exits with status 1 ("failed to
+//!   stop server: Internal - Exit timeout expired"). gpudeck's probes keep no idle connection
+//!   (`probe::client`); a run's stop grace should outlast that timeout.
 
 pub mod api;
 pub mod metrics;
@@ -109,8 +113,12 @@ impl TritonInstall {
         let python = root.ancestors().find_map(|dir| {
             let version = dir.file_name()?.to_str()?.strip_prefix("python")?;
             let lib = dir.parent()?;
-            (lib.file_name()? == "lib" && version.starts_with("3."))
-                .then(|| (lib.parent().unwrap_or(lib).to_path_buf(), version.to_string()))
+            (lib.file_name()? == "lib" && version.starts_with("3.")).then(|| {
+                (
+                    lib.parent().unwrap_or(lib).to_path_buf(),
+                    version.to_string(),
+                )
+            })
         });
         TritonInstall { root, python }
     }
@@ -155,7 +163,10 @@ pub fn prepare_backend_directory(
 fn link_backends(backends: &Path, stub: &Path, scratch: &Path) -> std::io::Result<()> {
     let python = scratch.join("python");
     std::fs::create_dir_all(&python)?;
-    let mut links = vec![(stub.to_path_buf(), python.join("triton_python_backend_stub"))];
+    let mut links = vec![(
+        stub.to_path_buf(),
+        python.join("triton_python_backend_stub"),
+    )];
     for entry in std::fs::read_dir(backends.join("python"))? {
         let entry = entry?;
         if entry.file_name() != "__pycache__" {
@@ -196,7 +207,10 @@ pub fn triton_env(
     };
     let mut vars = vec![(
         "PATH".to_string(),
-        prepend(env_dir.join("bin"), path.unwrap_or_else(|| "/usr/bin:/bin".into())),
+        prepend(
+            env_dir.join("bin"),
+            path.unwrap_or_else(|| "/usr/bin:/bin".into()),
+        ),
     )];
     let home = std::fs::read_to_string(env_dir.join("pyvenv.cfg"))
         .ok()

@@ -21,3 +21,4 @@ mod runs_record;
 mod runs_slurm;
 mod runs_slurm_cluster;
 mod runs_xids;
+mod services_programs;

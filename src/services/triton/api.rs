@@ -131,9 +131,8 @@ mod tests {
     #[test]
     fn a_model_never_loaded_has_only_its_name_and_an_unloaded_one_says_so() {
         // --model-control-mode=explicit --load-model=identity, then identity unloaded.
-        let body = include_str!(
-            "../../../tests/fixtures/services/triton-repository-index-explicit.json"
-        );
+        let body =
+            include_str!("../../../tests/fixtures/services/triton-repository-index-explicit.json");
         assert_eq!(
             parse_repository_index(body).unwrap(),
             [
@@ -160,7 +159,10 @@ mod tests {
     #[test]
     fn an_error_answer_is_not_an_index() {
         let err = parse_repository_index(r#"{"error":"Not Found"}"#).unwrap_err();
-        assert!(err.starts_with("the repository index is not what Triton sends"), "{err}");
+        assert!(
+            err.starts_with("the repository index is not what Triton sends"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -199,7 +199,10 @@ mod tests {
         );
         let stats = parse_metrics(text).unwrap();
         assert_eq!(stats.len(), 1);
-        assert_eq!((stats[0].model.as_str(), stats[0].version.as_str()), ("a \"q\" b", "2"));
+        assert_eq!(
+            (stats[0].model.as_str(), stats[0].version.as_str()),
+            ("a \"q\" b", "2")
+        );
         assert_eq!(stats[0].failures, 7);
     }
 
@@ -217,7 +220,10 @@ mod tests {
             "nv_inference_count{model=\"m\"} 3",
         ] {
             let err = parse_metrics(line).unwrap_err();
-            assert_eq!(err, format!("a Triton metrics line could not be read: {line}"));
+            assert_eq!(
+                err,
+                format!("a Triton metrics line could not be read: {line}")
+            );
         }
     }
 }

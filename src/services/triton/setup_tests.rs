@@ -122,8 +122,8 @@ fn a_wheel_without_the_stub_of_its_python_says_which_is_missing() {
             .starts_with("nvidia-pytriton ships no python backend stub for Python 3.11"),
         "{err}"
     );
-    let err = prepare_backend_directory(Path::new("/nowhere/bin/tritonserver"), dir.path())
-        .unwrap_err();
+    let err =
+        prepare_backend_directory(Path::new("/nowhere/bin/tritonserver"), dir.path()).unwrap_err();
     assert!(matches!(err, TritonSetupError::NoBackends { .. }), "{err}");
 }
 
@@ -146,7 +146,10 @@ fn the_wheel_runs_with_its_environment_first_on_path_and_its_python_library() {
     // Without the library there, LD_LIBRARY_PATH is left alone.
     let vars = triton_env(&install, path.clone(), None);
     let bin = env.join("bin").display().to_string();
-    assert_eq!(vars, [("PATH".to_string(), format!("{bin}:/usr/bin:/bin").into())]);
+    assert_eq!(
+        vars,
+        [("PATH".to_string(), format!("{bin}:/usr/bin:/bin").into())]
+    );
 
     std::fs::write(lib.join("libpython3.11.so.1.0"), "").unwrap();
     let vars = triton_env(&install, path, Some("/opt/lib".into()));
