@@ -27,9 +27,9 @@
 //! - `--http-address`, `--grpc-address` and `--metrics-address` all exist (each defaults to
 //!   0.0.0.0, the metrics one to the HTTP one): all three are set to 127.0.0.1.
 //!   `--allow-metrics=true` serves Prometheus text on `--metrics-port` at `/metrics`.
-//! - A model that fails to load stops the server at start ("error: creating server: Internal
-//!   - failed to load all models", exit status 1) unless `--exit-on-error=false`; gpudeck keeps
-//!   Triton's default, so the run fails with the model table in its log.
+//! - A model that fails to load stops the server at start (exit status 1, "error: creating
+//!   server: Internal - failed to load all models") unless `--exit-on-error=false`; gpudeck
+//!   keeps Triton's default, so the run fails with the model table in its log.
 //! - SIGTERM unloads the models (their stubs exit) and ends the server within seconds, with
 //!   status 0, but only once no HTTP connection is open: a client keeping one alive holds it
 //!   up to `--exit-timeout-secs` (default 30), after which it exits with status 1 ("failed to
