@@ -12,6 +12,11 @@
 //!   `--no-browser` keeps it from opening one; `--allow-root` lets it run as root (in a
 //!   container, as CI does), and changes nothing for other users. It answers in about 4 s.
 //! - `jupyter lab` execs `jupyter-lab` (same PID). SIGTERM shuts the kernels down and exits.
+//!   Kernels run in a session of their own (out of the server's process group, so a signal to
+//!   the group misses them) and listen on 127.0.0.1; a kernel whose server was killed exits by
+//!   itself within seconds (ipykernel watches its parent).
+//! - A port already taken ends it at once: "ERROR: the Jupyter server could not be started
+//!   because port P is not available."
 //! - A kernel started by `POST /api/kernels` stays `starting` until a client connects to its
 //!   channels; then `busy`/`idle`. Its `last_activity` is the kernel's; the server's own
 //!   `/api/status` `last_activity` moves with every API request, probes included, so it says
