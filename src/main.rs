@@ -558,6 +558,7 @@ fn service(
         gpu_source: gpu_choice(cli),
         container: container_setup(cli.docker_host.clone(), config, dirs),
         slurm: slurm_defaults(config),
+        scratch: dirs.state.clone(),
     };
     services_cli::start(command, setup, || gpu_report(sources))
 }

@@ -31,6 +31,8 @@ pub struct ServiceSetup<'a> {
     pub gpu_source: GpuSourceChoice,
     pub container: ContainerSetup,
     pub slurm: SlurmDefaults,
+    /// gpudeck's private state directory.
+    pub scratch: PathBuf,
 }
 
 /// Which of the three commands, with its own arguments.
@@ -92,6 +94,7 @@ fn start_service(
         Placement {
             cwd: &cwd,
             mount_point: &setup.config.shell.mount_point,
+            scratch: &setup.scratch,
         },
     )?;
     let started = start_with(
@@ -279,8 +282,8 @@ fn tell_started(run: &Run, row: &ServiceRow) {
     for model in &row.models {
         errln!(
             "  model {} {}",
-            model.model.name,
-            model.model.state.as_deref().unwrap_or("not loaded")
+            model.name,
+            model.state.as_deref().unwrap_or("not loaded")
         );
     }
 }

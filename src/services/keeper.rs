@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::jupyter::{parse_kernels, Kernel};
+use super::jupyter::{parse_kernels, Kernel, KERNELS_PATH};
 use super::listing::token_of;
 use super::probe;
 use crate::runs::{Run, RunState, ServiceKind};
@@ -73,21 +73,24 @@ async fn shut_idle_kernels(
     token: Option<&str>,
     limit: Duration,
 ) {
-    let kernels = match probe::get(client, &format!("{base}/api/kernels"), token).await {
-        Ok((200, body)) => parse_kernels(&body).unwrap_or_default(),
-        _ => return,
+    let answer = probe::get(client, &format!("{base}{KERNELS_PATH}"), token).await;
+    let Ok(body) = answer.and_then(probe::Answer::success) else {
+        return;
     };
+    let kernels = parse_kernels(&body).unwrap_or_default();
     let now = crate::runs::now_ms();
     for kernel in kernels.iter().filter(|k| idle_past(k, now, limit)) {
         let url = format!("{base}/api/kernels/{}", kernel.id);
         match probe::delete(client, &url, token).await {
-            Ok((204 | 200, _)) => errln!(
+            Ok(probe::Answer {
+                status: 200..=299, ..
+            }) => errln!(
                 "gpudeck: kernel {} ({}) shut down: idle for more than {} ([notebook] idle_stop)",
                 kernel.id,
                 kernel.name,
                 crate::units::run_duration(limit.as_millis() as u64)
             ),
-            Ok((status, _)) => errln!(
+            Ok(probe::Answer { status, .. }) => errln!(
                 "gpudeck: kernel {} could not be shut down: HTTP {status}",
                 kernel.id
             ),
@@ -101,8 +104,7 @@ async fn shut_idle_kernels(
 
 /// Whether `kernel` computes nothing and has said nothing for longer than `limit`.
 fn idle_past(kernel: &Kernel, now_ms: u64, limit: Duration) -> bool {
-    let quiet = matches!(kernel.execution_state.as_str(), "idle" | "starting");
-    quiet
+    kernel.execution_state.is_quiet()
         && kernel
             .last_activity_ms
             .is_some_and(|at| now_ms.saturating_sub(at) > limit.as_millis() as u64)
@@ -111,12 +113,18 @@ fn idle_past(kernel: &Kernel, now_ms: u64, limit: Duration) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::services::jupyter::KernelState;
 
     fn kernel(state: &str, at: Option<u64>) -> Kernel {
         Kernel {
             id: "k".into(),
             name: "python3".into(),
-            execution_state: state.into(),
+            execution_state: match state {
+                "idle" => KernelState::Idle,
+                "starting" => KernelState::Starting,
+                "busy" => KernelState::Busy,
+                other => KernelState::Other(other.into()),
+            },
             last_activity_ms: at,
             connections: 0,
         }

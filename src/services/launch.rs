@@ -1,17 +1,16 @@
 //! A service request turned into a run spec: the program and its flags for the kind, where it
 //! runs (a container of a local image, or this machine), its loopback ports and its token.
 
-use std::fs::File;
-use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use super::error::ServiceError;
+use super::{jupyter, tensorboard, triton};
 use crate::runs::{GpuSelection, Launcher, RunSpec, ServiceKind, ServicePort, ServiceSpec};
 
 /// The variable a notebook's token is handed in: never on the command line, which every user
 /// of the machine can read in /proc.
-pub const TOKEN_VAR: &str = "JUPYTER_TOKEN";
+pub const TOKEN_VAR: &str = jupyter::TOKEN_ENV;
 
 /// What `gpudeck notebook`, `tensorboard` and `triton` ask for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,11 +30,15 @@ pub struct ServiceRequest {
     pub idle_stop: Option<std::time::Duration>,
 }
 
-/// Where a service's directory is seen from inside a container (the `[shell] mount_point`).
+/// Where the request is made from, and what the placement needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Placement<'a> {
     pub cwd: &'a Path,
+    /// Where the service's directory is seen inside a container (`[shell] mount_point`).
     pub mount_point: &'a str,
+    /// A private directory gpudeck may make things in (the state dir): the backend directory
+    /// a host Triton from the nvidia-pytriton wheel needs.
+    pub scratch: &'a Path,
 }
 
 impl ServiceKind {
@@ -95,13 +98,17 @@ impl ServiceKind {
 pub fn service_spec(req: &ServiceRequest, at: Placement<'_>) -> Result<RunSpec, ServiceError> {
     let dir = absolute(at.cwd, req.dir.as_deref());
     check_dir(req.kind, &dir)?;
-    if req.image.is_none() && crate::host::find_program(req.kind.program()).is_none() {
-        return Err(ServiceError::ProgramMissing {
-            what: req.kind.what(),
-            program: req.kind.program(),
-            install: req.kind.install(),
-        });
-    }
+    // On this machine: the program PATH finds, by its full path. In a container: the image's.
+    let program = match &req.image {
+        Some(_) => PathBuf::from(req.kind.program()),
+        None => {
+            crate::host::find_program(req.kind.program()).ok_or(ServiceError::ProgramMissing {
+                what: req.kind.what(),
+                program: req.kind.program(),
+                install: req.kind.install(),
+            })?
+        }
+    };
     let ports = ports_for(req.kind, req.port)?;
     let port = |name: &str| ports.iter().find(|p| p.name == name).map_or(0, |p| p.port);
     let (address, inside) = match req.image {
@@ -111,15 +118,26 @@ pub fn service_spec(req: &ServiceRequest, at: Placement<'_>) -> Result<RunSpec, 
     let mut env: std::collections::BTreeMap<String, String> = req.env.iter().cloned().collect();
     let command = match req.kind {
         ServiceKind::Notebook => {
-            env.insert(TOKEN_VAR.into(), new_token()?);
-            notebook_command(address, port("http"), &inside)
+            let token =
+                jupyter::new_token().map_err(|e| ServiceError::NoToken { why: e.to_string() })?;
+            env.extend(jupyter::notebook_env(&token));
+            jupyter::notebook_command(&program, address, port("http"), &inside)
         }
-        ServiceKind::Tensorboard => tensorboard_command(address, port("http"), &inside),
-        ServiceKind::Triton => triton_command(
-            address,
-            [port("http"), port("grpc"), port("metrics")],
-            &inside,
-        ),
+        ServiceKind::Tensorboard => {
+            tensorboard::tensorboard_command(&program, address, &inside, port("http"))
+        }
+        ServiceKind::Triton => {
+            let ports = triton::TritonPorts {
+                http: port("http"),
+                grpc: port("grpc"),
+                metrics: port("metrics"),
+            };
+            let backends = match req.image {
+                Some(_) => None,
+                None => Some(host_triton(&program, at.scratch, &mut env)?),
+            };
+            triton::triton_command(&program, address, &inside, backends.as_deref(), ports)
+        }
     };
     Ok(RunSpec {
         name: Some(req.name.clone().unwrap_or_else(|| req.kind.as_str().into())),
@@ -208,56 +226,27 @@ fn ports_for(kind: ServiceKind, asked: Option<u16>) -> Result<Vec<ServicePort>, 
     Ok(ports)
 }
 
-/// 32 random bytes as hex, from the kernel's generator.
-fn new_token() -> Result<String, ServiceError> {
-    let mut bytes = [0u8; 32];
-    File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| {
-            ServiceError::Run(crate::runs::RunError::SupervisorFailed {
-                id: "(none yet)".into(),
-                why: format!("no random token could be made from /dev/urandom: {e}"),
-            })
-        })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-fn notebook_command(address: &str, port: u16, root: &Path) -> Vec<String> {
-    let mut command = vec![
-        "jupyter".into(),
-        "lab".into(),
-        "--no-browser".into(),
-        format!("--ip={address}"),
-        format!("--port={port}"),
-        "--ServerApp.port_retries=0".into(),
-        format!("--ServerApp.root_dir={}", root.display()),
-    ];
-    // Jupyter refuses to start as root unless told; gpudeck run as root means the user chose
-    // it (and in a container the user is gpudeck's own).
-    if crate::private_files::current_uid() == 0 {
-        command.push("--allow-root".into());
+/// What a `tritonserver` on this machine needs: its backend directory (made under `scratch`
+/// for the nvidia-pytriton wheel's) and its environment's PATH and library path in `env`.
+fn host_triton(
+    tritonserver: &Path,
+    scratch: &Path,
+    env: &mut std::collections::BTreeMap<String, String>,
+) -> Result<PathBuf, ServiceError> {
+    let install = triton::TritonInstall::from_binary(tritonserver);
+    let path = env
+        .get("PATH")
+        .map(Into::into)
+        .or_else(|| std::env::var_os("PATH"));
+    let libs = std::env::var_os("LD_LIBRARY_PATH");
+    for (name, value) in triton::triton_env(&install, path, libs) {
+        env.insert(name, value.to_string_lossy().into_owned());
     }
-    command
-}
-
-fn tensorboard_command(address: &str, port: u16, logdir: &Path) -> Vec<String> {
-    vec![
-        "tensorboard".into(),
-        format!("--logdir={}", logdir.display()),
-        format!("--host={address}"),
-        format!("--port={port}"),
-    ]
-}
-
-fn triton_command(address: &str, [http, grpc, metrics]: [u16; 3], repo: &Path) -> Vec<String> {
-    vec![
-        "tritonserver".into(),
-        format!("--model-repository={}", repo.display()),
-        format!("--http-address={address}"),
-        format!("--http-port={http}"),
-        format!("--grpc-address={address}"),
-        format!("--grpc-port={grpc}"),
-        format!("--metrics-address={address}"),
-        format!("--metrics-port={metrics}"),
-    ]
+    let scratch = scratch.join("triton-backends");
+    crate::private_files::create_own_dir(&scratch).map_err(|e| ServiceError::BadTarget {
+        path: scratch.clone(),
+        why: e.to_string(),
+    })?;
+    triton::prepare_backend_directory(tritonserver, &scratch)
+        .map_err(|e| ServiceError::TritonSetup { why: e.to_string() })
 }

@@ -12,6 +12,7 @@ pub mod keeper;
 pub mod launch;
 pub mod listing;
 pub mod probe;
+pub mod tensorboard;
 pub mod triton;
 
 pub use error::ServiceError;

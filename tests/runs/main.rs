@@ -23,3 +23,4 @@ mod runs_slurm;
 mod runs_slurm_cluster;
 mod runs_xids;
 mod services_notebook;
+mod services_programs;
