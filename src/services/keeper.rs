@@ -2,7 +2,7 @@
 //! longer than the limit it started with, so the GPU memory the kernel holds is freed while
 //! nobody uses it. The notebook itself keeps running; a browser tab reconnects to a new kernel.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::jupyter::{parse_kernels, Kernel, KERNELS_PATH};
@@ -40,7 +40,7 @@ fn period(limit: Duration) -> Duration {
     (limit / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
 }
 
-fn watch(dir: &PathBuf, port: u16, limit: Duration) {
+fn watch(dir: &Path, port: u16, limit: Duration) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
