@@ -101,13 +101,11 @@ pub fn service_spec(req: &ServiceRequest, at: Placement<'_>) -> Result<RunSpec, 
     // On this machine: the program PATH finds, by its full path. In a container: the image's.
     let program = match &req.image {
         Some(_) => PathBuf::from(req.kind.program()),
-        None => {
-            crate::host::find_program(req.kind.program()).ok_or(ServiceError::ProgramMissing {
-                what: req.kind.what(),
-                program: req.kind.program(),
-                install: req.kind.install(),
-            })?
-        }
+        None => find_host_program(req.kind).ok_or(ServiceError::ProgramMissing {
+            what: req.kind.what(),
+            program: req.kind.program(),
+            install: req.kind.install(),
+        })?,
     };
     let ports = ports_for(req.kind, req.port)?;
     let port = |name: &str| ports.iter().find(|p| p.name == name).map_or(0, |p| p.port);
@@ -249,4 +247,56 @@ fn host_triton(
     })?;
     triton::prepare_backend_directory(tritonserver, &scratch)
         .map_err(|e| ServiceError::TritonSetup { why: e.to_string() })
+}
+
+/// The program of `kind` on this machine: the first on PATH; for Triton, else the
+/// `tritonserver` the nvidia-pytriton wheel keeps inside a Python environment on PATH (a venv's
+/// or conda env's `bin`), which pip does not put on PATH.
+fn find_host_program(kind: ServiceKind) -> Option<PathBuf> {
+    if let Some(found) = crate::host::find_program(kind.program()) {
+        return Some(found);
+    }
+    if kind != ServiceKind::Triton {
+        return None;
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|bin| wheel_tritonserver(&bin))
+}
+
+/// `ENV/lib/python3.X/site-packages/pytriton/tritonserver/bin/tritonserver` for the
+/// environment whose `bin` is `bin`.
+fn wheel_tritonserver(bin: &Path) -> Option<PathBuf> {
+    let lib = bin.parent()?.join("lib");
+    std::fs::read_dir(lib)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .map(|e| {
+            e.path()
+                .join("site-packages/pytriton/tritonserver/bin/tritonserver")
+        })
+        .find(|server| crate::host::is_executable(server))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn the_wheels_tritonserver_is_found_inside_an_environment_on_path() {
+        let env = tempfile::tempdir().expect("tempdir");
+        let bin = env.path().join("bin");
+        let server = env
+            .path()
+            .join("lib/python3.11/site-packages/pytriton/tritonserver/bin/tritonserver");
+        std::fs::create_dir_all(&bin).expect("bin");
+        assert_eq!(wheel_tritonserver(&bin), None);
+        std::fs::create_dir_all(server.parent().expect("dir")).expect("dirs");
+        std::fs::write(&server, "#!/bin/sh\n").expect("write");
+        assert_eq!(wheel_tritonserver(&bin), None, "not executable yet");
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(wheel_tritonserver(&bin), Some(server));
+    }
 }

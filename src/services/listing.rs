@@ -157,13 +157,20 @@ pub fn row_of(run: &Run, now: u64) -> ServiceRow {
     let state = run.state();
     let live = matches!(state, RunState::Starting | RunState::Running);
     let url = match (service.kind, token_of(run)) {
-        (ServiceKind::Notebook, Some(token)) => {
-            format!("http://127.0.0.1:{port}/lab?token={token}")
-        }
+        (ServiceKind::Notebook, Some(token)) => super::jupyter::lab_url(port, &token),
+        // Triton's HTTP API (KServe v2); its root answers nothing.
+        (ServiceKind::Triton, _) => format!("http://127.0.0.1:{port}/v2"),
         _ => format!("http://127.0.0.1:{port}/"),
     };
+    // Every port the service listens on is forwarded: Triton's gRPC and metrics too.
+    let forwards: Vec<String> = service
+        .ports
+        .iter()
+        .map(|p| format!("-L {0}:127.0.0.1:{0}", p.port))
+        .collect();
     let ssh = format!(
-        "ssh -N -L {port}:127.0.0.1:{port} {}@{}",
+        "ssh -N {} {}@{}",
+        forwards.join(" "),
         crate::host::my_user_name(),
         record.host
     );

@@ -24,3 +24,4 @@ mod runs_slurm_cluster;
 mod runs_xids;
 mod services_notebook;
 mod services_programs;
+mod services_triton;

@@ -5,23 +5,12 @@
 
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::support::runs::{gpudeck, output, record, run_dir, session_of, wait_until, GroupGuard};
-use crate::support::{serve, stderr, stdout, Dirs};
-
-/// The venv `.ci/run` makes, else PATH; `None` when neither has `jupyter`.
-fn jupyter_bin() -> Option<PathBuf> {
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin");
-    if venv.join("jupyter").is_file() {
-        return Some(venv);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).find(|dir| dir.join("jupyter").is_file())
-}
+use crate::support::{serve, services, stderr, stdout, Dirs};
 
 /// PATH with the directory holding `jupyter` first.
 fn path_with(bin: &std::path::Path) -> String {
@@ -94,12 +83,11 @@ fn post_kernel(port: u16, token: &str) -> String {
 
 #[test]
 fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
-    let Some(bin) = jupyter_bin() else {
-        println!(
-            "SKIPPED: no `jupyter` in target/test-venv or on PATH (.ci/run installs JupyterLab there)"
-        );
+    let test = "a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped";
+    let Some(jupyter) = services::or_skip(test, services::jupyter()) else {
         return;
     };
+    let bin = jupyter.parent().expect("jupyter's directory").to_path_buf();
     let dirs = Dirs::new();
     std::fs::create_dir_all(dirs.config()).expect("config dir");
     std::fs::write(

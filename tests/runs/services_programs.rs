@@ -158,7 +158,7 @@ async fn triton_serves_the_test_model_on_the_cpu_and_counts_an_inference() {
     // A copy: the python backend's stub writes the model's bytecode beside it (its embedded
     // interpreter ignores PYTHONDONTWRITEBYTECODE), which must not land in the source tree.
     let repo = dir.path().join("models");
-    copy_tree(
+    services::copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/services/triton-test-repo"),
         &repo,
     );
@@ -247,19 +247,5 @@ async fn counted(client: &reqwest::Client, url: &str) -> Vec<triton::ModelStats>
             return stats;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        match entry.file_type().unwrap().is_dir() {
-            true => copy_tree(&entry.path(), &target),
-            false => {
-                std::fs::copy(entry.path(), &target).unwrap();
-            }
-        }
     }
 }

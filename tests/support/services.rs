@@ -180,3 +180,19 @@ pub fn wait_gone(needle: &str, timeout: Duration) -> Vec<u32> {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Copies a directory tree (the test model repository: the python backend writes bytecode
+/// beside a model, which must not land in the source tree).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("copy the tree");
+    for entry in std::fs::read_dir(from).expect("copy the tree") {
+        let entry = entry.expect("copy the tree");
+        let target = to.join(entry.file_name());
+        match entry.file_type().expect("copy the tree").is_dir() {
+            true => copy_tree(&entry.path(), &target),
+            false => {
+                std::fs::copy(entry.path(), &target).expect("copy the tree");
+            }
+        }
+    }
+}
