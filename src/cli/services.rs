@@ -226,8 +226,16 @@ fn wait_until_ready(mut run: Run, idle_alert: Option<Duration>) -> (Run, Service
                 .unwrap_or_else(|| row_of(&run, now_ms())),
             Err(_) => row_of(&run, now_ms()),
         };
-        let ended = row.health == Health::Ended;
-        if row.health == Health::Ready || ended || Instant::now() >= deadline {
+        if row.health == Health::Ended {
+            // Read after the record: a supervisor that wrote the end and exited in between
+            // made a `running` record look lost. The record read now has the end.
+            if let Ok(fresh) = run.reload() {
+                run = fresh;
+            }
+            let row = row_of(&run, now_ms());
+            return (run, row);
+        }
+        if row.health == Health::Ready || Instant::now() >= deadline {
             return (run, row);
         }
         std::thread::sleep(Duration::from_millis(250));
@@ -248,16 +256,34 @@ fn tell_started(run: &Run, row: &ServiceRow) {
         None => "on this machine".to_string(),
     };
     if row.health == Health::Ended {
-        let why = run
-            .record
-            .error
-            .clone()
-            .unwrap_or_else(|| format!("it {}", run.state()));
+        let why = match (&run.record.error, run.record.exit_code) {
+            (Some(error), _) => error.clone(),
+            (None, Some(code)) => format!("it {} with exit code {code}", run.state()),
+            (None, None) => format!("it {}", run.state()),
+        };
         say(&format!(
             "gpudeck: {id}: {what} ended before it answered: {why}"
         ));
-        if let Some(tail) = stderr_tail(run) {
+        let tail = stderr_tail(run);
+        if let Some(tail) = &tail {
             errln!("{tail}");
+        }
+        let program = row.kind.program();
+        let missing = tail.as_deref().is_some_and(|t| {
+            t.contains(&format!("exec {program} failed")) || t.contains("executable file not found")
+        });
+        if let (true, Some(image)) = (missing, &run.record.image) {
+            say(&format!(
+                "gpudeck: {image} has no `{program}` on its PATH: use an image that has it{}, \
+                 or run it on this machine with --host",
+                match row.kind {
+                    ServiceKind::Notebook => {
+                        " (a TensorFlow -gpu-jupyter tag, or your own image with `pip install jupyterlab`)"
+                    }
+                    ServiceKind::Tensorboard => " (a TensorFlow image)",
+                    ServiceKind::Triton => " (nvcr.io/nvidia/tritonserver:<version>-py3)",
+                }
+            ));
         }
         say(&format!(
             "gpudeck: its whole output: `gpudeck logs {id} --stderr`"
