@@ -371,69 +371,83 @@ pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The services as a table, then each live one's URL and SSH line.
+/// The services as a table (WHERE: `host` or `container`), then each live one's image,
+/// address, SSH line, and what it says; nothing is cut, whatever the width.
 pub fn render(rows: &[ServiceRow]) -> String {
     if rows.is_empty() {
         return "No services. Start one: gpudeck notebook IMAGE --gpus 0 (or --host), \
                 gpudeck tensorboard RUN --host, gpudeck triton REPO --image IMAGE.\n"
             .to_string();
     }
-    let mut out = format!(
-        "{:<34} {:<11} {:<9} {:<8} {:<7} {}\n",
-        "ID", "KIND", "STATE", "GPUS", "IDLE", "WHERE"
-    );
+    let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(2).max(2);
+    let line = |id: &str, kind: &str, state: &str, gpus: &str, idle: &str, place: &str| {
+        format!("{id:<id_width$}  {kind:<11} {state:<8} {gpus:<7} {idle:<7} {place}\n")
+    };
+    let mut out = line("ID", "KIND", "STATE", "GPUS", "IDLE", "WHERE");
     for row in rows {
-        let state = match (row.state, row.health) {
-            (RunState::Running, h) => h.as_str().to_string(),
-            (s, _) => s.as_str().to_string(),
+        let state = match row.state {
+            RunState::Running => row.health.as_str(),
+            other => other.as_str(),
         };
         let gpus = match row.gpus.is_empty() {
             true => "-".to_string(),
-            false => row
-                .gpus
-                .iter()
-                .map(|g| g.index.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
+            false => gpu_indices(row),
         };
         let idle = match (row.idle_seconds, row.idle_alert) {
             (Some(s), true) => format!("{}!", crate::units::run_duration(s * 1000)),
             (Some(s), false) => crate::units::run_duration(s * 1000),
             (None, _) => "-".into(),
         };
-        let place = row.image.as_deref().unwrap_or("host");
-        out.push_str(&format!(
-            "{:<34} {:<11} {:<9} {:<8} {:<7} {}\n",
-            row.id,
+        let place = match row.image {
+            Some(_) => "container",
+            None => "host",
+        };
+        out.push_str(&line(
+            &row.id,
             row.kind.as_str(),
             state,
-            gpus,
-            idle,
-            place
+            &gpus,
+            &idle,
+            place,
         ));
     }
     for row in rows.iter().filter(|r| r.health != Health::Ended) {
-        out.push_str(&format!(
-            "\n{}:\n  open: {}\n  ssh:  {}\n",
-            row.id, row.url, row.ssh
-        ));
+        out.push_str(&format!("\n{} ({}):\n", row.id, row.kind.what()));
+        if let Some(image) = &row.image {
+            out.push_str(&format!("  in:    {image}\n"));
+        }
+        out.push_str(&format!("  open:  {}\n  ssh:   {}\n", row.url, row.ssh));
         if let Some(problem) = &row.problem {
             out.push_str(&format!("  not answering: {problem}\n"));
         }
+        for model in &row.models {
+            let latency = model
+                .mean_latency_us
+                .map_or("-".to_string(), |us| format!("{:.1} ms", us / 1000.0));
+            out.push_str(&format!(
+                "  model: {} v{} {}, {} inferences ({} failed), mean {latency}\n",
+                model.name,
+                model.version.as_deref().unwrap_or("-"),
+                model.state.as_deref().unwrap_or("not loaded"),
+                model.inferences,
+                model.failures,
+            ));
+        }
         if row.idle_alert {
             out.push_str(&format!(
-                "  idle for {} while holding GPU {}: save your work and `gpudeck stop {}`\n",
+                "  idle for {} while holding {}: save your work and `gpudeck stop {}`\n",
                 crate::units::run_duration(row.idle_seconds.unwrap_or(0) * 1000),
-                row.gpus
-                    .iter()
-                    .map(|g| g.index.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
+                crate::services::idle::gpu_list(row),
                 row.id
             ));
         }
     }
     out
+}
+
+fn gpu_indices(row: &ServiceRow) -> String {
+    let indices: Vec<String> = row.gpus.iter().map(|g| g.index.to_string()).collect();
+    indices.join(",")
 }
 
 fn finish(result: Result<u8, ServiceError>) -> ExitCode {
