@@ -432,7 +432,11 @@ mod read_only {
         assert_eq!(record(&dirs, &live)["state"], "running");
 
         refused(&dirs, mode, &["notebook", "--host", "--gpus", "none"]);
-        refused(&dirs, mode, &["--docker-host", &host, "notebook", "busybox", "--gpus", "0"]);
+        refused(
+            &dirs,
+            mode,
+            &["--docker-host", &host, "notebook", "busybox", "--gpus", "0"],
+        );
         untouched(&engine, "notebook");
         refused(&dirs, mode, &["tensorboard", ".", "--host"]);
         refused(&dirs, mode, &["triton", ".", "--host"]);

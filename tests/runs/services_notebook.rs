@@ -234,3 +234,64 @@ fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
         "port {port} still open"
     );
 }
+
+#[test]
+fn idle_stop_shuts_a_notebooks_idle_kernel_down_and_the_notebook_keeps_running() {
+    let test = "idle_stop_shuts_a_notebooks_idle_kernel_down_and_the_notebook_keeps_running";
+    let Some(jupyter) = services::or_skip(test, services::jupyter()) else {
+        return;
+    };
+    let bin = jupyter.parent().expect("jupyter's directory").to_path_buf();
+    let dirs = Dirs::new();
+    std::fs::create_dir_all(dirs.config()).expect("config dir");
+    std::fs::write(
+        dirs.config().join("config.toml"),
+        "[notebook]\nidle_stop = \"3s\"\n",
+    )
+    .expect("config");
+    let out = gpudeck(
+        &dirs,
+        &["notebook", "--host", "--gpus", "0", "--name", "kept"],
+    )
+    .current_dir(dirs.root.path())
+    .env("PATH", path_with(&bin))
+    .output()
+    .expect("gpudeck runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let id = stdout(&out).trim().to_string();
+    let rec = record(&dirs, &id);
+    let _guard = GroupGuard(rec["process_group"]["pid"].as_i64());
+    assert_eq!(
+        rec["service"]["idle_stop_secs"], 3,
+        "the limit it started with is kept"
+    );
+    let listed = service(&dirs, &id);
+    let port = listed["ports"][0]["port"].as_u64().expect("port") as u16;
+    let url = listed["url"].as_str().expect("url").to_string();
+    let token = url.split("token=").nth(1).expect("token").to_string();
+
+    post_kernel(port, &token);
+    assert_eq!(
+        service(&dirs, &id)["kernels"].as_array().map(Vec::len),
+        Some(1)
+    );
+    // Idle past 3 s, the supervisor's keeper shuts it down (it looks every second).
+    wait_until("the idle kernel to be shut down", || {
+        service(&dirs, &id)["kernels"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+    });
+    let s = service(&dirs, &id);
+    assert_eq!(
+        (s["state"].as_str(), s["health"].as_str()),
+        (Some("running"), Some("ready"))
+    );
+    let log =
+        std::fs::read_to_string(run_dir(&dirs, &id).join("supervisor.log")).unwrap_or_default();
+    assert!(
+        log.contains("shut down: idle for more than 3s ([notebook] idle_stop)"),
+        "the supervisor's log says why: {log}"
+    );
+    let stop = output(&dirs, &["stop", &id]);
+    assert!(stop.status.success(), "{}", stderr(&stop));
+}
