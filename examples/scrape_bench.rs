@@ -73,6 +73,7 @@ fn sample_8_gpus() -> Result<Snapshot, Box<dyn std::error::Error>> {
         samples: r.gpus.into_iter().map(|g| g.sample).collect(),
         runs: Vec::new(),
         xids: XidCounts::default(),
+        services: Vec::new(),
     })
 }
 

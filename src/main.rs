@@ -42,7 +42,10 @@ fn main() -> ExitCode {
     let cli = parse();
     match &cli.command {
         // Before the config: a run already started must not depend on the config still parsing.
-        Some(Commands::Supervise { dir }) => return runs::supervise(dir),
+        Some(Commands::Supervise { dir }) => {
+            gpudeck::services::keeper::keep(dir);
+            return runs::supervise(dir);
+        }
         Some(Commands::Completions { shell }) => {
             return print_generated(|out| gpudeck::cli_docs::completions(*shell, out))
         }
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         }) => doctor(
             sources,
             &dirs,
+            &config,
             docker_host.as_deref(),
             json,
             kernel_log.as_deref(),
@@ -513,6 +517,7 @@ fn sources_for(
         processes,
         docker_host: docker_host.clone(),
         data_dir: dirs.data.clone(),
+        state_dir: dirs.state.clone(),
         gpu_choice: choice,
         container: container_setup(docker_host, config, dirs),
         slurm: slurm_defaults(config),
@@ -554,6 +559,7 @@ fn service(
         gpu_source: gpu_choice(cli),
         container: container_setup(cli.docker_host.clone(), config, dirs),
         slurm: slurm_defaults(config),
+        scratch: dirs.state.clone(),
     };
     services_cli::start(command, setup, || gpu_report(sources))
 }
@@ -618,6 +624,7 @@ fn compat(
 fn doctor(
     sources: Sources,
     dirs: &Dirs,
+    config: &Config,
     docker_host: Option<&str>,
     json: bool,
     kernel_log: Option<&std::path::Path>,
@@ -642,7 +649,11 @@ fn doctor(
     let health = gpudeck::doctor::cli::Health { log, xids };
     match runtime() {
         Ok(rt) => {
-            let extra = vec![frameworks];
+            let services =
+                services_cli::look_now(&RunStore::new(&dirs.data), config.notebook.idle_alert.0)
+                    .unwrap_or_default();
+            let idle = gpudeck::services::idle_check(&services, config.notebook.idle_alert.0);
+            let extra = vec![frameworks, idle];
             gpudeck::doctor::cli::run(gpus, docker_host, json, extra, health, &dirs.state, &rt)
         }
         Err(code) => code,

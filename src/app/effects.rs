@@ -83,6 +83,8 @@ pub(super) struct Effects {
     pub services: crate::services::ServicesHandle,
     /// `[shell] mount_point`: where a service in a container sees its directory.
     pub mount_point: String,
+    /// gpudeck's state directory, as `gpudeck notebook` gets it.
+    pub scratch: PathBuf,
     pub store: RunStore,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     pub container: crate::runs::ContainerSetup,
@@ -262,6 +264,7 @@ impl Effects {
         let store = self.store.clone();
         let done = self.events.clone();
         let mount_point = self.mount_point.clone();
+        let scratch = self.scratch.clone();
         self.background("start-service", move || {
             let started = std::env::current_dir()
                 .map_err(|e| format!("the current directory cannot be read: {e}"))
@@ -269,6 +272,7 @@ impl Effects {
                     let placement = crate::services::Placement {
                         cwd: &cwd,
                         mount_point: &mount_point,
+                        scratch: &scratch,
                     };
                     let spec = crate::services::service_spec(&request, placement)
                         .map_err(|e| format!("{e} {}", e.fix()))?;

@@ -317,6 +317,9 @@ pub struct Sources {
     pub docker_host: Option<String>,
     /// Where saved logs go.
     pub data_dir: PathBuf,
+    /// gpudeck's private state directory: what a service started from here may make there (a
+    /// host Triton's backend directory).
+    pub state_dir: PathBuf,
     /// The GPU source as a run started from the dashboard records it for its supervisor.
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     /// What a container run started from the dashboard (`R` on one) needs.
@@ -457,6 +460,7 @@ pub async fn run(
         data_dir: sources.data_dir.clone(),
         runs: crate::runs::watch::spawn(store.clone(), runs_tx, app.state.xid_catalog.clone()),
         mount_point: app.shell.mount_point.clone(),
+        scratch: sources.state_dir.clone(),
         services: crate::services::collector::spawn(
             store.clone(),
             services_tx,

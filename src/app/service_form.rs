@@ -1,6 +1,8 @@
 //! The small form `n` opens on the Services tab to start a notebook: on this machine or in a
 //! local image, on which GPUs; Enter turns it into the request `gpudeck notebook` makes.
 
+use std::time::Duration;
+
 use crate::runs::{GpuSelection, ServiceKind};
 use crate::services::ServiceRequest;
 
@@ -50,8 +52,9 @@ impl ServiceForm {
         };
     }
 
-    /// The request `gpudeck notebook [--host | IMAGE] --gpus G` makes, or why it cannot be made.
-    pub fn request(&self) -> Result<ServiceRequest, String> {
+    /// The request `gpudeck notebook [--host | IMAGE] --gpus G` makes (idle kernels shut down
+    /// after `idle_stop`, the config's), or why it cannot be made.
+    pub fn request(&self, idle_stop: Option<Duration>) -> Result<ServiceRequest, String> {
         let place = self.place.trim();
         if place.is_empty() {
             return Err("where: type host, or a local image with JupyterLab".into());
@@ -65,6 +68,7 @@ impl ServiceForm {
             name: None,
             port: None,
             env: Vec::new(),
+            idle_stop,
         })
     }
 
@@ -86,11 +90,14 @@ mod tests {
     fn host_or_an_image_and_the_gpus_make_the_request_gpudeck_notebook_makes() {
         let mut form = ServiceForm::default();
         assert_eq!(form.gpus, "count:1");
-        let host = form.request().expect("a request");
+        let host = form.request(None).expect("a request");
         assert_eq!((host.image, host.gpus), (None, GpuSelection::Count(1)));
         form.place = "jupyter/pytorch-notebook:cuda12".into();
         form.gpus = "0,1".into();
-        let image = form.request().expect("a request");
+        let image = form
+            .request(Some(Duration::from_secs(60)))
+            .expect("a request");
+        assert_eq!(image.idle_stop, Some(Duration::from_secs(60)));
         assert_eq!(
             image.image.as_deref(),
             Some("jupyter/pytorch-notebook:cuda12")
@@ -101,8 +108,8 @@ mod tests {
             "gpudeck notebook jupyter/pytorch-notebook:cuda12 --gpus 0,1"
         );
         form.gpus = "two".into();
-        assert!(form.request().unwrap_err().starts_with("GPUs: "));
+        assert!(form.request(None).unwrap_err().starts_with("GPUs: "));
         form.place = " ".into();
-        assert!(form.request().is_err());
+        assert!(form.request(None).is_err());
     }
 }

@@ -15,6 +15,7 @@ impl AppState {
     }
 
     pub(super) fn update_service_form(&mut self, action: Action) -> Vec<Command> {
+        let idle_stop = self.idle_stop;
         let Overlay::ServiceForm(form) = &mut self.overlay else {
             return Vec::new();
         };
@@ -30,7 +31,7 @@ impl AppState {
                 form.field_text().pop();
                 form.error = None;
             }
-            Action::Confirm => match form.request() {
+            Action::Confirm => match form.request(idle_stop) {
                 Ok(request) => {
                     let line = form.command_line();
                     self.overlay = Overlay::None;

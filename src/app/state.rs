@@ -91,6 +91,8 @@ pub struct AppState {
     pub services: ServicesView,
     /// `[notebook] idle_alert`: a notebook idle this long while holding GPUs is flagged.
     pub idle_alert: Option<std::time::Duration>,
+    /// `[notebook] idle_stop`: what a notebook started from here shuts idle kernels down after.
+    pub idle_stop: Option<std::time::Duration>,
     /// A shell to start once the TUI has stepped aside (the run loop takes it).
     pub pending_shell: Option<ShellLaunch>,
     /// Unix seconds at the last tick, for ages and uptimes (the renderers never read the clock).
@@ -134,6 +136,7 @@ impl AppState {
             runs: RunsView::default(),
             services: ServicesView::default(),
             idle_alert: config.notebook.idle_alert.0,
+            idle_stop: config.notebook.idle_stop.0,
             pending_shell: None,
             now: 0,
             slurm: SlurmDefaults {

@@ -31,6 +31,8 @@ pub struct ServiceSetup<'a> {
     pub gpu_source: GpuSourceChoice,
     pub container: ContainerSetup,
     pub slurm: SlurmDefaults,
+    /// gpudeck's private state directory.
+    pub scratch: PathBuf,
 }
 
 /// Which of the three commands, with its own arguments.
@@ -81,7 +83,8 @@ fn start_service(
     setup: ServiceSetup<'_>,
     gpus: impl FnOnce() -> GpuReport,
 ) -> Result<u8, ServiceError> {
-    let request = request_of(command, setup.store)?;
+    let mut request = request_of(command, setup.store)?;
+    request.idle_stop = setup.config.notebook.idle_stop.0;
     let cwd = std::env::current_dir().map_err(|e| RunError::BadWorkdir {
         path: ".".into(),
         why: format!("the current directory cannot be read: {e}"),
@@ -91,6 +94,7 @@ fn start_service(
         Placement {
             cwd: &cwd,
             mount_point: &setup.config.shell.mount_point,
+            scratch: &setup.scratch,
         },
     )?;
     let started = start_with(
@@ -151,6 +155,7 @@ fn request_of(
         name: flags.name.clone(),
         port: flags.port,
         env,
+        idle_stop: None,
     })
 }
 
@@ -221,8 +226,16 @@ fn wait_until_ready(mut run: Run, idle_alert: Option<Duration>) -> (Run, Service
                 .unwrap_or_else(|| row_of(&run, now_ms())),
             Err(_) => row_of(&run, now_ms()),
         };
-        let ended = row.health == Health::Ended;
-        if row.health == Health::Ready || ended || Instant::now() >= deadline {
+        if row.health == Health::Ended {
+            // Read after the record: a supervisor that wrote the end and exited in between
+            // made a `running` record look lost. The record read now has the end.
+            if let Ok(fresh) = run.reload() {
+                run = fresh;
+            }
+            let row = row_of(&run, now_ms());
+            return (run, row);
+        }
+        if row.health == Health::Ready || Instant::now() >= deadline {
             return (run, row);
         }
         std::thread::sleep(Duration::from_millis(250));
@@ -243,16 +256,34 @@ fn tell_started(run: &Run, row: &ServiceRow) {
         None => "on this machine".to_string(),
     };
     if row.health == Health::Ended {
-        let why = run
-            .record
-            .error
-            .clone()
-            .unwrap_or_else(|| format!("it {}", run.state()));
+        let why = match (&run.record.error, run.record.exit_code) {
+            (Some(error), _) => error.clone(),
+            (None, Some(code)) => format!("it {} with exit code {code}", run.state()),
+            (None, None) => format!("it {}", run.state()),
+        };
         say(&format!(
             "gpudeck: {id}: {what} ended before it answered: {why}"
         ));
-        if let Some(tail) = stderr_tail(run) {
+        let tail = stderr_tail(run);
+        if let Some(tail) = &tail {
             errln!("{tail}");
+        }
+        let program = row.kind.program();
+        let missing = tail.as_deref().is_some_and(|t| {
+            t.contains(&format!("exec {program} failed")) || t.contains("executable file not found")
+        });
+        if let (true, Some(image)) = (missing, &run.record.image) {
+            say(&format!(
+                "gpudeck: {image} has no `{program}` on its PATH: use an image that has it{}, \
+                 or run it on this machine with --host",
+                match row.kind {
+                    ServiceKind::Notebook => {
+                        " (a TensorFlow -gpu-jupyter tag, or your own image with `pip install jupyterlab`)"
+                    }
+                    ServiceKind::Tensorboard => " (a TensorFlow image)",
+                    ServiceKind::Triton => " (nvcr.io/nvidia/tritonserver:<version>-py3)",
+                }
+            ));
         }
         say(&format!(
             "gpudeck: its whole output: `gpudeck logs {id} --stderr`"
@@ -277,8 +308,8 @@ fn tell_started(run: &Run, row: &ServiceRow) {
     for model in &row.models {
         errln!(
             "  model {} {}",
-            model.model.name,
-            model.model.state.as_deref().unwrap_or("not loaded")
+            model.name,
+            model.state.as_deref().unwrap_or("not loaded")
         );
     }
 }
@@ -296,23 +327,34 @@ fn stderr_tail(run: &Run) -> Option<String> {
     })
 }
 
-/// `gpudeck services [--json]`.
-pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
-    let (runs, damaged) = match store.scan() {
-        Ok(scanned) => scanned,
-        Err(e) => return finish(Err(e.into())),
-    };
+/// Every service in the store as `look_at_all` sees it now (damaged runs skipped, said on
+/// stderr); for `services`, doctor and the metrics.
+pub fn look_now(
+    store: &RunStore,
+    idle_alert: Option<Duration>,
+) -> Result<Vec<ServiceRow>, RunError> {
+    let (runs, damaged) = store.scan()?;
     for d in &damaged {
         errln!("gpudeck: warning: {d}");
     }
     let runs = services_of(runs);
     let now = now_ms();
-    let rows = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt.block_on(look_at_all(&runs, now, config.notebook.idle_alert.0)),
-        Err(_) => runs.iter().map(|r| row_of(r, now)).collect(),
+    Ok(
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt.block_on(look_at_all(&runs, now, idle_alert)),
+            Err(_) => runs.iter().map(|r| row_of(r, now)).collect(),
+        },
+    )
+}
+
+/// `gpudeck services [--json]`.
+pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
+    let rows = match look_now(store, config.notebook.idle_alert.0) {
+        Ok(rows) => rows,
+        Err(e) => return finish(Err(e.into())),
     };
     if json {
         let doc = serde_json::json!({ "schema": SERVICES_SCHEMA, "services": rows });
@@ -329,69 +371,83 @@ pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The services as a table, then each live one's URL and SSH line.
+/// The services as a table (WHERE: `host` or `container`), then each live one's image,
+/// address, SSH line, and what it says; nothing is cut, whatever the width.
 pub fn render(rows: &[ServiceRow]) -> String {
     if rows.is_empty() {
         return "No services. Start one: gpudeck notebook IMAGE --gpus 0 (or --host), \
                 gpudeck tensorboard RUN --host, gpudeck triton REPO --image IMAGE.\n"
             .to_string();
     }
-    let mut out = format!(
-        "{:<34} {:<11} {:<9} {:<8} {:<7} {}\n",
-        "ID", "KIND", "STATE", "GPUS", "IDLE", "WHERE"
-    );
+    let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(2).max(2);
+    let line = |id: &str, kind: &str, state: &str, gpus: &str, idle: &str, place: &str| {
+        format!("{id:<id_width$}  {kind:<11} {state:<8} {gpus:<7} {idle:<7} {place}\n")
+    };
+    let mut out = line("ID", "KIND", "STATE", "GPUS", "IDLE", "WHERE");
     for row in rows {
-        let state = match (row.state, row.health) {
-            (RunState::Running, h) => h.as_str().to_string(),
-            (s, _) => s.as_str().to_string(),
+        let state = match row.state {
+            RunState::Running => row.health.as_str(),
+            other => other.as_str(),
         };
         let gpus = match row.gpus.is_empty() {
             true => "-".to_string(),
-            false => row
-                .gpus
-                .iter()
-                .map(|g| g.index.to_string())
-                .collect::<Vec<_>>()
-                .join(","),
+            false => gpu_indices(row),
         };
         let idle = match (row.idle_seconds, row.idle_alert) {
             (Some(s), true) => format!("{}!", crate::units::run_duration(s * 1000)),
             (Some(s), false) => crate::units::run_duration(s * 1000),
             (None, _) => "-".into(),
         };
-        let place = row.image.as_deref().unwrap_or("host");
-        out.push_str(&format!(
-            "{:<34} {:<11} {:<9} {:<8} {:<7} {}\n",
-            row.id,
+        let place = match row.image {
+            Some(_) => "container",
+            None => "host",
+        };
+        out.push_str(&line(
+            &row.id,
             row.kind.as_str(),
             state,
-            gpus,
-            idle,
-            place
+            &gpus,
+            &idle,
+            place,
         ));
     }
     for row in rows.iter().filter(|r| r.health != Health::Ended) {
-        out.push_str(&format!(
-            "\n{}:\n  open: {}\n  ssh:  {}\n",
-            row.id, row.url, row.ssh
-        ));
+        out.push_str(&format!("\n{} ({}):\n", row.id, row.kind.what()));
+        if let Some(image) = &row.image {
+            out.push_str(&format!("  in:    {image}\n"));
+        }
+        out.push_str(&format!("  open:  {}\n  ssh:   {}\n", row.url, row.ssh));
         if let Some(problem) = &row.problem {
             out.push_str(&format!("  not answering: {problem}\n"));
         }
+        for model in &row.models {
+            let latency = model
+                .mean_latency_us
+                .map_or("-".to_string(), |us| format!("{:.1} ms", us / 1000.0));
+            out.push_str(&format!(
+                "  model: {} v{} {}, {} inferences ({} failed), mean {latency}\n",
+                model.name,
+                model.version.as_deref().unwrap_or("-"),
+                model.state.as_deref().unwrap_or("not loaded"),
+                model.inferences,
+                model.failures,
+            ));
+        }
         if row.idle_alert {
             out.push_str(&format!(
-                "  idle for {} while holding GPU {}: save your work and `gpudeck stop {}`\n",
+                "  idle for {} while holding {}: save your work and `gpudeck stop {}`\n",
                 crate::units::run_duration(row.idle_seconds.unwrap_or(0) * 1000),
-                row.gpus
-                    .iter()
-                    .map(|g| g.index.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
+                crate::services::idle::gpu_list(row),
                 row.id
             ));
         }
     }
     out
+}
+
+fn gpu_indices(row: &ServiceRow) -> String {
+    let indices: Vec<String> = row.gpus.iter().map(|g| g.index.to_string()).collect();
+    indices.join(",")
 }
 
 fn finish(result: Result<u8, ServiceError>) -> ExitCode {

@@ -16,6 +16,7 @@ use crate::gpu::collector::GpuUpdate;
 use crate::gpu::xid_watch::XidUpdate;
 use crate::gpu::Inventory;
 use crate::runs::{RunIndex, RunStore};
+use crate::services::{look_at_all, services_of, ServiceRow};
 
 /// Where and how to serve: `--metrics ADDR` / `[metrics] listen`, and `--web-config FILE` /
 /// `[metrics] web_config`.
@@ -48,6 +49,8 @@ pub struct MetricsFeed {
     runs: RunIndex,
     /// The Xids seen since it started.
     xids: XidCounts,
+    /// The services, as the task that looks at them every `SERVICE_LOOK` last saw them.
+    services: Arc<std::sync::RwLock<Vec<ServiceRow>>>,
     stop: CancellationToken,
     addr: SocketAddr,
     tls: bool,
@@ -77,11 +80,18 @@ impl MetricsFeed {
         let tls = web.as_ref().is_some_and(|w| w.tls.is_some());
         let serving = Serving { web, limits };
         tokio::spawn(serve(listener, latest.clone(), serving, stop.clone()));
+        let services = Arc::default();
+        tokio::spawn(look_at_services(
+            store.clone(),
+            Arc::clone(&services),
+            stop.clone(),
+        ));
         Ok(MetricsFeed {
             latest,
             inventory: None,
             runs: store.index(),
             xids: XidCounts::default(),
+            services,
             stop,
             addr,
             tls,
@@ -115,9 +125,42 @@ impl MetricsFeed {
                         samples: samples.clone(),
                         runs: live_runs(&mut self.runs, samples),
                         xids: self.xids.clone(),
+                        services: self.services.read().map(|s| s.clone()).unwrap_or_default(),
                     });
                 }
             }
+        }
+    }
+}
+
+/// How often the endpoint looks at the services (each look is one HTTP request or three per
+/// live service, on loopback).
+const SERVICE_LOOK: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Looks at the store's services every `SERVICE_LOOK` until `stop`, keeping the rows in `slot`.
+async fn look_at_services(
+    store: RunStore,
+    slot: Arc<std::sync::RwLock<Vec<ServiceRow>>>,
+    stop: CancellationToken,
+) {
+    loop {
+        let scan = store.clone();
+        let runs = tokio::task::spawn_blocking(move || scan.scan().map(|(runs, _)| runs))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let live: Vec<_> = services_of(runs)
+            .into_iter()
+            .filter(|r| !r.state().is_finished())
+            .collect();
+        let rows = look_at_all(&live, crate::runs::now_ms(), None).await;
+        if let Ok(mut s) = slot.write() {
+            *s = rows;
+        }
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(SERVICE_LOOK) => {}
         }
     }
 }

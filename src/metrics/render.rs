@@ -6,6 +6,7 @@ use super::families::{bool_value, GPU_GAUGES};
 use super::health::XidCounts;
 use super::runs::RunInfo;
 use crate::gpu::{throttle_reason_names, GpuSample, GpuStatic, Inventory};
+use crate::services::ServiceRow;
 
 /// The content type Prometheus expects for this format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -238,6 +239,62 @@ fn runs_families(out: &mut Writer, runs: &[RunInfo], statics: &[GpuStatic]) {
 #[derive(Default)]
 struct Writer {
     text: String,
+}
+
+/// The services' families: whether each live service answers, and how long a notebook's
+/// kernels have all been idle (0 while one works or it has none).
+pub fn render_services(services: &[ServiceRow]) -> String {
+    let mut out = Writer::default();
+    if services.is_empty() {
+        return out.text;
+    }
+    out.family(
+        "gpudeck_service_up",
+        "1 when a live service (notebook, TensorBoard, Triton) answers on its port, else 0.",
+        Kind::Gauge,
+    );
+    let gpus_of = |row: &ServiceRow| {
+        row.gpus
+            .iter()
+            .map(|g| g.index.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    for row in services {
+        let gpus = gpus_of(row);
+        let labels = [
+            ("service", row.id.as_str()),
+            ("kind", row.kind.as_str()),
+            ("name", row.name.as_str()),
+            ("gpus", gpus.as_str()),
+        ];
+        let up = row.health == crate::services::Health::Ready;
+        out.sample("gpudeck_service_up", &labels, bool_value(up));
+    }
+    let notebooks: Vec<&ServiceRow> = services
+        .iter()
+        .filter(|r| r.kind == crate::runs::ServiceKind::Notebook)
+        .collect();
+    if notebooks.is_empty() {
+        return out.text;
+    }
+    out.family(
+        "gpudeck_service_idle_seconds",
+        "Seconds every kernel of a notebook has been idle; 0 while one works or it has none.",
+        Kind::Gauge,
+    );
+    for row in notebooks {
+        let gpus = gpus_of(row);
+        let labels = [
+            ("service", row.id.as_str()),
+            ("kind", row.kind.as_str()),
+            ("name", row.name.as_str()),
+            ("gpus", gpus.as_str()),
+        ];
+        let idle = row.idle_seconds.unwrap_or(0) as f64;
+        out.sample("gpudeck_service_idle_seconds", &labels, idle);
+    }
+    out.text
 }
 
 impl Writer {

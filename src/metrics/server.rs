@@ -22,10 +22,11 @@ use tokio_util::sync::CancellationToken;
 use super::auth::Verdict;
 use super::conns::{Limits, Slot, Tracker};
 use super::health::XidCounts;
-use super::render::{render_with, CONTENT_TYPE};
+use super::render::{render_services, render_with, CONTENT_TYPE};
 use super::runs::RunInfo;
 use super::web_config::WebConfig;
 use crate::gpu::{GpuSample, Inventory};
+use crate::services::ServiceRow;
 
 /// Why the endpoint could not start, with what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,8 @@ pub struct Snapshot {
     pub runs: Vec<RunInfo>,
     /// The Xids seen since serving began.
     pub xids: XidCounts,
+    /// The services as last looked at (every `SERVICE_LOOK`).
+    pub services: Vec<ServiceRow>,
 }
 
 /// The latest snapshot, written by whoever receives the collector's samples, read by scrapes.
@@ -118,7 +121,8 @@ pub fn respond(method: &str, target: &str, latest: Option<&Snapshot>) -> Respons
         ("/metrics", Some(s)) => Response {
             status: "200 OK",
             content_type: CONTENT_TYPE,
-            body: render_with(&s.inventory, &s.samples, &s.runs, &s.xids),
+            body: render_with(&s.inventory, &s.samples, &s.runs, &s.xids)
+                + &render_services(&s.services),
         },
         ("/metrics", None) => Response {
             status: "503 Service Unavailable",
@@ -534,6 +538,7 @@ mod tests {
             samples: Vec::new(),
             runs: Vec::new(),
             xids: XidCounts::default(),
+            services: Vec::new(),
         }
     }
 

@@ -41,6 +41,8 @@ pub enum RunError {
          the host's 127.0.0.1"
     )]
     ServiceOnHostNetwork { kind: &'static str },
+    #[error("the {kind} service's ports are not usable: {why}")]
+    ServicePorts { kind: &'static str, why: String },
     #[error("{short} (the run asks for {need} free on each GPU)")]
     NotEnoughGpuMemory {
         need: String,
@@ -129,6 +131,7 @@ impl RunError {
                 | RunError::NoCommand
                 | RunError::ServiceLauncher { .. }
                 | RunError::ServiceOnHostNetwork { .. }
+                | RunError::ServicePorts { .. }
                 | RunError::CommandBeforeDashes { .. }
                 | RunError::ExtraAfterSpec { .. }
                 | RunError::ScriptAndCommand { .. }
@@ -173,6 +176,9 @@ impl RunError {
             }
             RunError::ServiceLauncher { .. } => {
                 "Leave out the launcher (or write `launcher = \"single\"`): the service's one process sees every GPU it is given.".into()
+            }
+            RunError::ServicePorts { .. } => {
+                "Give each port a name and a number from 1 to 65535, no number twice: ports = [{ name = \"http\", port = 8888 }]; gpudeck notebook picks free ones for you.".into()
             }
             RunError::ServiceOnHostNetwork { .. } => {
                 "Leave out `host_network = true`: the service's ports are published on the host's 127.0.0.1 from Docker's bridge network.".into()

@@ -233,6 +233,10 @@ pub struct ServiceSpec {
     pub kind: ServiceKind,
     /// The first is the one users open.
     pub ports: Vec<ServicePort>,
+    /// A notebook's kernels idle this many seconds are shut down by its supervisor (the
+    /// config's `[notebook] idle_stop` when it started); absent: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_stop_secs: Option<u64>,
 }
 
 impl ServiceSpec {

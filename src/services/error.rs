@@ -33,6 +33,10 @@ pub enum ServiceError {
     UnknownTarget { what: String, why: String },
     #[error("no free TCP port on 127.0.0.1: {why}")]
     NoFreePort { why: String },
+    #[error("no token could be made for the notebook: {why}")]
+    NoToken { why: String },
+    #[error("the tritonserver on this machine cannot be used: {why}")]
+    TritonSetup { why: String },
 }
 
 impl ServiceError {
@@ -54,6 +58,10 @@ impl ServiceError {
             }
             ServiceError::NoFreePort { .. } => {
                 "Check that the loopback interface is up (`ip addr show lo`).".into()
+            }
+            ServiceError::NoToken { .. } => "Check that /dev/urandom can be read.".into(),
+            ServiceError::TritonSetup { .. } => {
+                "Reinstall it (`pip install nvidia-pytriton` in your environment), or run Triton in NVIDIA's image with --image.".into()
             }
         }
     }

@@ -1,17 +1,16 @@
 //! A service request turned into a run spec: the program and its flags for the kind, where it
 //! runs (a container of a local image, or this machine), its loopback ports and its token.
 
-use std::fs::File;
-use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use super::error::ServiceError;
+use super::{jupyter, tensorboard, triton};
 use crate::runs::{GpuSelection, Launcher, RunSpec, ServiceKind, ServicePort, ServiceSpec};
 
 /// The variable a notebook's token is handed in: never on the command line, which every user
 /// of the machine can read in /proc.
-pub const TOKEN_VAR: &str = "JUPYTER_TOKEN";
+pub const TOKEN_VAR: &str = jupyter::TOKEN_ENV;
 
 /// What `gpudeck notebook`, `tensorboard` and `triton` ask for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,13 +26,19 @@ pub struct ServiceRequest {
     /// The port users open; `None`: a free one.
     pub port: Option<u16>,
     pub env: Vec<(String, String)>,
+    /// A notebook's `[notebook] idle_stop`: its supervisor shuts kernels idle this long down.
+    pub idle_stop: Option<std::time::Duration>,
 }
 
-/// Where a service's directory is seen from inside a container (the `[shell] mount_point`).
+/// Where the request is made from, and what the placement needs.
 #[derive(Debug, Clone, Copy)]
 pub struct Placement<'a> {
     pub cwd: &'a Path,
+    /// Where the service's directory is seen inside a container (`[shell] mount_point`).
     pub mount_point: &'a str,
+    /// A private directory gpudeck may make things in (the state dir): the backend directory
+    /// a host Triton from the nvidia-pytriton wheel needs.
+    pub scratch: &'a Path,
 }
 
 impl ServiceKind {
@@ -93,13 +98,15 @@ impl ServiceKind {
 pub fn service_spec(req: &ServiceRequest, at: Placement<'_>) -> Result<RunSpec, ServiceError> {
     let dir = absolute(at.cwd, req.dir.as_deref());
     check_dir(req.kind, &dir)?;
-    if req.image.is_none() && crate::host::find_program(req.kind.program()).is_none() {
-        return Err(ServiceError::ProgramMissing {
+    // On this machine: the program PATH finds, by its full path. In a container: the image's.
+    let program = match &req.image {
+        Some(_) => PathBuf::from(req.kind.program()),
+        None => find_host_program(req.kind).ok_or(ServiceError::ProgramMissing {
             what: req.kind.what(),
             program: req.kind.program(),
             install: req.kind.install(),
-        });
-    }
+        })?,
+    };
     let ports = ports_for(req.kind, req.port)?;
     let port = |name: &str| ports.iter().find(|p| p.name == name).map_or(0, |p| p.port);
     let (address, inside) = match req.image {
@@ -109,15 +116,26 @@ pub fn service_spec(req: &ServiceRequest, at: Placement<'_>) -> Result<RunSpec, 
     let mut env: std::collections::BTreeMap<String, String> = req.env.iter().cloned().collect();
     let command = match req.kind {
         ServiceKind::Notebook => {
-            env.insert(TOKEN_VAR.into(), new_token()?);
-            notebook_command(address, port("http"), &inside)
+            let token =
+                jupyter::new_token().map_err(|e| ServiceError::NoToken { why: e.to_string() })?;
+            env.extend(jupyter::notebook_env(&token));
+            jupyter::notebook_command(&program, address, port("http"), &inside)
         }
-        ServiceKind::Tensorboard => tensorboard_command(address, port("http"), &inside),
-        ServiceKind::Triton => triton_command(
-            address,
-            [port("http"), port("grpc"), port("metrics")],
-            &inside,
-        ),
+        ServiceKind::Tensorboard => {
+            tensorboard::tensorboard_command(&program, address, &inside, port("http"))
+        }
+        ServiceKind::Triton => {
+            let ports = triton::TritonPorts {
+                http: port("http"),
+                grpc: port("grpc"),
+                metrics: port("metrics"),
+            };
+            let backends = match req.image {
+                Some(_) => None,
+                None => Some(host_triton(&program, at.scratch, &mut env)?),
+            };
+            triton::triton_command(&program, address, &inside, backends.as_deref(), ports)
+        }
     };
     Ok(RunSpec {
         name: Some(req.name.clone().unwrap_or_else(|| req.kind.as_str().into())),
@@ -130,6 +148,10 @@ pub fn service_spec(req: &ServiceRequest, at: Placement<'_>) -> Result<RunSpec, 
         service: Some(ServiceSpec {
             kind: req.kind,
             ports,
+            idle_stop_secs: match req.kind {
+                ServiceKind::Notebook => req.idle_stop.map(|d| d.as_secs().max(1)),
+                _ => None,
+            },
         }),
         ..RunSpec::default()
     })
@@ -202,56 +224,79 @@ fn ports_for(kind: ServiceKind, asked: Option<u16>) -> Result<Vec<ServicePort>, 
     Ok(ports)
 }
 
-/// 32 random bytes as hex, from the kernel's generator.
-fn new_token() -> Result<String, ServiceError> {
-    let mut bytes = [0u8; 32];
-    File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| {
-            ServiceError::Run(crate::runs::RunError::SupervisorFailed {
-                id: "(none yet)".into(),
-                why: format!("no random token could be made from /dev/urandom: {e}"),
-            })
-        })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-fn notebook_command(address: &str, port: u16, root: &Path) -> Vec<String> {
-    let mut command = vec![
-        "jupyter".into(),
-        "lab".into(),
-        "--no-browser".into(),
-        format!("--ip={address}"),
-        format!("--port={port}"),
-        "--ServerApp.port_retries=0".into(),
-        format!("--ServerApp.root_dir={}", root.display()),
-    ];
-    // Jupyter refuses to start as root unless told; gpudeck run as root means the user chose
-    // it (and in a container the user is gpudeck's own).
-    if crate::private_files::current_uid() == 0 {
-        command.push("--allow-root".into());
+/// What a `tritonserver` on this machine needs: its backend directory (made under `scratch`
+/// for the nvidia-pytriton wheel's) and its environment's PATH and library path in `env`.
+fn host_triton(
+    tritonserver: &Path,
+    scratch: &Path,
+    env: &mut std::collections::BTreeMap<String, String>,
+) -> Result<PathBuf, ServiceError> {
+    let install = triton::TritonInstall::from_binary(tritonserver);
+    let path = env
+        .get("PATH")
+        .map(Into::into)
+        .or_else(|| std::env::var_os("PATH"));
+    let libs = std::env::var_os("LD_LIBRARY_PATH");
+    for (name, value) in triton::triton_env(&install, path, libs) {
+        env.insert(name, value.to_string_lossy().into_owned());
     }
-    command
+    let scratch = scratch.join("triton-backends");
+    crate::private_files::create_own_dir(&scratch).map_err(|e| ServiceError::BadTarget {
+        path: scratch.clone(),
+        why: e.to_string(),
+    })?;
+    triton::prepare_backend_directory(tritonserver, &scratch)
+        .map_err(|e| ServiceError::TritonSetup { why: e.to_string() })
 }
 
-fn tensorboard_command(address: &str, port: u16, logdir: &Path) -> Vec<String> {
-    vec![
-        "tensorboard".into(),
-        format!("--logdir={}", logdir.display()),
-        format!("--host={address}"),
-        format!("--port={port}"),
-    ]
+/// The program of `kind` on this machine: the first on PATH; for Triton, else the
+/// `tritonserver` the nvidia-pytriton wheel keeps inside a Python environment on PATH (a venv's
+/// or conda env's `bin`), which pip does not put on PATH.
+fn find_host_program(kind: ServiceKind) -> Option<PathBuf> {
+    if let Some(found) = crate::host::find_program(kind.program()) {
+        return Some(found);
+    }
+    if kind != ServiceKind::Triton {
+        return None;
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|bin| wheel_tritonserver(&bin))
 }
 
-fn triton_command(address: &str, [http, grpc, metrics]: [u16; 3], repo: &Path) -> Vec<String> {
-    vec![
-        "tritonserver".into(),
-        format!("--model-repository={}", repo.display()),
-        format!("--http-address={address}"),
-        format!("--http-port={http}"),
-        format!("--grpc-address={address}"),
-        format!("--grpc-port={grpc}"),
-        format!("--metrics-address={address}"),
-        format!("--metrics-port={metrics}"),
-    ]
+/// `ENV/lib/python3.X/site-packages/pytriton/tritonserver/bin/tritonserver` for the
+/// environment whose `bin` is `bin`.
+fn wheel_tritonserver(bin: &Path) -> Option<PathBuf> {
+    let lib = bin.parent()?.join("lib");
+    std::fs::read_dir(lib)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .map(|e| {
+            e.path()
+                .join("site-packages/pytriton/tritonserver/bin/tritonserver")
+        })
+        .find(|server| crate::host::is_executable(server))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn the_wheels_tritonserver_is_found_inside_an_environment_on_path() {
+        let env = tempfile::tempdir().expect("tempdir");
+        let bin = env.path().join("bin");
+        let server = env
+            .path()
+            .join("lib/python3.11/site-packages/pytriton/tritonserver/bin/tritonserver");
+        std::fs::create_dir_all(&bin).expect("bin");
+        assert_eq!(wheel_tritonserver(&bin), None);
+        std::fs::create_dir_all(server.parent().expect("dir")).expect("dirs");
+        std::fs::write(&server, "#!/bin/sh\n").expect("write");
+        assert_eq!(wheel_tritonserver(&bin), None, "not executable yet");
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(wheel_tritonserver(&bin), Some(server));
+    }
 }

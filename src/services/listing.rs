@@ -2,15 +2,16 @@
 //! to open it, the SSH line that reaches it, and what the service itself says when asked (a
 //! notebook's kernels and how long they have been idle, Triton's models and their counts).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::jupyter::{idle_since_ms, parse_kernels, Kernel};
+use super::jupyter::{idle_since_ms, parse_kernels, Kernel, KERNELS_PATH, STATUS_PATH};
 use super::launch::TOKEN_VAR;
-use super::probe;
-use super::triton::{parse_metrics, parse_repository_index, ModelStats, TritonModel};
+use super::probe::{self, ProbeError};
+use super::tensorboard;
+use super::triton::api::{READY_PATH, REPOSITORY_INDEX_PATH};
+use super::triton::{parse_metrics, parse_repository_index, Model, ModelStats};
 use crate::runs::{Run, RunGpu, RunState, ServiceKind, ServicePort};
 
 /// The JSON schema id of `gpudeck services --json`.
@@ -71,13 +72,46 @@ impl Health {
     }
 }
 
-/// One Triton model with its figures.
+/// One Triton model version with its figures since the server started.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelRow {
-    #[serde(flatten)]
-    pub model: TritonModel,
-    #[serde(flatten)]
-    pub stats: ModelStats,
+    pub name: String,
+    pub version: Option<String>,
+    /// `READY`, `LOADING`, `UNAVAILABLE`, ...; `None`: in the repository, never loaded.
+    pub state: Option<String>,
+    /// Why it is not ready, in Triton's words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub inferences: u64,
+    pub successes: u64,
+    pub failures: u64,
+    /// Mean time of a successful request, in microseconds.
+    pub mean_latency_us: Option<f64>,
+}
+
+impl ModelRow {
+    fn of(model: Model, stats: &[ModelStats]) -> ModelRow {
+        let own = stats.iter().filter(|s| {
+            s.model == model.name && model.version.as_ref().is_none_or(|v| *v == s.version)
+        });
+        let (mut inferences, mut successes, mut failures, mut duration) = (0, 0, 0, 0);
+        for s in own {
+            inferences += s.inferences;
+            successes += s.successes;
+            failures += s.failures;
+            duration += s.request_duration_us;
+        }
+        ModelRow {
+            name: model.name,
+            version: model.version,
+            state: model.state.map(|s| s.as_str().to_string()),
+            reason: model.reason,
+            inferences,
+            successes,
+            failures,
+            mean_latency_us: (successes > 0).then(|| duration as f64 / successes as f64),
+        }
+    }
 }
 
 /// How long a service may take to answer after its run started before it counts as down.
@@ -100,7 +134,7 @@ pub async fn look_at_all(runs: &[Run], now: u64, idle_alert: Option<Duration>) -
         match &client {
             Ok(client) => look(run, client, now, idle_alert).await,
             Err(why) => ServiceRow {
-                problem: Some(why.clone()),
+                problem: Some(why.to_string()),
                 ..row_of(run, now)
             },
         }
@@ -117,18 +151,26 @@ pub fn row_of(run: &Run, now: u64) -> ServiceRow {
         .unwrap_or_else(|| crate::runs::ServiceSpec {
             kind: ServiceKind::Notebook,
             ports: Vec::new(),
+            idle_stop_secs: None,
         });
     let port = service.ports.first().map_or(0, |p| p.port);
     let state = run.state();
     let live = matches!(state, RunState::Starting | RunState::Running);
     let url = match (service.kind, token_of(run)) {
-        (ServiceKind::Notebook, Some(token)) => {
-            format!("http://127.0.0.1:{port}/lab?token={token}")
-        }
+        (ServiceKind::Notebook, Some(token)) => super::jupyter::lab_url(port, &token),
+        // Triton's HTTP API (KServe v2); its root answers nothing.
+        (ServiceKind::Triton, _) => format!("http://127.0.0.1:{port}/v2"),
         _ => format!("http://127.0.0.1:{port}/"),
     };
+    // Every port the service listens on is forwarded: Triton's gRPC and metrics too.
+    let forwards: Vec<String> = service
+        .ports
+        .iter()
+        .map(|p| format!("-L {0}:127.0.0.1:{0}", p.port))
+        .collect();
     let ssh = format!(
-        "ssh -N -L {port}:127.0.0.1:{port} {}@{}",
+        "ssh -N {} {}@{}",
+        forwards.join(" "),
         crate::host::my_user_name(),
         record.host
     );
@@ -191,7 +233,11 @@ pub async fn look(
             look_at_notebook(client, base("http"), token.as_deref(), &mut row).await
         }
         ServiceKind::Tensorboard => match base("http") {
-            Some(url) => expect_ok(probe::get(client, &format!("{url}/"), None).await),
+            Some(url) => probe::get(client, &format!("{url}{}", tensorboard::READY_PATH), None)
+                .await
+                .and_then(probe::Answer::success)
+                .map(drop)
+                .map_err(|e| e.to_string()),
             None => Err("it has no port".into()),
         },
         ServiceKind::Triton => {
@@ -214,11 +260,16 @@ pub async fn look(
     row
 }
 
-fn expect_ok(answer: Result<(u16, String), String>) -> Result<(), String> {
-    match answer? {
-        (200, _) => Ok(()),
-        (status, _) => Err(format!("it answered HTTP {status}")),
-    }
+/// The body of a 2xx answer to a GET, or why there is none, in words.
+async fn body_of(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+) -> Result<String, String> {
+    probe::get(client, url, token)
+        .await
+        .and_then(probe::Answer::success)
+        .map_err(|e: ProbeError| e.to_string())
 }
 
 async fn look_at_notebook(
@@ -228,11 +279,9 @@ async fn look_at_notebook(
     row: &mut ServiceRow,
 ) -> Result<(), String> {
     let base = base.ok_or("it has no port")?;
-    expect_ok(probe::get(client, &format!("{base}/api/status"), token).await)?;
-    match probe::get(client, &format!("{base}/api/kernels"), token).await? {
-        (200, body) => row.kernels = parse_kernels(&body)?,
-        (status, _) => return Err(format!("its kernel list answered HTTP {status}")),
-    }
+    body_of(client, &format!("{base}{STATUS_PATH}"), token).await?;
+    let kernels = body_of(client, &format!("{base}{KERNELS_PATH}"), token).await?;
+    row.kernels = parse_kernels(&kernels)?;
     Ok(())
 }
 
@@ -243,25 +292,31 @@ async fn look_at_triton(
     row: &mut ServiceRow,
 ) -> Result<(), String> {
     let base = base.ok_or("it has no port")?;
-    expect_ok(probe::get(client, &format!("{base}/v2/health/ready"), None).await)
+    body_of(client, &format!("{base}{READY_PATH}"), None)
+        .await
         .map_err(|why| format!("not ready: {why}"))?;
-    let models = match probe::post(client, &format!("{base}/v2/repository/index")).await? {
-        (200, body) => parse_repository_index(&body)?,
-        (status, _) => return Err(format!("its model index answered HTTP {status}")),
-    };
-    let mut stats: BTreeMap<String, ModelStats> = match metrics {
-        Some(url) => match probe::get(client, &format!("{url}/metrics"), None).await {
-            Ok((200, text)) => parse_metrics(&text),
-            _ => BTreeMap::new(),
-        },
-        None => BTreeMap::new(),
+    let index = probe::post(
+        client,
+        &format!("{base}{REPOSITORY_INDEX_PATH}"),
+        None,
+        "{}",
+    )
+    .await
+    .and_then(probe::Answer::success)
+    .map_err(|e| e.to_string())?;
+    let models = parse_repository_index(&index)?;
+    // Without the metrics the models are still listed, with no figures.
+    let stats = match metrics {
+        Some(url) => body_of(client, &format!("{url}/metrics"), None)
+            .await
+            .ok()
+            .and_then(|text| parse_metrics(&text).ok())
+            .unwrap_or_default(),
+        None => Vec::new(),
     };
     row.models = models
         .into_iter()
-        .map(|model| ModelRow {
-            stats: stats.remove(&model.name).unwrap_or_default(),
-            model,
-        })
+        .map(|m| ModelRow::of(m, &stats))
         .collect();
     Ok(())
 }

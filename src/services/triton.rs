@@ -1,106 +1,259 @@
-//! Triton Inference Server as a service is looked at through: `/v2/health/ready`, the model
-//! repository index (`POST /v2/repository/index`) and its Prometheus metrics (per model:
-//! inference count, successes, failures, time spent).
+//! NVIDIA Triton Inference Server as a service: where an installed `tritonserver` keeps its
+//! backends, its command line and environment; what its answers say is in `api` (repository
+//! index, readiness) and `metrics` (per-model inference statistics).
+//!
+//! Checked against tritonserver 2.51.0 as the nvidia-pytriton 0.7.0 wheel ships it, on a
+//! machine without a GPU:
+//! - The wheel's layout: `site-packages/pytriton/tritonserver/bin/tritonserver`, its libraries
+//!   in `site-packages/nvidia_pytriton.libs` (found through the binary's RPATH, so no
+//!   LD_LIBRARY_PATH is needed for the server itself), `tritonserver/backends/python/`
+//!   (`libtriton_python.so`, `triton_python_backend_utils.py`) and one python backend stub per
+//!   Python version in `tritonserver/python_backend_stubs/3.X/triton_python_backend_stub`.
+//! - The python backend runs its stub from its own directory, where the wheel has none:
+//!   pytriton copies the tree and the stub for its Python into a workspace. gpudeck instead
+//!   makes a backend directory of links ([`prepare_backend_directory`]): `python/` with the
+//!   backend library, its utilities and the stub of the wheel's Python version (the
+//!   `lib/python3.X/site-packages` the wheel sits in).
+//! - The stub embeds Python (it links `libpython3.X.so.1.0`) and finds its packages (numpy,
+//!   which every python model imports through `triton_python_backend_utils`) through the
+//!   first `python3` on PATH: the wheel's environment's `bin` must come first on PATH, or the
+//!   model fails to load with "ModuleNotFoundError: No module named 'numpy'"
+//!   ([`triton_env`]). The stub's `libpython` is the one the environment's Python was built
+//!   with when that one is not in the system's library path (pyenv, conda).
+//! - No GPU needed: it warns "Unable to allocate pinned system memory ... CUDA driver version
+//!   is insufficient", logs "CudaDriverHelper has not been initialized", "Failed to initialize
+//!   NVML" and "DCGM unable to start", then serves models of `instance_group { kind: KIND_CPU }`
+//!   and CPU metrics. A python identity model is READY in about 2 s.
+//! - `--http-address`, `--grpc-address` and `--metrics-address` all exist (each defaults to
+//!   0.0.0.0, the metrics one to the HTTP one): all three are set to 127.0.0.1.
+//!   `--allow-metrics=true` serves Prometheus text on `--metrics-port` at `/metrics`.
+//! - A model that fails to load stops the server at start (exit status 1, "error: creating
+//!   server: Internal - failed to load all models") unless `--exit-on-error=false`; gpudeck
+//!   keeps Triton's default, so the run fails with the model table in its log.
+//! - SIGTERM unloads the models (their stubs exit) and ends the server within seconds, with
+//!   status 0, but only once no HTTP connection is open: a client keeping one alive holds it
+//!   up to `--exit-timeout-secs` (default 30), after which it exits with status 1 ("failed to
+//!   stop server: Internal - Exit timeout expired"). gpudeck's probes keep no idle connection
+//!   (`probe::client`); a run's stop grace should outlast that timeout.
 
-use std::collections::BTreeMap;
+pub mod api;
+pub mod metrics;
 
-use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
-/// One model of the repository index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TritonModel {
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// `READY`, `UNAVAILABLE`, `LOADING`, ... (absent: not loaded).
-    #[serde(default)]
-    pub state: Option<String>,
-    /// Why it is not ready, in Triton's words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+pub use api::{parse_repository_index, Model, ModelState, Readiness};
+pub use metrics::{parse_metrics, ModelStats};
+
+/// The loopback ports a Triton service listens on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TritonPorts {
+    pub http: u16,
+    pub grpc: u16,
+    pub metrics: u16,
 }
 
-/// The models of a repository index body.
-pub fn parse_repository_index(body: &str) -> Result<Vec<TritonModel>, String> {
-    serde_json::from_str(body).map_err(|e| format!("the model index is not JSON: {e}"))
+/// How long Triton, told to stop, waits for open HTTP connections (a browser's kept-alive
+/// one) before it exits anyway: well inside the grace a stop gives before SIGKILL.
+pub const EXIT_TIMEOUT_SECS: u32 = 5;
+
+/// `tritonserver` serving the model repository `repo`, every endpoint on `address` (127.0.0.1
+/// on the host, every address in a container), with the backends in `backends` (see
+/// [`prepare_backend_directory`]; `None`: its own, as in NVIDIA's image).
+pub fn triton_command(
+    tritonserver: &Path,
+    address: &str,
+    repo: &Path,
+    backends: Option<&Path>,
+    ports: TritonPorts,
+) -> Vec<String> {
+    let path = |p: &Path| p.to_string_lossy().into_owned();
+    let mut command = vec![
+        path(tritonserver),
+        format!("--model-repository={}", path(repo)),
+    ];
+    if let Some(backends) = backends {
+        command.push(format!("--backend-directory={}", path(backends)));
+    }
+    command.extend([
+        format!("--http-address={address}"),
+        format!("--http-port={}", ports.http),
+        format!("--grpc-address={address}"),
+        format!("--grpc-port={}", ports.grpc),
+        "--allow-metrics=true".into(),
+        format!("--metrics-address={address}"),
+        format!("--metrics-port={}", ports.metrics),
+        format!("--exit-timeout-secs={EXIT_TIMEOUT_SECS}"),
+    ]);
+    command
 }
 
-/// A model's figures from the metrics endpoint, summed over its versions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ModelStats {
-    pub inference_count: u64,
-    pub success: u64,
-    pub failure: u64,
-    /// Mean time per successful request, in microseconds.
-    pub mean_latency_us: Option<f64>,
+/// Why a `tritonserver` cannot be used as found.
+#[derive(Debug, thiserror::Error)]
+pub enum TritonSetupError {
+    #[error("{} has no backends beside it: no {} and no python backend stubs of the nvidia-pytriton wheel", server.display(), backends.display())]
+    NoBackends { server: PathBuf, backends: PathBuf },
+    #[error("{} is not in a Python environment's lib/python3.X/site-packages, so which Python backend stub it needs is unknown", server.display())]
+    UnknownPython { server: PathBuf },
+    #[error("nvidia-pytriton ships no python backend stub for Python {version} ({} is missing)", stub.display())]
+    NoStub { version: String, stub: PathBuf },
+    #[error("the backend directory {} could not be made: {source}", dir.display())]
+    Io {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }
 
-/// Per-model stats from Triton's Prometheus text.
-pub fn parse_metrics(text: &str) -> BTreeMap<String, ModelStats> {
-    let mut counts: BTreeMap<String, (u64, u64, u64, f64)> = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((series, value)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let Some((metric, labels)) = series.split_once('{') else {
-            continue;
-        };
-        let Some(model) = label(labels, "model") else {
-            continue;
-        };
-        let Ok(value) = value.trim().parse::<f64>() else {
-            continue;
-        };
-        let entry = counts.entry(model).or_default();
-        match metric {
-            "nv_inference_count" => entry.0 += value as u64,
-            "nv_inference_request_success" => entry.1 += value as u64,
-            "nv_inference_request_failure" => entry.2 += value as u64,
-            "nv_inference_request_duration_us" => entry.3 += value,
-            _ => {}
+/// Where a `tritonserver` binary sits, and what it needs around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TritonInstall {
+    /// The directory above `bin/`: `/opt/tritonserver`, or `.../pytriton/tritonserver`.
+    pub root: PathBuf,
+    /// For the pytriton wheel: the Python environment it is installed in (`X/lib/python3.Y/
+    /// site-packages/pytriton/...` gives `X`) and its version (`3.Y`).
+    pub python: Option<(PathBuf, String)>,
+}
+
+impl TritonInstall {
+    /// Reads the layout from the binary's path; nothing on disk is looked at.
+    pub fn from_binary(tritonserver: &Path) -> TritonInstall {
+        let root = tritonserver
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("/"))
+            .to_path_buf();
+        let python = root.ancestors().find_map(|dir| {
+            let version = dir.file_name()?.to_str()?.strip_prefix("python")?;
+            let lib = dir.parent()?;
+            (lib.file_name()? == "lib" && version.starts_with("3.")).then(|| {
+                (
+                    lib.parent().unwrap_or(lib).to_path_buf(),
+                    version.to_string(),
+                )
+            })
+        });
+        TritonInstall { root, python }
+    }
+}
+
+/// The backend directory to give `tritonserver`. A full install (`/opt/tritonserver`, the NGC
+/// image) has one with the python stub inside: it is used as is. The pytriton wheel's lacks
+/// the stub: `scratch/python/` is made of links to its backend and to the stub of its Python,
+/// and `scratch` is returned (any other backend the wheel has is linked beside it).
+pub fn prepare_backend_directory(
+    tritonserver: &Path,
+    scratch: &Path,
+) -> Result<PathBuf, TritonSetupError> {
+    let install = TritonInstall::from_binary(tritonserver);
+    let backends = install.root.join("backends");
+    if backends.join("python/triton_python_backend_stub").exists() {
+        return Ok(backends);
+    }
+    let stubs = install.root.join("python_backend_stubs");
+    if !stubs.is_dir() || !backends.join("python").is_dir() {
+        return Err(TritonSetupError::NoBackends {
+            server: tritonserver.to_path_buf(),
+            backends,
+        });
+    }
+    let Some((_, version)) = install.python else {
+        return Err(TritonSetupError::UnknownPython {
+            server: tritonserver.to_path_buf(),
+        });
+    };
+    let stub = stubs.join(&version).join("triton_python_backend_stub");
+    if !stub.is_file() {
+        return Err(TritonSetupError::NoStub { version, stub });
+    }
+    link_backends(&backends, &stub, scratch).map_err(|source| TritonSetupError::Io {
+        dir: scratch.to_path_buf(),
+        source,
+    })?;
+    Ok(scratch.to_path_buf())
+}
+
+fn link_backends(backends: &Path, stub: &Path, scratch: &Path) -> std::io::Result<()> {
+    let python = scratch.join("python");
+    std::fs::create_dir_all(&python)?;
+    let mut links = vec![(
+        stub.to_path_buf(),
+        python.join("triton_python_backend_stub"),
+    )];
+    for entry in std::fs::read_dir(backends.join("python"))? {
+        let entry = entry?;
+        if entry.file_name() != "__pycache__" {
+            links.push((entry.path(), python.join(entry.file_name())));
         }
     }
-    counts
-        .into_iter()
-        .map(|(model, (count, success, failure, duration))| {
-            let stats = ModelStats {
-                inference_count: count,
-                success,
-                failure,
-                mean_latency_us: (success > 0).then(|| duration / success as f64),
-            };
-            (model, stats)
-        })
-        .collect()
+    for entry in std::fs::read_dir(backends)? {
+        let entry = entry?;
+        if entry.file_name() != "python" {
+            links.push((entry.path(), scratch.join(entry.file_name())));
+        }
+    }
+    for (target, link) in links {
+        // A directory prepared before (the same service started again) is brought up to date.
+        match std::fs::symlink_metadata(&link) {
+            Ok(_) => std::fs::remove_file(&link)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        std::os::unix::fs::symlink(&target, &link)?;
+    }
+    Ok(())
 }
 
-/// The value of `name="..."` in a label list.
-fn label(labels: &str, name: &str) -> Option<String> {
-    let start = labels.find(&format!("{name}=\""))? + name.len() + 2;
-    let end = labels[start..].find('"')?;
-    Some(labels[start..start + end].to_string())
+/// The environment `tritonserver` needs beside the caller's, given the caller's `PATH` and
+/// `LD_LIBRARY_PATH`: for the pytriton wheel, its environment's `bin` first on PATH (the
+/// python stub finds its packages through it) and, where the environment names its Python's
+/// home (`pyvenv.cfg`) and that has the `libpython` the stub links, that library directory
+/// first on LD_LIBRARY_PATH. Empty for a full install. Reads `pyvenv.cfg` and looks for the
+/// library.
+pub fn triton_env(
+    install: &TritonInstall,
+    path: Option<OsString>,
+    ld_library_path: Option<OsString>,
+) -> Vec<(String, OsString)> {
+    let Some((env_dir, version)) = &install.python else {
+        return Vec::new();
+    };
+    let mut vars = vec![(
+        "PATH".to_string(),
+        prepend(
+            env_dir.join("bin"),
+            path.unwrap_or_else(|| "/usr/bin:/bin".into()),
+        ),
+    )];
+    let home = std::fs::read_to_string(env_dir.join("pyvenv.cfg"))
+        .ok()
+        .and_then(|cfg| venv_home(&cfg));
+    if let Some(lib) = home.and_then(|home| home.parent().map(|p| p.join("lib"))) {
+        if lib.join(format!("libpython{version}.so.1.0")).exists() {
+            vars.push((
+                "LD_LIBRARY_PATH".to_string(),
+                prepend(lib, ld_library_path.unwrap_or_default()),
+            ));
+        }
+    }
+    vars
+}
+
+/// The `home = DIR` line of a `pyvenv.cfg`: the `bin` of the Python it was made from.
+fn venv_home(cfg: &str) -> Option<PathBuf> {
+    cfg.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+    })
+}
+
+fn prepend(dir: PathBuf, rest: OsString) -> OsString {
+    let mut value = dir.into_os_string();
+    if !rest.is_empty() {
+        value.push(":");
+        value.push(rest);
+    }
+    value
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_index_and_the_metrics_are_read_per_model() {
-        let models = parse_repository_index(
-            r#"[{"name":"identity","version":"1","state":"READY"},{"name":"broken","state":"UNAVAILABLE","reason":"no config"}]"#,
-        )
-        .expect("valid");
-        assert_eq!(models[0].state.as_deref(), Some("READY"));
-        assert_eq!(models[1].reason.as_deref(), Some("no config"));
-        let text = "# HELP nv_inference_count x\n\
-            nv_inference_count{model=\"identity\",version=\"1\"} 3\n\
-            nv_inference_request_success{model=\"identity\",version=\"1\"} 3\n\
-            nv_inference_request_failure{model=\"identity\",reason=\"OTHER\",version=\"1\"} 1\n\
-            nv_inference_request_duration_us{model=\"identity\",version=\"1\"} 300\n";
-        let stats = parse_metrics(text);
-        assert_eq!(stats["identity"].inference_count, 3);
-        assert_eq!(stats["identity"].failure, 1);
-        assert_eq!(stats["identity"].mean_latency_us, Some(100.0));
-    }
-}
+mod setup_tests;

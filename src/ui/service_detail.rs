@@ -110,7 +110,7 @@ fn notebook_lines(
                 .iter()
                 .map(|k| {
                     let tabs = units::plural_or_no(k.connections as usize, "browser tab");
-                    format!("{} {} ({tabs})", k.name, k.execution_state)
+                    format!("{} {} ({tabs})", k.name, k.execution_state.as_str())
                 })
                 .collect::<Vec<_>>()
                 .join(", "),
@@ -142,16 +142,20 @@ fn triton_lines(r: &ServiceRow, width: u16, s: &Styles, out: &mut Vec<Line<'stat
         ));
     }
     for (i, m) in r.models.iter().enumerate() {
-        let state = m.model.state.as_deref().unwrap_or("not loaded");
+        let state = m.state.as_deref().unwrap_or("not loaded");
         let latency = m
-            .stats
             .mean_latency_us
             .map_or_else(|| "-".into(), |us| format!("{:.1} ms", us / 1000.0));
+        let version = m
+            .version
+            .as_deref()
+            .map(|v| format!(" v{v}"))
+            .unwrap_or_default();
         let mut text = format!(
-            "{} {state} · {} inferences · {} ok, {} failed · mean {latency}",
-            m.model.name, m.stats.inference_count, m.stats.success, m.stats.failure
+            "{}{version} {state} · {} inferences · {} ok, {} failed · mean {latency}",
+            m.name, m.inferences, m.successes, m.failures
         );
-        if let Some(reason) = &m.model.reason {
+        if let Some(reason) = &m.reason {
             text.push_str(&format!(" · {reason}"));
         }
         let style = if state == "READY" { s.text() } else { s.warn() };

@@ -106,7 +106,7 @@ const COLUMNS: [Column; 6] = [
     Column::fixed("STATE", 9),
     Column::fit("GPUS", 4, 24),
     Column::fixed("IDLE", 7),
-    Column::flex("WHERE", 5),
+    Column::flex("WHERE", 9),
 ];
 
 fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -161,7 +161,11 @@ fn service_row(r: &ServiceRow, state: &AppState, whole: bool, s: &Styles) -> Tab
             Span::styled(shown, style),
             Span::raw(gpus_with_memory(r, state)),
             idle,
-            Span::raw(r.image.clone().unwrap_or_else(|| "host".into())),
+            // As `gpudeck services`: the image is in the detail.
+            Span::raw(match r.image {
+                Some(_) => "container",
+                None => "host",
+            }),
         ],
         s.text(),
     )

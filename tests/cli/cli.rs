@@ -431,6 +431,16 @@ mod read_only {
         assert!(!run_dir_has_stop(&dirs, &live), "no stop was asked for");
         assert_eq!(record(&dirs, &live)["state"], "running");
 
+        refused(&dirs, mode, &["notebook", "--host", "--gpus", "none"]);
+        refused(
+            &dirs,
+            mode,
+            &["--docker-host", &host, "notebook", "busybox", "--gpus", "0"],
+        );
+        untouched(&engine, "notebook");
+        refused(&dirs, mode, &["tensorboard", ".", "--host"]);
+        refused(&dirs, mode, &["triton", ".", "--host"]);
+        assert_eq!(run_dirs(&dirs), 1, "no service was created");
         refused(&dirs, mode, &["--docker-host", &host, "pull", "busybox:1"]);
         untouched(&engine, "pull");
         refused(&dirs, mode, &["--docker-host", &host, "shell", "busybox"]);

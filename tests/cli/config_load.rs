@@ -120,8 +120,8 @@ fn unknown_section_warns() {
     assert_eq!(
         warning,
         "CONFIG:1:2: unknown key `gpus` at the top level; did you mean `gpu`? The keys there are \
-         `general`, `gpu`, `processes`, `shell`, `metrics`, `runs`, `slurm` — using the built-in \
-         defaults"
+         `general`, `gpu`, `processes`, `shell`, `metrics`, `runs`, `slurm`, `notebook` — using \
+         the built-in defaults"
     );
 }
 

@@ -1,24 +1,16 @@
-//! End to end: a real JupyterLab started with `gpudeck notebook --host`, found in the Services
-//! tab of the dashboard in tmux at 80x24 with its URL whole, and stopped from there until its
-//! port closes, as a user would.
+//! End to end: a real JupyterLab (from target/test-venv or PATH) started with `gpudeck notebook
+//! --host`, found in the Services tab of the dashboard in tmux at 80x24 with its URL whole, and
+//! stopped from there until its port closes, as a user would.
 
 use crate::support;
 
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use support::runs::{gpudeck, record, start_with};
+use support::services;
 use support::tmux::Session;
 use support::Dirs;
-
-/// The directory holding `jupyter`: on PATH, else the project's venv of this machine.
-fn jupyter_dir() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain([PathBuf::from("/work/venv/bin")])
-        .find(|dir| dir.join("jupyter").is_file() && dir.join("jupyter-lab").is_file())
-}
 
 /// The screen's text without box borders or spaces, the lines joined: a URL (which has no
 /// spaces) wrapped over several lines reads whole in it.
@@ -31,10 +23,11 @@ fn joined(screen: &str) -> String {
 
 #[test]
 fn a_user_finds_a_notebook_in_the_services_tab_reads_its_url_whole_and_stops_it() {
-    let Some(bin) = jupyter_dir() else {
-        eprintln!("SKIPPED a_user_finds_a_notebook_in_the_services_tab: no jupyter (JupyterLab) on PATH or in /work/venv/bin");
+    let test = "a_user_finds_a_notebook_in_the_services_tab";
+    let Some(jupyter) = services::or_skip(test, services::jupyter()) else {
         return;
     };
+    let bin = jupyter.parent().expect("its directory").to_path_buf();
     let _gate = crate::support::gate::gate(module_path!());
     let dirs = Dirs::new();
     let mut notebook = gpudeck(&dirs, &["notebook", "--host", "--gpus", "none"]);

@@ -22,3 +22,6 @@ mod runs_record;
 mod runs_slurm;
 mod runs_slurm_cluster;
 mod runs_xids;
+mod services_notebook;
+mod services_programs;
+mod services_triton;

@@ -236,3 +236,62 @@ fn a_service_on_a_launcher_other_than_single_is_a_usage_error() {
     }
     assert!(stdout(&output(&dirs, &["runs"])).starts_with("No runs yet"));
 }
+
+#[test]
+fn gpudeck_notebook_in_an_image_without_jupyter_says_so_and_one_with_gpus_is_refused() {
+    let _gate = crate::support::gate::gate(module_path!());
+    if !engine_or_skip(
+        "gpudeck_notebook_in_an_image_without_jupyter_says_so_and_one_with_gpus_is_refused",
+    ) {
+        return;
+    }
+    let mut cleanup = Cleanup::default();
+    let image = cleanup.image(&[]);
+    let (work_dir, work) = workdir();
+    let dirs = Dirs::new();
+
+    // busybox has no `jupyter`: the container starts, the program is missing, and the user is
+    // told which image lacks what, and the two ways out.
+    let out = output(
+        &dirs,
+        &["notebook", &image, "--gpus", "none", "--workdir", &work],
+    );
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let id = stdout(&out).trim().to_string();
+    for container in containers_of(&id) {
+        cleanup.container(&container);
+    }
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("JupyterLab ended before it answered: it failed with exit code 127")
+            && words.contains(&format!("{image} has no `jupyter` on its PATH"))
+            && words.contains("--host"),
+        "{text}"
+    );
+    let rec = record(&dirs, &id);
+    assert_eq!(rec["service"]["kind"], "notebook");
+    // Its container is removed with the run's end, as a run's is.
+    wait_until("the failed notebook's container to be removed", || {
+        containers_of(&id).is_empty()
+    });
+
+    // GPUs on an engine without the NVIDIA runtime: refused before anything starts.
+    if docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia") {
+        eprintln!("SKIPPED (GPU part): this engine has the nvidia runtime");
+        return;
+    }
+    let fresh = Dirs::new();
+    let out = output(
+        &fresh,
+        &["notebook", &image, "--gpus", "0", "--workdir", &work],
+    );
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains(gpudeck::shell::TOOLKIT_MESSAGE), "{text}");
+    assert!(
+        stdout(&out).is_empty(),
+        "no id for a service that never started"
+    );
+    let _ = work_dir;
+}

@@ -19,6 +19,7 @@ pub mod run_fixture;
 pub mod runs;
 pub mod screen;
 pub mod serve;
+pub mod services;
 pub mod slurm;
 pub mod tls;
 pub mod tmux;

@@ -11,9 +11,8 @@ use gpudeck::app::state::{AppState, Overlay};
 use gpudeck::config::Config;
 use gpudeck::runs::watch::{LogChunk, RunsCommand, RunsUpdate};
 use gpudeck::runs::{RunGpu, RunState, ServiceKind, ServicePort};
-use gpudeck::services::jupyter::Kernel;
+use gpudeck::services::jupyter::{Kernel, KernelState};
 use gpudeck::services::listing::ModelRow;
-use gpudeck::services::triton::{ModelStats, TritonModel};
 use gpudeck::services::{Health, ServiceRow, ServicesCommand, ServicesUpdate};
 use support::demo::{demo_state, feed};
 use support::screen::{find, render, text};
@@ -48,7 +47,7 @@ fn notebook() -> ServiceRow {
         kernels: vec![Kernel {
             id: "k1".into(),
             name: "python3".into(),
-            execution_state: "idle".into(),
+            execution_state: KernelState::Idle,
             last_activity_ms: Some(T0 + 100_000),
             connections: 1,
         }],
@@ -77,18 +76,14 @@ fn triton() -> ServiceRow {
         idle_alert: false,
         kernels: Vec::new(),
         models: vec![ModelRow {
-            model: TritonModel {
-                name: "resnet50".into(),
-                version: Some("1".into()),
-                state: Some("READY".into()),
-                reason: None,
-            },
-            stats: ModelStats {
-                inference_count: 1200,
-                success: 1198,
-                failure: 2,
-                mean_latency_us: Some(4_250.0),
-            },
+            name: "resnet50".into(),
+            version: Some("1".into()),
+            state: Some("READY".into()),
+            reason: None,
+            inferences: 1200,
+            successes: 1198,
+            failures: 2,
+            mean_latency_us: Some(4_250.0),
         }],
         gpus: vec![RunGpu {
             index: 1,
@@ -389,7 +384,7 @@ fn the_tab_wider_shows_whole_ids_and_tritons_models() {
     insta::assert_snapshot!("services_tab_160x30_triton", screen);
     assert!(screen.contains("│20270115-070000-triton-77c1 "), "{screen}");
     assert!(
-        screen.contains("resnet50 READY · 1200 inferences · 1198 ok, 2 failed · mean 4.2 ms"),
+        screen.contains("resnet50 v1 READY · 1200 inferences · 1198 ok, 2 failed · mean 4.2 ms"),
         "{screen}"
     );
 }

@@ -68,6 +68,7 @@ mod tests {
                 port("grpc", 8001),
                 port("metrics", 8002),
             ],
+            idle_stop_secs: None,
         }
     }
 

@@ -475,6 +475,7 @@ mod tests {
                     name: "http".into(),
                     port: 8888,
                 }],
+                idle_stop_secs: None,
             }),
             ..RunSpec::default()
         };

@@ -84,6 +84,19 @@ fn check_service(spec: &RunSpec) -> Result<(), RunError> {
     if spec.image.is_some() && spec.host_network {
         return Err(RunError::ServiceOnHostNetwork { kind });
     }
+    let bad = |why: String| Err(RunError::ServicePorts { kind, why });
+    if service.ports.is_empty() {
+        return bad("it has none".into());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for port in &service.ports {
+        if port.port == 0 {
+            return bad(format!("`{}` has port 0", port.name));
+        }
+        if !seen.insert(port.port) {
+            return bad(format!("port {} is given twice", port.port));
+        }
+    }
     Ok(())
 }
 
@@ -600,6 +613,7 @@ mod tests {
                     name: "http".into(),
                     port: 8888,
                 }],
+                idle_stop_secs: None,
             }),
             ..spec("1", &["tool"])
         };
@@ -618,6 +632,32 @@ mod tests {
                 );
                 assert!(err.fix().contains("launcher = \"single\""), "{}", err.fix());
             }
+        }
+        let with_ports = |ports: &[u16]| RunSpec {
+            service: Some(ServiceSpec {
+                kind: ServiceKind::Notebook,
+                ports: ports
+                    .iter()
+                    .map(|&port| ServicePort {
+                        name: "http".into(),
+                        port,
+                    })
+                    .collect(),
+                idle_stop_secs: None,
+            }),
+            ..service(Launcher::Single, false, false)
+        };
+        for (ports, why) in [
+            (&[][..], "it has none"),
+            (&[0][..], "`http` has port 0"),
+            (&[8888, 8888][..], "port 8888 is given twice"),
+        ] {
+            let err = s.check(&with_ports(ports)).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("the notebook service's ports are not usable: {why}")
+            );
+            assert!(err.is_usage());
         }
         let err = s.check(&service(Launcher::Single, true, true)).unwrap_err();
         assert!(

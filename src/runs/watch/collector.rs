@@ -586,6 +586,7 @@ mod tests {
         notebook.record.service = Some(crate::runs::spec::ServiceSpec {
             kind: crate::runs::spec::ServiceKind::Notebook,
             ports: Vec::new(),
+            idle_stop_secs: None,
         });
         notebook.write_record(&notebook.record).unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
