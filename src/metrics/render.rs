@@ -248,33 +248,33 @@ pub fn render_services(services: &[ServiceRow]) -> String {
     if services.is_empty() {
         return out.text;
     }
+    let gpus: Vec<String> = services
+        .iter()
+        .map(|row| {
+            let indices: Vec<String> = row.gpus.iter().map(|g| g.index.to_string()).collect();
+            indices.join(",")
+        })
+        .collect();
+    let labels = |i: usize| {
+        let row = &services[i];
+        [
+            ("service", row.id.as_str()),
+            ("kind", row.kind.as_str()),
+            ("name", row.name.as_str()),
+            ("gpus", gpus[i].as_str()),
+        ]
+    };
     out.family(
         "gpudeck_service_up",
         "1 when a live service (notebook, TensorBoard, Triton) answers on its port, else 0.",
         Kind::Gauge,
     );
-    let gpus_of = |row: &ServiceRow| {
-        row.gpus
-            .iter()
-            .map(|g| g.index.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    for row in services {
-        let gpus = gpus_of(row);
-        let labels = [
-            ("service", row.id.as_str()),
-            ("kind", row.kind.as_str()),
-            ("name", row.name.as_str()),
-            ("gpus", gpus.as_str()),
-        ];
+    for (i, row) in services.iter().enumerate() {
         let up = row.health == crate::services::Health::Ready;
-        out.sample("gpudeck_service_up", &labels, bool_value(up));
+        out.sample("gpudeck_service_up", &labels(i), bool_value(up));
     }
-    let notebooks: Vec<&ServiceRow> = services
-        .iter()
-        .filter(|r| r.kind == crate::runs::ServiceKind::Notebook)
-        .collect();
+    let notebook = |i: &usize| services[*i].kind == crate::runs::ServiceKind::Notebook;
+    let notebooks: Vec<usize> = (0..services.len()).filter(notebook).collect();
     if notebooks.is_empty() {
         return out.text;
     }
@@ -283,16 +283,9 @@ pub fn render_services(services: &[ServiceRow]) -> String {
         "Seconds every kernel of a notebook has been idle; 0 while one works or it has none.",
         Kind::Gauge,
     );
-    for row in notebooks {
-        let gpus = gpus_of(row);
-        let labels = [
-            ("service", row.id.as_str()),
-            ("kind", row.kind.as_str()),
-            ("name", row.name.as_str()),
-            ("gpus", gpus.as_str()),
-        ];
-        let idle = row.idle_seconds.unwrap_or(0) as f64;
-        out.sample("gpudeck_service_idle_seconds", &labels, idle);
+    for i in notebooks {
+        let idle = services[i].idle_seconds.unwrap_or(0) as f64;
+        out.sample("gpudeck_service_idle_seconds", &labels(i), idle);
     }
     out.text
 }

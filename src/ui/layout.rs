@@ -42,3 +42,26 @@ impl Screen {
         }
     }
 }
+
+/// A list of `rows` on top (at most a third of `area`, at least 4 lines) and the selected
+/// item's detail below, for the tabs built that way (Runs, Services); the list alone when
+/// `area` is lower than `min_height`.
+pub fn list_and_detail(area: Rect, rows: usize, min_height: u16) -> (Rect, Option<Rect>) {
+    if area.height < min_height {
+        return (area, None);
+    }
+    let list_h = u16::try_from(rows + 3)
+        .unwrap_or(u16::MAX)
+        .min(area.height / 3)
+        .max(4);
+    let list = Rect {
+        height: list_h,
+        ..area
+    };
+    let detail = Rect {
+        y: area.y + list_h,
+        height: area.height - list_h,
+        ..area
+    };
+    (list, Some(detail))
+}

@@ -111,25 +111,9 @@ fn services_elsewhere(state: &AppState) -> Option<String> {
     }
 }
 
-/// The list on top (a third of the tab, at most its rows), the detail below.
+/// The list on top, the detail below (the list alone under 14 lines).
 fn layout(area: Rect, runs: usize) -> (Rect, Option<Rect>) {
-    if area.height < 14 {
-        return (area, None);
-    }
-    let list_h = u16::try_from(runs + 3)
-        .unwrap_or(u16::MAX)
-        .min(area.height / 3)
-        .max(4);
-    let list = Rect {
-        height: list_h,
-        ..area
-    };
-    let detail = Rect {
-        y: area.y + list_h,
-        height: area.height - list_h,
-        ..area
-    };
-    (list, Some(detail))
+    super::layout::list_and_detail(area, runs, 14)
 }
 
 /// The run row under a click, on the layout `render` draws.

@@ -37,25 +37,9 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     }
 }
 
-/// The list on top (its rows, at most a third of the tab), the detail below.
+/// The list on top, the detail below (the list alone under 12 lines).
 fn layout(area: Rect, rows: usize) -> (Rect, Option<Rect>) {
-    if area.height < 12 {
-        return (area, None);
-    }
-    let list_h = u16::try_from(rows + 3)
-        .unwrap_or(u16::MAX)
-        .min(area.height / 3)
-        .max(4);
-    let list = Rect {
-        height: list_h,
-        ..area
-    };
-    let detail = Rect {
-        y: area.y + list_h,
-        height: area.height - list_h,
-        ..area
-    };
-    (list, Some(detail))
+    super::layout::list_and_detail(area, rows, 12)
 }
 
 /// The service row under a click, on the layout `render` draws.

@@ -81,20 +81,23 @@ fn post_kernel(port: u16, token: &str) -> String {
     answer
 }
 
-#[test]
-fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
-    let test = "a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped";
-    let Some(jupyter) = services::or_skip(test, services::jupyter()) else {
-        return;
-    };
+/// A test's JupyterLab (`None` after saying why it is skipped), its directory for PATH, and
+/// isolated dirs whose config.toml holds `config`.
+fn setup(test: &str, config: &str) -> Option<(std::path::PathBuf, Dirs)> {
+    let jupyter = services::or_skip(test, services::jupyter())?;
     let bin = jupyter.parent().expect("jupyter's directory").to_path_buf();
     let dirs = Dirs::new();
     std::fs::create_dir_all(dirs.config()).expect("config dir");
-    std::fs::write(
-        dirs.config().join("config.toml"),
-        "[notebook]\nidle_alert = \"2s\"\n",
-    )
-    .expect("config");
+    std::fs::write(dirs.config().join("config.toml"), config).expect("config");
+    Some((bin, dirs))
+}
+
+#[test]
+fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
+    let test = "a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped";
+    let Some((bin, dirs)) = setup(test, "[notebook]\nidle_alert = \"2s\"\n") else {
+        return;
+    };
     let work = dirs.root.path().join("project");
     std::fs::create_dir_all(&work).expect("work dir");
 
@@ -238,17 +241,9 @@ fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
 #[test]
 fn idle_stop_shuts_a_notebooks_idle_kernel_down_and_the_notebook_keeps_running() {
     let test = "idle_stop_shuts_a_notebooks_idle_kernel_down_and_the_notebook_keeps_running";
-    let Some(jupyter) = services::or_skip(test, services::jupyter()) else {
+    let Some((bin, dirs)) = setup(test, "[notebook]\nidle_stop = \"3s\"\n") else {
         return;
     };
-    let bin = jupyter.parent().expect("jupyter's directory").to_path_buf();
-    let dirs = Dirs::new();
-    std::fs::create_dir_all(dirs.config()).expect("config dir");
-    std::fs::write(
-        dirs.config().join("config.toml"),
-        "[notebook]\nidle_stop = \"3s\"\n",
-    )
-    .expect("config");
     let out = gpudeck(
         &dirs,
         &["notebook", "--host", "--gpus", "0", "--name", "kept"],
