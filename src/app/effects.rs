@@ -372,6 +372,8 @@ impl Effects {
             &state.compat.data,
             &state.docker.catalog,
         );
+        // The notebooks as the services collector last saw them (at most 30 s ago).
+        let idle = crate::services::idle_check(&state.services.rows, state.idle_alert);
         let host = self.docker_host.clone();
         let done = self.events.clone();
         let spawned = std::thread::Builder::new()
@@ -390,6 +392,7 @@ impl Effects {
                 ));
                 let mut report = crate::doctor::run_checks(&facts);
                 report.push(frameworks);
+                report.push(idle);
                 let _ = done.blocking_send(Event::Doctor(Box::new(report)));
             });
         if let Err(e) = spawned {
