@@ -173,8 +173,12 @@ impl<'next> Iterator for Diff<'_, 'next> {
             self.trailing = None;
         }
         while self.pos < len {
-            let i = self.pos;
-            self.pos += 1;
+            let i = unchanged_until(&next[..len], &prev[..len], self.pos);
+            if i >= len {
+                self.pos = i;
+                break;
+            }
+            self.pos = i + 1;
             let current = &next[i];
             let previous = &prev[i];
             match current.diff_option {
@@ -187,12 +191,9 @@ impl<'next> Iterator for Diff<'_, 'next> {
                         return Some((x, y, current));
                     }
                 }
+                // An unchanged cell without an option was passed over above: this one changed,
+                // or is to be written whether it changed or not.
                 CellDiffOption::None | CellDiffOption::AlwaysUpdate => {
-                    if current.diff_option == CellDiffOption::None && current == previous {
-                        // An unchanged wide character still covers the columns after it.
-                        self.pos += width(current).saturating_sub(1);
-                        continue;
-                    }
                     let cell_width = width(current);
                     if cell_width > 1 && current.symbol().contains('\u{FE0F}') {
                         self.trailing = Some(Trailing {
@@ -218,6 +219,54 @@ impl<'next> Iterator for Diff<'_, 'next> {
             }
         }
         None
+    }
+}
+
+/// The first cell from `from` on that the walk must look at. The cells before it are unchanged
+/// and have no diff option, and the walk passes over each of them and over the columns an
+/// unchanged wide character covers: most of a frame, so this is the loop that costs.
+fn unchanged_until(next: &[Cell], prev: &[Cell], from: usize) -> usize {
+    let mut i = from;
+    while i < next.len() && i < prev.len() {
+        let (current, previous) = (&next[i], &prev[i]);
+        #[allow(deprecated)]
+        if current.diff_option != CellDiffOption::None || current.skip {
+            return i;
+        }
+        let symbol = current.symbol();
+        if !same(current, symbol, previous) {
+            return i;
+        }
+        i += if symbol.len() == 1 {
+            1
+        } else {
+            symbol_width(symbol).max(1)
+        };
+    }
+    i
+}
+
+/// `a == b`, `Cell`'s own equality, field by field (the symbols as ratatui compares them: no
+/// symbol is a space), given `a`'s symbol; the short symbols of the screens are compared
+/// without a call to `memcmp`.
+#[allow(deprecated)]
+#[inline(always)]
+fn same(a: &Cell, a_symbol: &str, b: &Cell) -> bool {
+    a.fg == b.fg
+        && a.bg == b.bg
+        && a.modifier == b.modifier
+        && a.underline_color == b.underline_color
+        && a.diff_option == b.diff_option
+        && a.skip == b.skip
+        && same_symbol(a_symbol.as_bytes(), b.symbol().as_bytes())
+}
+
+#[inline(always)]
+fn same_symbol(a: &[u8], b: &[u8]) -> bool {
+    match (a, b) {
+        ([a], [b]) => a == b,
+        ([a0, a1, a2], [b0, b1, b2]) => a0 == b0 && a1 == b1 && a2 == b2,
+        _ => a == b,
     }
 }
 
@@ -470,6 +519,9 @@ mod tests {
             let mut next = if over { prev.clone() } else { Buffer::empty(next_area) };
             next.resize(next_area);
             paint(&mut next, &after);
+            for (a, b) in next.content.iter().zip(&prev.content) {
+                prop_assert_eq!(same(a, a.symbol(), b), a == b, "{:?} and {:?}", a, b);
+            }
             same_updates(&prev, &next)?;
             same_updates(&next, &prev)?;
             same_updates(&prev, &prev)?;
