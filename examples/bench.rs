@@ -33,7 +33,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpudeck::app::keymap::bindings;
+use gpudeck::app::keymap::{bindings, Binding};
 use gpudeck::app::state::AppState;
 use gpudeck::config::Config;
 use gpudeck::gpu::collector::GpuUpdate;
@@ -130,7 +130,7 @@ fn full_state() -> AppState {
 }
 
 fn render_times() {
-    let state = full_state();
+    let mut state = full_state();
     let theme = gpudeck::config::Theme::builtin(gpudeck::config::DEFAULT_THEME)
         .unwrap_or_else(|_| gpudeck::config::Theme::monochrome());
     let keymap = bindings();
@@ -148,6 +148,44 @@ fn render_times() {
             "render one frame {w}x{h}: {per:.0} µs (mean of {n}, full 10-minute history, 8 GPUs)"
         );
     }
+    diff_times(&mut state, &theme, &keymap);
+}
+
+/// What finding the cells to write costs at 160x50, from one frame to the next a second later
+/// (new samples: numbers, bars and charts move): ratatui's `Buffer::diff`, which `Terminal::draw`
+/// used, and the dashboard's own (`app::screen::diff`), which yields the same cells.
+fn diff_times(state: &mut AppState, theme: &gpudeck::config::Theme, keymap: &[Binding]) {
+    let area = Rect::new(0, 0, 160, 50);
+    let mut before = Buffer::empty(area);
+    gpudeck::ui::render(area, &mut before, state, theme, keymap);
+    if let gpudeck::app::gpus::GpuStatus::Ready(data) = &state.gpu {
+        let mut next = data.samples.clone();
+        for (i, s) in next.iter_mut().enumerate() {
+            s.util_gpu_pct = s.util_gpu_pct.map(|u| (u + 13 + i as u32) % 101);
+            s.util_mem_pct = s.util_mem_pct.map(|u| (u + 7) % 101);
+            s.memory_used_bytes = s.memory_used_bytes.map(|m| m / 10 * 9);
+            s.power_w = s.power_w.map(|p| p * 0.8);
+            s.temp_c = s.temp_c.map(|t| t + 2);
+        }
+        state.apply_gpu(GpuUpdate::Sampled(next));
+    }
+    let mut after = Buffer::empty(area);
+    gpudeck::ui::render(area, &mut after, state, theme, keymap);
+    let n = 2000;
+    let time = |f: &dyn Fn() -> usize| {
+        let start = Instant::now();
+        let mut cells = 0;
+        for _ in 0..n {
+            cells = std::hint::black_box(f());
+        }
+        (start.elapsed().as_secs_f64() / f64::from(n) * 1e6, cells)
+    };
+    let (theirs, cells) = time(&|| before.diff_iter(&after).count());
+    let (ours, same) = time(&|| gpudeck::app::screen::diff(&before, &after).count());
+    assert_eq!(cells, same, "both diffs find the same cells");
+    println!(
+        "diff one frame 160x50 ({cells} cells changed): ratatui's Buffer::diff {theirs:.1} µs, gpudeck's {ours:.1} µs (mean of {n})"
+    );
 }
 
 /// What one live run measured.

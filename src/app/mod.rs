@@ -141,6 +141,7 @@ mod run_form_actions;
 pub mod runs;
 mod runs_actions;
 mod saved_logs;
+pub mod screen;
 pub mod service_form;
 mod service_form_actions;
 pub mod services;
@@ -161,7 +162,6 @@ use crossterm::event::{EventStream, KeyEventKind, MouseButton, MouseEventKind};
 use futures::StreamExt;
 use ratatui::backend::Backend;
 use ratatui::layout::Rect;
-use ratatui::Terminal;
 use tokio::sync::mpsc;
 
 use crate::config::{Config, Theme};
@@ -176,6 +176,7 @@ use action::{Action, Command};
 use effects::{unix_now, Effects};
 use event::{Event, ExitSignal, Handled, Redraw};
 use keymap::Binding;
+use screen::Screen;
 use state::AppState;
 
 /// The app: state plus what it needs to act on it.
@@ -292,20 +293,18 @@ impl App {
         }
     }
 
-    pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), B::Error> {
+    pub fn draw<B: Backend>(&mut self, screen: &mut Screen<B>) -> Result<(), B::Error> {
         let state = &mut self.state;
         let keymap = &self.keymap;
         let theme = *state.themes.current().unwrap_or(&self.theme);
-        terminal.draw(|f| {
-            let area = f.area();
+        screen.draw(|area, buf| {
             // End (in help or the messages view) asks for the last page; keep the real one, so
             // that the next ↑ moves at once.
             state.overlay_scroll = state
                 .overlay_scroll
                 .min(crate::ui::overlay_scroll_limit(area, state, keymap));
-            crate::ui::render(area, f.buffer_mut(), state, &theme, keymap);
-        })?;
-        Ok(())
+            crate::ui::render(area, buf, state, &theme, keymap);
+        })
     }
 }
 
@@ -390,7 +389,7 @@ impl Pacer {
 
 fn draw_frame<B: Backend>(
     app: &mut App,
-    terminal: &mut Terminal<B>,
+    terminal: &mut Screen<B>,
     pacer: &mut Pacer,
     started: Instant,
 ) -> color_eyre::Result<()>

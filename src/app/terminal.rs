@@ -7,15 +7,16 @@ use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute};
 use ratatui::backend::CrosstermBackend;
-use ratatui::Terminal;
+
+use super::screen::Screen;
 
 /// Whether the TUI currently owns the terminal, so restoring twice is harmless.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-/// Frames are written whole into memory and handed to the terminal in one write when ratatui
-/// flushes at the end of each draw: straight to `Stdout`, a frame of a moving chart was dozens of
-/// writes (its buffer holds 1 KiB), each taking a lock and waking the terminal.
-pub type Tui = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+/// Frames are written whole into memory and handed to the terminal in one write at the end of
+/// each draw: straight to `Stdout`, a frame of a moving chart was dozens of writes (its buffer
+/// holds 1 KiB), each taking a lock and waking the terminal.
+pub type Tui = Screen<CrosstermBackend<BufWriter<Stdout>>>;
 
 /// Enough for a full 200x60 frame of changed, coloured cells.
 const FRAME_BYTES: usize = 256 * 1024;
@@ -41,9 +42,9 @@ fn setup(mouse: bool) -> io::Result<Tui> {
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    // A plain clear: `Terminal::clear` would ask where the cursor is once more.
+    // A plain clear: ratatui's `Terminal::clear` would ask where the cursor is once more.
     execute!(out, terminal::Clear(terminal::ClearType::All))?;
-    Terminal::new(backend(out))
+    Screen::new(backend(out))
 }
 
 /// Asks the terminal where its cursor is: one that never answers (output captured by `script`,
@@ -110,7 +111,7 @@ pub fn stop_until_continued() {
 }
 
 /// Takes the terminal back after [`suspend`]: a cleared alternate screen and a fresh
-/// `Terminal`, whose empty previous frame makes the next draw complete. (`Terminal::clear`
+/// `Screen`, whose empty previous frame makes the next draw complete. (`Terminal::clear`
 /// would ask the terminal where its cursor is, an answer a terminal that was just handed back
 /// from another program does not always give in time.)
 pub fn resume(term: &mut Tui, mouse: bool) -> io::Result<()> {
@@ -126,7 +127,7 @@ pub fn resume(term: &mut Tui, mouse: bool) -> io::Result<()> {
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    *term = Terminal::new(backend(out))?;
+    *term = Screen::new(backend(out))?;
     Ok(())
 }
 

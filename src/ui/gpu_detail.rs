@@ -3,10 +3,10 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
-use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
+use super::fastchart::{self, ChartAxis, Series};
 use super::fastline;
 use super::processes::process_table;
 use super::style::Styles;
@@ -321,8 +321,11 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
     let span = chart_span(&history.util, state.refresh_ms);
     let span_secs = span as f64 * state.refresh_ms as f64 / 1000.0;
     let x_labels = vec![
-        Span::styled(format!("-{}", duration_label(span_secs)), s.muted()),
-        Span::styled("now", s.muted()),
+        Line::from(Span::styled(
+            format!("-{}", duration_label(span_secs)),
+            s.muted(),
+        )),
+        Line::from(Span::styled("now", s.muted())),
     ];
     let x_bounds = [-(span as f64 - 1.0), 0.0];
     // Two braille dots per cell across the visible span.
@@ -342,34 +345,29 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
         ),
         Span::raw(" "),
     ]);
-    let datasets = vec![
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(s.util())
-            .data(&util),
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(s.memory())
-            .data(&mem),
+    let x_axis = ChartAxis {
+        bounds: x_bounds,
+        labels: x_labels,
+        style: s.muted(),
+    };
+    let series = [
+        Series {
+            points: &util,
+            style: s.util(),
+        },
+        Series {
+            points: &mem,
+            style: s.memory(),
+        },
     ];
     // The box drawn apart, the cheap way, and the chart inside it, as `.block(..)` would.
     let inner = fastline::bordered(areas[0], buf, &title, s.border());
-    Chart::new(datasets)
-        .x_axis(
-            Axis::default()
-                .bounds(x_bounds)
-                .labels(x_labels.clone())
-                .style(s.muted()),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, 100.0])
-                .labels(["0%", "100%"])
-                .style(s.muted()),
-        )
-        .render(inner, buf);
+    let y_axis = ChartAxis {
+        bounds: [0.0, 100.0],
+        labels: vec![Line::from("0%"), Line::from("100%")],
+        style: s.muted(),
+    };
+    fastchart::line_chart(inner, buf, &series, &x_axis, &y_axis);
     if let Some(power_area) = areas.get(1) {
         let power = points(&history.power_w, max_points);
         let limit = sample.power_limit_w.unwrap_or(1.0).max(1.0);
@@ -382,24 +380,16 @@ fn charts(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, i: usi
             Span::raw(" "),
         ]);
         let inner = fastline::bordered(*power_area, buf, &title, s.border());
-        Chart::new(vec![Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(s.power())
-            .data(&power)])
-        .x_axis(
-            Axis::default()
-                .bounds(x_bounds)
-                .labels(x_labels)
-                .style(s.muted()),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, limit])
-                .labels(["0W".to_string(), format!("{limit:.0}W")])
-                .style(s.muted()),
-        )
-        .render(inner, buf);
+        let series = [Series {
+            points: &power,
+            style: s.power(),
+        }];
+        let y_axis = ChartAxis {
+            bounds: [0.0, limit],
+            labels: vec![Line::from("0W"), Line::from(format!("{limit:.0}W"))],
+            style: s.muted(),
+        };
+        fastchart::line_chart(inner, buf, &series, &x_axis, &y_axis);
     }
 }
 

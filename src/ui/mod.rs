@@ -5,6 +5,7 @@ mod compat;
 mod containers;
 mod docker_status;
 mod doctor;
+mod fastchart;
 mod fastline;
 mod gpu_detail;
 mod gpu_error;
