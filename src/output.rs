@@ -48,6 +48,22 @@ impl fmt::Display for StdoutError {
 }
 
 /// Writes `text` whole to `out` and flushes it, so a failure shows here and not at exit.
+/// An error and its sources on one line, each cause said once: "client error (Connect): tcp
+/// connect error: Connection refused" says what failed underneath.
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 pub fn write_to(out: &mut impl Write, text: fmt::Arguments<'_>) -> Result<(), StdoutError> {
     out.write_fmt(text)?;
     out.flush()?;

@@ -1,6 +1,5 @@
 //! A pull as a job: an id, a stream of progress events, a final result, and cancellation.
 
-use std::error::Error as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -172,7 +171,7 @@ impl PullJob {
                 // The stream to the Engine broke under the pull: it stopped or restarted.
                 Err(error) => {
                     return Err(PullError::EngineWentAway {
-                        detail: with_causes(&error),
+                        detail: crate::output::with_causes(&error),
                     })
                 }
             };
@@ -261,25 +260,10 @@ fn classify(error: DockerError, image: &ImageRef) -> PullError {
         | DockerError::RequestTimeoutError
         | DockerError::HttpClientError { .. }
         | DockerError::HyperResponseError { .. } => PullError::DaemonUnreachable {
-            detail: with_causes(&error),
+            detail: crate::output::with_causes(&error),
         },
-        other => PullError::Other(with_causes(&other)),
+        other => PullError::Other(crate::output::with_causes(&other)),
     }
-}
-
-/// The error and its sources on one line, so "client error (Connect)" says what failed underneath.
-fn with_causes(error: &DockerError) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// How a pull ended.

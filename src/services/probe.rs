@@ -82,7 +82,7 @@ pub fn client_with_timeout(timeout: Duration) -> Result<reqwest::Client, ProbeEr
         .timeout(timeout)
         .connect_timeout(timeout)
         .build()
-        .map_err(|e| ProbeError::Client(chain(&e)))
+        .map_err(|e| ProbeError::Client(crate::output::with_causes(&e)))
 }
 
 /// GETs `url`, with a Jupyter-style `Authorization: token T` header when a token is given.
@@ -188,22 +188,8 @@ fn classify(url: &str, e: &reqwest::Error) -> ProbeError {
     }
     ProbeError::Failed {
         url,
-        detail: chain(e),
+        detail: crate::output::with_causes(e),
     }
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
