@@ -653,7 +653,7 @@ fn doctor(
                 services_cli::look_now(&RunStore::new(&dirs.data), config.notebook.idle_alert.0)
                     .unwrap_or_default();
             let idle = gpudeck::services::idle_check(&services, config.notebook.idle_alert.0);
-            let extra = vec![frameworks, idle];
+            let extra = vec![idle, frameworks];
             gpudeck::doctor::cli::run(gpus, docker_host, json, extra, health, &dirs.state, &rt)
         }
         Err(code) => code,

@@ -391,8 +391,9 @@ impl Effects {
                     &crate::doctor::SystemEnv,
                 ));
                 let mut report = crate::doctor::run_checks(&facts);
-                report.push(frameworks);
+                // The idle notebooks with the other GPU checks, before the compatibility one.
                 report.push(idle);
+                report.push(frameworks);
                 let _ = done.blocking_send(Event::Doctor(Box::new(report)));
             });
         if let Err(e) = spawned {
