@@ -181,6 +181,20 @@ fn main() -> ExitCode {
                 ),
                 None => (gpu_choice(&cli), sources),
             };
+            let service = store
+                .find(&args.run)
+                .is_ok_and(|r| r.record.service.is_some());
+            if service {
+                let setup = services_cli::ServiceSetup {
+                    store: &store,
+                    config: &config,
+                    gpu_source: choice,
+                    container: container_setup(docker_host.clone(), &config, &dirs),
+                    slurm: slurm_defaults(&config),
+                    scratch: dirs.state.clone(),
+                };
+                return services_cli::restart(&args.run, setup, || gpu_report(sources));
+            }
             runs_cli::rerun(
                 args,
                 &store,

@@ -114,6 +114,29 @@ fn start_service(
     })
 }
 
+/// `gpudeck rerun SERVICE`: the service started again from its spec (same command, GPUs, port
+/// and token), waited for and told as a start is.
+pub fn restart(id: &str, setup: ServiceSetup<'_>, gpus: impl FnOnce() -> GpuReport) -> ExitCode {
+    finish((|| {
+        let old = setup.store.find(id)?;
+        errln!("gpudeck: starting {} again", old.id());
+        let started = start_with(
+            setup.store,
+            (setup.gpu_source, setup.container, setup.slurm),
+            gpus,
+            |ctx| crate::runs::rerun(&old, ctx),
+        )?;
+        let run = started.run;
+        outln!("{}", run.id());
+        let (run, row) = wait_until_ready(run, setup.config.notebook.idle_alert.0);
+        tell_started(&run, &row);
+        Ok(match row.health {
+            Health::Ended => 1,
+            _ => 0,
+        })
+    })())
+}
+
 /// The request the command line makes.
 fn request_of(
     command: &ServiceCommand<'_>,

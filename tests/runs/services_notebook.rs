@@ -236,6 +236,24 @@ fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
         TcpStream::connect(("127.0.0.1", port)).is_err(),
         "port {port} still open"
     );
+
+    // `gpudeck rerun` starts it again as a service: same port and token, told as a start is.
+    let again = gpudeck(&dirs, &["rerun", &id])
+        .env("PATH", path_with(&bin))
+        .output()
+        .expect("gpudeck runs");
+    let said = stderr(&again);
+    assert!(again.status.success(), "{said}");
+    let new_id = stdout(&again).trim().to_string();
+    assert_ne!(new_id, id);
+    let _again = GroupGuard(record(&dirs, &new_id)["process_group"]["pid"].as_i64());
+    assert!(
+        said.contains("JupyterLab is ready, on GPU 1") && said.contains(&url),
+        "{said}"
+    );
+    assert_eq!(http_status(port, "/api/status", Some(&token)), 200);
+    let stop = output(&dirs, &["stop", &new_id]);
+    assert!(stop.status.success(), "{}", stderr(&stop));
 }
 
 #[test]
