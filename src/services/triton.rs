@@ -42,7 +42,7 @@ pub mod metrics;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-pub use api::{parse_repository_index, Model, ModelState, Readiness};
+pub use api::{parse_repository_index, Model, ModelState};
 pub use metrics::{parse_metrics, ModelStats};
 
 /// The loopback ports a Triton service listens on.

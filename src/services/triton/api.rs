@@ -17,8 +17,6 @@ use serde::Deserialize;
 pub const REPOSITORY_INDEX_PATH: &str = "/v2/repository/index";
 /// 200 when the server and all its models are ready, 400 otherwise.
 pub const READY_PATH: &str = "/v2/health/ready";
-/// 200 as soon as the HTTP endpoint serves.
-pub const LIVE_PATH: &str = "/v2/health/live";
 
 /// Where a model version is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,26 +81,6 @@ pub fn parse_repository_index(body: &str) -> Result<Vec<Model>, String> {
             reason: m.reason.filter(|r| !r.is_empty()),
         })
         .collect())
-}
-
-/// What `/v2/health/ready`'s status says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Readiness {
-    Ready,
-    /// 400: starting, stopping, or a model is not ready.
-    NotReady,
-    /// Any other status: not Triton, or something went wrong.
-    Unexpected(u16),
-}
-
-impl Readiness {
-    pub fn from_status(status: u16) -> Readiness {
-        match status {
-            200 => Readiness::Ready,
-            400 => Readiness::NotReady,
-            other => Readiness::Unexpected(other),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -176,12 +154,5 @@ mod tests {
             err.starts_with("the repository index is not what Triton sends"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn readiness_is_read_from_the_status() {
-        assert_eq!(Readiness::from_status(200), Readiness::Ready);
-        assert_eq!(Readiness::from_status(400), Readiness::NotReady);
-        assert_eq!(Readiness::from_status(404), Readiness::Unexpected(404));
     }
 }
