@@ -109,10 +109,7 @@ pub fn is_live(state: RunState) -> bool {
 pub fn where_and_gpus(service: &ServiceRow) -> String {
     let gpus = match service.gpus.is_empty() {
         true => "on no GPU".to_string(),
-        false => {
-            let list: Vec<String> = service.gpus.iter().map(|g| g.index.to_string()).collect();
-            format!("on GPU {}", list.join(","))
-        }
+        false => format!("on GPU {}", service.gpu_indices()),
     };
     let place = match &service.image {
         Some(image) => format!("in {image}"),

@@ -14,7 +14,7 @@ use crate::runs::{
     now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunState, RunStore, ServiceKind,
 };
 use crate::services::{
-    look_at_all, row_of, service_spec, services_of, Health, Placement, ServiceError,
+    look_blocking, row_of, service_spec, services_of, Health, Placement, ServiceError,
     ServiceRequest, ServiceRow, SERVICES_SCHEMA,
 };
 
@@ -238,17 +238,14 @@ fn wait_until_ready(mut run: Run, idle_alert: Option<Duration>) -> (Run, Service
         if let Ok(fresh) = run.reload() {
             run = fresh;
         }
-        let row = match &runtime {
-            Ok(rt) => rt
-                .block_on(look_at_all(
-                    std::slice::from_ref(&run),
-                    now_ms(),
-                    idle_alert,
-                ))
-                .pop()
-                .unwrap_or_else(|| row_of(&run, now_ms())),
-            Err(_) => row_of(&run, now_ms()),
-        };
+        let row = look_blocking(
+            runtime.as_ref().ok(),
+            std::slice::from_ref(&run),
+            now_ms(),
+            idle_alert,
+        )
+        .pop()
+        .unwrap_or_else(|| row_of(&run, now_ms()));
         if row.health == Health::Ended {
             // Read after the record: a supervisor that wrote the end and exited in between
             // made a `running` record look lost. The record read now has the end.
@@ -351,7 +348,7 @@ fn stderr_tail(run: &Run) -> Option<String> {
 }
 
 /// Every service in the store as `look_at_all` sees it now (damaged runs skipped, said on
-/// stderr); for `services`, doctor and the metrics.
+/// stderr); for `services` and doctor.
 pub fn look_now(
     store: &RunStore,
     idle_alert: Option<Duration>,
@@ -360,17 +357,16 @@ pub fn look_now(
     for d in &damaged {
         errln!("gpudeck: warning: {d}");
     }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
     let runs = services_of(runs);
-    let now = now_ms();
-    Ok(
-        match tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt.block_on(look_at_all(&runs, now, idle_alert)),
-            Err(_) => runs.iter().map(|r| row_of(r, now)).collect(),
-        },
-    )
+    Ok(look_blocking(
+        runtime.as_ref().ok(),
+        &runs,
+        now_ms(),
+        idle_alert,
+    ))
 }
 
 /// `gpudeck services [--json]`.
@@ -414,7 +410,7 @@ pub fn render(rows: &[ServiceRow]) -> String {
         };
         let gpus = match row.gpus.is_empty() {
             true => "-".to_string(),
-            false => gpu_indices(row),
+            false => row.gpu_indices(),
         };
         let idle = match (row.idle_seconds, row.idle_alert) {
             (Some(s), true) => format!("{}!", crate::units::run_duration(s * 1000)),
@@ -466,11 +462,6 @@ pub fn render(rows: &[ServiceRow]) -> String {
         }
     }
     out
-}
-
-fn gpu_indices(row: &ServiceRow) -> String {
-    let indices: Vec<String> = row.gpus.iter().map(|g| g.index.to_string()).collect();
-    indices.join(",")
 }
 
 fn finish(result: Result<u8, ServiceError>) -> ExitCode {

@@ -248,13 +248,7 @@ pub fn render_services(services: &[ServiceRow]) -> String {
     if services.is_empty() {
         return out.text;
     }
-    let gpus: Vec<String> = services
-        .iter()
-        .map(|row| {
-            let indices: Vec<String> = row.gpus.iter().map(|g| g.index.to_string()).collect();
-            indices.join(",")
-        })
-        .collect();
+    let gpus: Vec<String> = services.iter().map(ServiceRow::gpu_indices).collect();
     let labels = |i: usize| {
         let row = &services[i];
         [

@@ -36,8 +36,8 @@ pub use local::sampler::METRICS_FILE;
 pub use local::stop::DEFAULT_GRACE;
 pub use local::supervisor::supervise;
 pub use record::{
-    ContainerRecord, EngineAway, EngineTls, LostGpu, RankContainerRef, RankRecord, RunGpu,
-    RunRecord, RunState, RUN_SCHEMA,
+    gpu_indices, ContainerRecord, EngineAway, EngineTls, LostGpu, RankContainerRef, RankRecord,
+    RunGpu, RunRecord, RunState, RUN_SCHEMA,
 };
 pub(crate) use slurm::run::look_at_jobs;
 pub use spec::{

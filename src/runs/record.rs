@@ -99,6 +99,12 @@ pub struct RankRecord {
     pub ended_ms: Option<u64>,
 }
 
+/// GPU indices as "1,2" (empty for none).
+pub fn gpu_indices(gpus: &[RunGpu]) -> String {
+    let list: Vec<String> = gpus.iter().map(|g| g.index.to_string()).collect();
+    list.join(",")
+}
+
 /// Everything `run.json` holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -247,8 +253,7 @@ impl RunRecord {
     }
 
     pub fn gpu_indices(&self) -> String {
-        let list: Vec<String> = self.gpus.iter().map(|g| g.index.to_string()).collect();
-        list.join(",")
+        gpu_indices(&self.gpus)
     }
 
     /// How long it ran (so far, for a live run), given the time now.

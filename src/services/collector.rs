@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::Sender;
 
-use super::listing::{look_at_all, row_of, services_of, ServiceRow};
+use super::listing::{look_blocking, services_of, ServiceRow};
 use crate::runs::{now_ms, RunIndex, RunStore};
 
 /// How often the services are looked at while their tab is shown.
@@ -160,11 +160,7 @@ impl ServicesWatcher {
         }
         let runs = services_of(self.index.runs().cloned().collect());
         let now = now_ms();
-        let rows = match (&self.runtime, runs.is_empty()) {
-            (_, true) => Vec::new(),
-            (Some(rt), false) => rt.block_on(look_at_all(&runs, now, self.idle_alert)),
-            (None, false) => runs.iter().map(|r| row_of(r, now)).collect(),
-        };
+        let rows = look_blocking(self.runtime.as_ref(), &runs, now, self.idle_alert);
         ServicesUpdate {
             rows,
             store_error: None,

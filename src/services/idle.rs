@@ -12,8 +12,7 @@ pub const IDLE_CHECK: &str = "gpus.idle_notebooks";
 
 /// `GPU 1,2` of a row.
 pub fn gpu_list(row: &ServiceRow) -> String {
-    let indices: Vec<String> = row.gpus.iter().map(|g| g.index.to_string()).collect();
-    format!("GPU {}", indices.join(","))
+    format!("GPU {}", row.gpu_indices())
 }
 
 /// One flagged notebook in words: `notebook ID on GPU 1: every kernel idle for 3h04m`.

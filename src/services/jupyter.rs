@@ -26,7 +26,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-/// The environment variable jupyter_server takes its token from.
+/// The environment variable jupyter_server takes its token from: gpudeck hands the token over
+/// here, never on the command line, which every user of the machine can read in /proc.
 pub const TOKEN_ENV: &str = "JUPYTER_TOKEN";
 
 /// Answers to anyone once the server is up (`{"version": ...}`).

@@ -8,10 +8,6 @@ use super::error::ServiceError;
 use super::{jupyter, tensorboard, triton};
 use crate::runs::{GpuSelection, Launcher, RunSpec, ServiceKind, ServicePort, ServiceSpec};
 
-/// The variable a notebook's token is handed in: never on the command line, which every user
-/// of the machine can read in /proc.
-pub const TOKEN_VAR: &str = jupyter::TOKEN_ENV;
-
 /// What `gpudeck notebook`, `tensorboard` and `triton` ask for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceRequest {
@@ -241,9 +237,11 @@ fn host_triton(
         env.insert(name, value.to_string_lossy().into_owned());
     }
     let scratch = scratch.join("triton-backends");
-    crate::private_files::create_own_dir(&scratch).map_err(|e| ServiceError::BadTarget {
-        path: scratch.clone(),
-        why: e.to_string(),
+    crate::private_files::create_own_dir(&scratch).map_err(|e| ServiceError::TritonSetup {
+        why: format!(
+            "its backend directory {} cannot be made: {e}",
+            scratch.display()
+        ),
     })?;
     triton::prepare_backend_directory(tritonserver, &scratch)
         .map_err(|e| ServiceError::TritonSetup { why: e.to_string() })

@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::jupyter::{idle_since_ms, parse_kernels, Kernel, KERNELS_PATH, STATUS_PATH};
-use super::launch::TOKEN_VAR;
 use super::probe::{self, ProbeError};
 use super::tensorboard;
 use super::triton::api::{READY_PATH, REPOSITORY_INDEX_PATH};
@@ -59,6 +58,13 @@ pub enum Health {
     Starting,
     Down,
     Ended,
+}
+
+impl ServiceRow {
+    /// Its GPUs' indices as "1,2" (empty for none).
+    pub fn gpu_indices(&self) -> String {
+        crate::runs::gpu_indices(&self.gpus)
+    }
 }
 
 impl Health {
@@ -142,6 +148,21 @@ pub async fn look_at_all(runs: &[Run], now: u64, idle_alert: Option<Duration>) -
     futures::future::join_all(looks).await
 }
 
+/// [`look_at_all`] from code that does not run async: on `runtime`, or without one (it could
+/// not be made) the rows the records alone give. No runs: no HTTP client is even made.
+pub fn look_blocking(
+    runtime: Option<&tokio::runtime::Runtime>,
+    runs: &[Run],
+    now: u64,
+    idle_alert: Option<Duration>,
+) -> Vec<ServiceRow> {
+    match (runtime, runs.is_empty()) {
+        (_, true) => Vec::new(),
+        (Some(rt), false) => rt.block_on(look_at_all(runs, now, idle_alert)),
+        (None, false) => runs.iter().map(|r| row_of(r, now)).collect(),
+    }
+}
+
 /// The row of `run` from its record alone: what it is, where it listens.
 pub fn row_of(run: &Run, now: u64) -> ServiceRow {
     let record = &run.record;
@@ -206,7 +227,7 @@ pub fn token_of(run: &Run) -> Option<String> {
     run.record
         .ranks
         .first()
-        .and_then(|r| r.env.get(TOKEN_VAR))
+        .and_then(|r| r.env.get(super::jupyter::TOKEN_ENV))
         .cloned()
 }
 

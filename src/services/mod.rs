@@ -19,5 +19,7 @@ pub mod triton;
 pub use collector::{ServicesCommand, ServicesHandle, ServicesUpdate};
 pub use error::ServiceError;
 pub use idle::{idle_check, IDLE_CHECK};
-pub use launch::{service_spec, Placement, ServiceRequest, TOKEN_VAR};
-pub use listing::{look_at_all, row_of, services_of, Health, ServiceRow, SERVICES_SCHEMA};
+pub use launch::{service_spec, Placement, ServiceRequest};
+pub use listing::{
+    look_at_all, look_blocking, row_of, services_of, Health, ServiceRow, SERVICES_SCHEMA,
+};

@@ -53,7 +53,7 @@ pub fn detail_lines(
         let what = format!("not answering: {problem}");
         lines.extend(wrapped("problem", &what, width, s.error(), s));
     }
-    let live = matches!(r.state, RunState::Running | RunState::Starting);
+    let live = r.health != Health::Ended;
     let url_style = if live { s.accent() } else { s.muted() };
     lines.extend(wrapped("open", &r.url, width, url_style, s));
     lines.extend(wrapped("ssh", &r.ssh, width, s.text(), s));

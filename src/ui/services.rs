@@ -14,8 +14,8 @@ use super::service_detail::{self, shown_state};
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
 use crate::app::state::AppState;
-use crate::runs::RunState;
-use crate::services::ServiceRow;
+
+use crate::services::{Health, ServiceRow};
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -166,7 +166,7 @@ fn gpus_with_memory(r: &ServiceRow, state: &AppState) -> String {
         let at = data.inventory.gpus.iter().position(|g| g.index == index)?;
         data.samples.get(at)?.memory_used_bytes
     };
-    let live = matches!(r.state, RunState::Running | RunState::Starting);
+    let live = r.health != Health::Ended;
     let list: Vec<String> = r
         .gpus
         .iter()
