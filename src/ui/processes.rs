@@ -3,8 +3,9 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget};
 
+use super::fastline;
 use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
 use crate::app::processes::sort_label;
@@ -71,13 +72,11 @@ pub fn process_table(
     watched: bool,
     s: &Styles,
 ) {
-    let block = Block::bordered()
-        .title(Span::styled(title.to_string(), s.title()))
-        .border_style(s.border());
+    // The box drawn apart, the cheap way, and the table inside it, as `.block(..)` would.
+    let title = Line::from(Span::styled(title, s.title()));
+    let area = fastline::bordered(area, buf, &title, s.border());
     if procs.is_empty() {
-        Paragraph::new(Line::styled("no processes", s.muted()))
-            .block(block)
-            .render(area, buf);
+        Paragraph::new(Line::styled("no processes", s.muted())).render(area, buf);
         return;
     }
     let columns: Vec<&Column> = if watched {
@@ -89,8 +88,8 @@ pub fn process_table(
     };
     let fixed: u16 = columns.iter().filter_map(|c| c.width).sum();
     let gaps = SPACING * (columns.len() as u16 - 1);
-    let command_width = area.width.saturating_sub(2 + fixed + gaps);
-    let visible = area.height.saturating_sub(3) as usize;
+    let command_width = area.width.saturating_sub(fixed + gaps);
+    let visible = area.height.saturating_sub(1) as usize;
     let first = table_offset(selected, visible);
     let rows = procs
         .iter()
@@ -116,7 +115,6 @@ pub fn process_table(
     Table::new(rows, widths)
         .header(header)
         .column_spacing(SPACING)
-        .block(block)
         .render(area, buf);
 }
 
