@@ -10,7 +10,7 @@ use tokio::sync::mpsc::Sender;
 
 use super::process_watch::ProcessWatch;
 use super::source::{GpuError, GpuSource};
-use super::types::{GpuProcess, GpuSample, Inventory};
+use super::types::{GpuProcess, GpuSample, GpuStatic, Inventory};
 use super::xid_watch::{XidUpdate, XidWatcher};
 use crate::host::{ProcessDetails, ProcessTable};
 
@@ -133,9 +133,10 @@ fn run(
     });
     let mut enricher = ProcessEnricher::new(Arc::clone(&processes));
     let mut watch: Option<ProcessWatch> = None;
+    let mut slow = SlowFields::default();
     loop {
         let started = Instant::now();
-        let mut samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+        let mut samples = slow.sample(&gpus, source.as_mut(), started);
         if read_health {
             for (gpu, sample) in gpus.iter().zip(samples.iter_mut()) {
                 sample.health = source.health(gpu);
@@ -175,6 +176,49 @@ fn run(
                 Err(RecvTimeoutError::Timeout) => break,
             }
         }
+    }
+}
+
+/// How often the slow metrics (`GpuSample::SLOW_METRICS`) are read; the samples between show
+/// the last values read. They change seldom (a power limit, a PCIe link retraining, an ECC
+/// error, which the Xid watcher reports at once) and cost as much as the rest to read.
+pub const SLOW_EVERY: Duration = Duration::from_secs(5);
+
+/// The last full sample of each GPU and when it was taken, for the quick samples between.
+#[derive(Default)]
+struct SlowFields {
+    full: Vec<GpuSample>,
+    read: Option<Instant>,
+}
+
+impl SlowFields {
+    /// Every GPU's sample at `now`: a full one each `SLOW_EVERY`, else a quick one with the
+    /// slow metrics of the last full one.
+    fn sample(
+        &mut self,
+        gpus: &[GpuStatic],
+        source: &mut dyn GpuSource,
+        now: Instant,
+    ) -> Vec<GpuSample> {
+        let due = self
+            .read
+            .is_none_or(|read| now.saturating_duration_since(read) >= SLOW_EVERY);
+        if due {
+            let samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+            self.full.clone_from(&samples);
+            self.read = Some(now);
+            return samples;
+        }
+        gpus.iter()
+            .zip(&self.full)
+            .map(|(g, full)| {
+                let mut s = source.sample_quick(g);
+                if !s.lost {
+                    s.keep_slow_from(full);
+                }
+                s
+            })
+            .collect()
     }
 }
 
@@ -246,7 +290,8 @@ mod tests {
 
     use super::*;
     use crate::gpu::types::{
-        GpuStatic, ProcessGpuUtil, ProcessKind, ProcessUtilSample, SourceKind, SystemInfo, Topology,
+        MetricError, ProcessGpuUtil, ProcessKind, ProcessUtilSample, SourceKind, SystemInfo,
+        Topology,
     };
     use crate::host::FakeProcessTable;
 
@@ -512,5 +557,94 @@ mod tests {
             );
         }
         assert_eq!(name_reads.load(Ordering::SeqCst), 2);
+    }
+
+    /// A source whose every read gives new values: a full read numbers its slow metrics and
+    /// fails to read the power limit, a quick one reads only the rest.
+    #[derive(Default)]
+    struct Ticking {
+        full_reads: u32,
+        quick_reads: u32,
+        lost: bool,
+    }
+
+    impl GpuSource for Ticking {
+        fn inventory(&mut self) -> Result<Inventory, GpuError> {
+            unreachable!("not asked")
+        }
+
+        fn sample(&mut self, _gpu: &GpuStatic) -> GpuSample {
+            self.full_reads += 1;
+            let n = self.full_reads;
+            GpuSample {
+                temp_c: Some(100 + n),
+                pcie_gen: Some(n),
+                pcie_width: Some(16),
+                ecc_corrected: Some(u64::from(n)),
+                errors: vec![MetricError {
+                    metric: "power limit",
+                    message: format!("read {n} failed"),
+                }],
+                ..GpuSample::default()
+            }
+        }
+
+        fn sample_quick(&mut self, _gpu: &GpuStatic) -> GpuSample {
+            self.quick_reads += 1;
+            if self.lost {
+                return GpuSample::lost();
+            }
+            GpuSample {
+                temp_c: Some(self.quick_reads),
+                ..GpuSample::default()
+            }
+        }
+
+        fn process_name(&mut self, _pid: u32) -> Option<String> {
+            None
+        }
+    }
+
+    #[test]
+    fn slow_metrics_are_read_every_slow_every_and_carried_between() {
+        let mut source = Ticking::default();
+        let gpus = [gpu(0), gpu(1)];
+        let mut slow = SlowFields::default();
+        let t0 = Instant::now();
+
+        let first = slow.sample(&gpus, &mut source, t0);
+        assert_eq!(
+            (source.full_reads, source.quick_reads),
+            (2, 0),
+            "a full read first"
+        );
+        assert_eq!(first[1].pcie_gen, Some(2));
+
+        let second = Duration::from_secs(1);
+        let quick = slow.sample(&gpus, &mut source, t0 + second);
+        assert_eq!((source.full_reads, source.quick_reads), (2, 2));
+        // Fresh values from the quick read, the slow ones (and their errors) from the full one.
+        assert_eq!(quick[0].temp_c, Some(1));
+        assert_eq!(quick[1].temp_c, Some(2));
+        assert_eq!(quick[1].pcie_gen, Some(2));
+        assert_eq!(quick[1].pcie_width, Some(16));
+        assert_eq!(quick[1].ecc_corrected, Some(2));
+        assert_eq!(quick[1].errors, first[1].errors);
+
+        let just_before = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY - second / 2);
+        assert_eq!(source.full_reads, 2, "read again before SLOW_EVERY");
+        assert_eq!(just_before[0].pcie_gen, Some(1));
+
+        let again = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY);
+        assert_eq!(source.full_reads, 4, "not read again after SLOW_EVERY");
+        assert_eq!(again[0].pcie_gen, Some(3));
+        assert_eq!(again[0].errors[0].message, "read 3 failed");
+
+        // A GPU lost since the last full read shows as lost, not with its old values.
+        source.lost = true;
+        let lost = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY + second);
+        assert!(lost[0].lost);
+        assert_eq!(lost[0].pcie_gen, None);
+        assert!(lost[0].errors.is_empty());
     }
 }

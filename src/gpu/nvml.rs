@@ -51,6 +51,21 @@ impl NvmlSource {
         self.nvml.device_by_index(index)
     }
 
+    /// One GPU's live values; its slow ones ([`GpuSample::SLOW_METRICS`]) only when `full`.
+    fn read_sample(&self, gpu: &GpuStatic, full: bool) -> GpuSample {
+        match self.device(gpu.index) {
+            Ok(dev) => sample_device(&dev, gpu, full),
+            Err(NvmlError::GpuLost) => GpuSample::lost(),
+            Err(e) => GpuSample {
+                errors: vec![MetricError {
+                    metric: "device",
+                    message: e.to_string(),
+                }],
+                ..GpuSample::default()
+            },
+        }
+    }
+
     fn read_static(&self, index: u32) -> Result<GpuStatic, NvmlError> {
         let dev = self.device(index)?;
         let ecc = dev.is_ecc_enabled().ok().map(|e| e.currently_enabled);
@@ -171,17 +186,11 @@ impl GpuSource for NvmlSource {
     }
 
     fn sample(&mut self, gpu: &GpuStatic) -> GpuSample {
-        match self.device(gpu.index) {
-            Ok(dev) => sample_device(&dev, gpu),
-            Err(NvmlError::GpuLost) => GpuSample::lost(),
-            Err(e) => GpuSample {
-                errors: vec![MetricError {
-                    metric: "device",
-                    message: e.to_string(),
-                }],
-                ..GpuSample::default()
-            },
-        }
+        self.read_sample(gpu, true)
+    }
+
+    fn sample_quick(&mut self, gpu: &GpuStatic) -> GpuSample {
+        self.read_sample(gpu, false)
     }
 
     fn process_name(&mut self, pid: u32) -> Option<String> {
@@ -255,7 +264,7 @@ impl Reader {
     }
 }
 
-fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
+fn sample_device(dev: &Device<'_>, gpu: &GpuStatic, full: bool) -> GpuSample {
     let mut r = Reader {
         sample: GpuSample::default(),
     };
@@ -263,7 +272,9 @@ fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
     let memory = r.read("memory", dev.memory_info());
     let temp = r.read("temperature", dev.temperature(TemperatureSensor::Gpu));
     let power = r.read("power", dev.power_usage());
-    let limit = r.read("power limit", dev.enforced_power_limit());
+    let limit = full
+        .then(|| r.read("power limit", dev.enforced_power_limit()))
+        .flatten();
     let sm = r.read("sm clock", dev.clock_info(Clock::SM));
     let mem_clock = r.read("memory clock", dev.clock_info(Clock::Memory));
     let fan = match gpu.fan_count {
@@ -271,10 +282,14 @@ fn sample_device(dev: &Device<'_>, gpu: &GpuStatic) -> GpuSample {
         _ => None,
     };
     let pstate = r.read("performance state", dev.performance_state());
-    let pcie_gen = r.read("pcie generation", dev.current_pcie_link_gen());
-    let pcie_width = r.read("pcie width", dev.current_pcie_link_width());
+    let pcie_gen = full
+        .then(|| r.read("pcie generation", dev.current_pcie_link_gen()))
+        .flatten();
+    let pcie_width = full
+        .then(|| r.read("pcie width", dev.current_pcie_link_width()))
+        .flatten();
     let throttle = r.read("throttle reasons", dev.current_throttle_reasons());
-    let memory_health = memory_health(&mut r, dev, gpu.ecc_enabled == Some(true));
+    let memory_health = memory_health(&mut r, dev, full && gpu.ecc_enabled == Some(true));
     let compute = r.read("processes", dev.running_compute_processes());
     let graphics = r.read("graphics processes", dev.running_graphics_processes());
     let mut s = r.sample;

@@ -14,6 +14,13 @@ pub trait GpuSource: Send {
     fn inventory(&mut self) -> Result<Inventory, GpuError>;
     /// The live values of one GPU. Never fails as a whole: a metric that cannot be read is `None`.
     fn sample(&mut self, gpu: &GpuStatic) -> GpuSample;
+    /// The live values of one GPU without its slow ones ([`GpuSample::SLOW_METRICS`]: power
+    /// limit, PCIe link, ECC counters, remapped rows, retired pages), which the collector reads
+    /// only every [`SLOW_EVERY`](super::collector::SLOW_EVERY) and carries between. A source
+    /// whose reads cost nothing reads everything.
+    fn sample_quick(&mut self, gpu: &GpuStatic) -> GpuSample {
+        self.sample(gpu)
+    }
     /// The process name NVML knows for a PID, used when /proc cannot tell (another PID namespace).
     fn process_name(&mut self, pid: u32) -> Option<String>;
     /// The per-process utilisation samples of one GPU newer than `since_us` (NVML's

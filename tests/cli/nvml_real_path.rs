@@ -234,3 +234,49 @@ fn per_process_utilisation_through_nvml_is_the_simulations() {
     }
     assert!(busy >= 3, "the busy GPUs' processes have shares");
 }
+
+/// The collector's quick sample through nvml-wrapper and the simulator library: the same live
+/// values as a full one, and none of the slow metrics, which it does not ask NVML for.
+#[test]
+fn a_quick_sample_through_nvml_leaves_the_slow_metrics_out() {
+    use gpudeck::gpu::nvml::NvmlSource;
+    use gpudeck::gpu::GpuSource;
+
+    if !support::in_own_process(
+        module_path!(),
+        "a_quick_sample_through_nvml_leaves_the_slow_metrics_out",
+    ) {
+        return;
+    }
+    // Frozen: both reads see the same moment of the simulation.
+    std::env::set_var("GPUDECK_SIM", "gpus=2,seed=42,frozen=200");
+    let mut source = NvmlSource::open(Some(sim_library().as_os_str())).expect("NVML opens");
+    let inventory = source.inventory().expect("inventory");
+    let gpu = &inventory.gpus[0];
+    assert_eq!(gpu.ecc_enabled, Some(true), "the H100 shape has ECC on");
+    let full = source.sample(gpu);
+    let quick = source.sample_quick(gpu);
+    assert!(full.errors.is_empty() && quick.errors.is_empty());
+    assert!(full.power_limit_w.is_some());
+    assert!(full.pcie_gen.is_some() && full.pcie_width.is_some());
+    assert!(full.ecc_corrected.is_some() && full.ecc_uncorrected.is_some());
+    assert!(full.remapped_rows.is_some());
+    assert_eq!(
+        (
+            quick.power_limit_w,
+            quick.pcie_gen,
+            quick.pcie_width,
+            quick.ecc_corrected,
+            quick.ecc_uncorrected,
+            quick.remapped_rows,
+            quick.retired_pages,
+        ),
+        (None, None, None, None, None, None, None)
+    );
+    let mut carried = quick.clone();
+    carried.keep_slow_from(&full);
+    assert_eq!(
+        carried, full,
+        "a quick sample and the slow metrics are a full one"
+    );
+}
