@@ -486,6 +486,60 @@ mod tests {
     }
 
     #[test]
+    fn nemo_images_from_the_catalog_need_the_driver_of_their_cuda() {
+        let data = CompatData::builtin();
+        let (catalog, _) = crate::pull::Catalog::load(None);
+        let nemo = |release: &str| {
+            let entry = catalog
+                .find(&format!("nvcr.io/nvidia/nemo:{release}"))
+                .unwrap_or_else(|| panic!("NeMo Framework {release} missing"));
+            ImageProfile::from_catalog(entry)
+        };
+        let (old, new) = (nemo("25.09"), nemo("26.04"));
+        assert_eq!(
+            new.framework_label().as_deref(),
+            Some("NeMo Framework 26.04")
+        );
+        assert_eq!(new.require_cuda.as_deref(), Some("cuda>=13.1"));
+        // A CUDA 12.9 driver runs the CUDA 12.9.1 release and refuses the CUDA 13 ones.
+        let cuda129 = h100("575.57.08", "12.9");
+        assert_eq!(judge(&data, &cuda129, &old).level, Level::Runs);
+        for (release, fix) in [
+            (
+                "25.11",
+                "install NVIDIA driver 580.65.06 or newer (CUDA 13.0)",
+            ),
+            (
+                "26.02",
+                "install NVIDIA driver 580.65.06 or newer (CUDA 13.0)",
+            ),
+            (
+                "26.04",
+                "install NVIDIA driver 590.44.01 or newer (CUDA 13.1)",
+            ),
+            (
+                "26.06",
+                "install NVIDIA driver 595.45.04 or newer (CUDA 13.2)",
+            ),
+        ] {
+            let verdict = judge(&data, &cuda129, &nemo(release));
+            assert_eq!(verdict.image_level, Level::WontRun, "{}", texts(&verdict));
+            assert_eq!(verdict.reasons[0].fix.as_deref(), Some(fix), "{release}");
+        }
+        // An older 12.x driver is refused by the 12.9 release too, with the driver it needs.
+        let verdict = judge(&data, &h100("550.54.14", "12.4"), &old);
+        assert_eq!(verdict.image_level, Level::WontRun, "{}", texts(&verdict));
+        assert_eq!(
+            verdict.reasons[0].fix.as_deref(),
+            Some("install NVIDIA driver 575.51.03 or newer (CUDA 12.9)")
+        );
+        assert_eq!(
+            judge(&data, &h100("590.48.01", "13.1"), &new).level,
+            Level::Runs
+        );
+    }
+
+    #[test]
     fn a_long_term_branch_runs_a_newer_cuda_through_forward_compatibility() {
         let data = CompatData::builtin();
         let require = std::fs::read_to_string(concat!(

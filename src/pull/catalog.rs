@@ -9,7 +9,7 @@ use crate::config::layer::{located, located_toml_error, position, user_toml_file
 use crate::image::ImageRef;
 
 /// The built-in catalog files, by name: data, not code (`assets/catalog/*.toml`).
-pub const BUILTIN_FILES: [(&str, &str); 5] = [
+pub const BUILTIN_FILES: [(&str, &str); 6] = [
     (
         "tensorflow.toml",
         include_str!("../../assets/catalog/tensorflow.toml"),
@@ -24,6 +24,7 @@ pub const BUILTIN_FILES: [(&str, &str); 5] = [
         "triton.toml",
         include_str!("../../assets/catalog/triton.toml"),
     ),
+    ("nemo.toml", include_str!("../../assets/catalog/nemo.toml")),
 ];
 
 /// What an image is for.
@@ -35,6 +36,9 @@ pub enum Framework {
     Cuda,
     /// NVIDIA's Triton Inference Server: a model server, not a training framework.
     Triton,
+    /// NVIDIA's NeMo Framework containers (`nvcr.io/nvidia/nemo`): NeMo, Megatron-Bridge and
+    /// their stack over an NGC PyTorch container; the version is the container release.
+    Nemo,
 }
 
 impl Framework {
@@ -45,6 +49,7 @@ impl Framework {
             Framework::Pytorch => "PyTorch",
             Framework::Cuda => "CUDA",
             Framework::Triton => "Triton Inference Server",
+            Framework::Nemo => "NeMo Framework",
         }
     }
 }
@@ -379,6 +384,44 @@ mod tests {
     }
 
     #[test]
+    fn nemo_entries_carry_the_cuda_of_their_component_tables() {
+        let catalog = builtin();
+        let cuda_of = |release: &str| {
+            let entry = catalog
+                .find(&format!("nvcr.io/nvidia/nemo:{release}"))
+                .unwrap_or_else(|| panic!("NeMo Framework {release} missing"));
+            assert_eq!(
+                (entry.framework, entry.framework_version.as_str()),
+                (Framework::Nemo, release)
+            );
+            assert_eq!(
+                (entry.origin.as_str(), entry.variant.as_str()),
+                ("nemo.toml", "ngc")
+            );
+            (entry.cuda.clone(), entry.cudnn.clone().unwrap_or_default())
+        };
+        assert_eq!(cuda_of("26.06"), ("13.2.1".into(), "9.21.1.3".into()));
+        assert_eq!(cuda_of("26.04"), ("13.1.1".into(), "9.20.0.48".into()));
+        assert_eq!(cuda_of("26.02"), ("13.0.2".into(), "9.18.0.50".into()));
+        assert_eq!(cuda_of("25.11"), ("13.0.1".into(), "9.13.1.26".into()));
+        assert_eq!(cuda_of("25.09"), ("12.9.1".into(), "9.11.0.98".into()));
+        assert_eq!(catalog.by_framework(Framework::Nemo).count(), 5);
+        assert_eq!(Framework::Nemo.label(), "NeMo Framework");
+        // Tags the component tables do not cover stay out: a gap, not a guess.
+        assert!(catalog.find("nvcr.io/nvidia/nemo:26.06.01").is_none());
+        assert!(catalog.find("nvcr.io/nvidia/nemo:25.07").is_none());
+        let text = BUILTIN_FILES
+            .iter()
+            .find(|(name, _)| *name == "triton.toml")
+            .unwrap()
+            .1;
+        assert!(
+            !text.contains("NeMo"),
+            "triton.toml no longer speaks for NeMo"
+        );
+    }
+
+    #[test]
     fn pytorch_and_cuda_base_entries() {
         let catalog = builtin();
         let pt = catalog
@@ -488,12 +531,13 @@ mod tests {
         use super::*;
         use crate::fuzz::{self, assert_located};
 
-        const FILES: [&str; 5] = [
+        const FILES: [&str; 6] = [
             BUILTIN_FILES[0].1,
             BUILTIN_FILES[1].1,
             BUILTIN_FILES[2].1,
             BUILTIN_FILES[3].1,
             BUILTIN_FILES[4].1,
+            BUILTIN_FILES[5].1,
         ];
 
         fn check(text: &str) {

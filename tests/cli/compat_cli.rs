@@ -252,6 +252,46 @@ fn an_image_that_runs_exits_0_when_the_engine_can_give_gpus() {
 }
 
 #[test]
+fn nemo_framework_images_are_judged_by_the_cuda_of_their_release() {
+    // A CUDA 12.9 driver: NeMo Framework 25.09 (CUDA 12.9.1) runs, 26.04 (CUDA 13.1.1) does not.
+    let engine = FakeEngine::start(&["nvidia", "runc"]);
+    let sim = "driver=575.57.08,cuda=12090";
+    let (old, new) = ("nvcr.io/nvidia/nemo:25.09", "nvcr.io/nvidia/nemo:26.04");
+    let out = compat(sim, &engine.host(), &[old, new]);
+    let text = stdout(&out);
+    assert!(
+        verdict_line(&text, old).starts_with("RUNS "),
+        "{text}{}",
+        stderr(&out)
+    );
+    assert!(verdict_line(&text, old).contains("[catalog, NeMo Framework 25.09]"));
+    assert!(
+        verdict_line(&text, new).starts_with("WILL NOT RUN "),
+        "{text}"
+    );
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("driver 575.57.08 supports CUDA 12.9; the image requires CUDA 13.1"),
+        "{text}"
+    );
+    assert!(
+        flat.contains("fix: install NVIDIA driver 590.44.01 or newer (CUDA 13.1)"),
+        "{text}"
+    );
+    assert!(flat.contains(&format!("or use {old}, which")), "{text}");
+    assert_eq!(out.status.code(), Some(2), "{text}{}", stderr(&out));
+
+    let out = compat(sim, &engine.host(), &["--json", new]);
+    let doc = json(&out);
+    let image = &doc["images"][0]["image"];
+    assert_eq!(image["source"], "catalog", "{doc}");
+    assert_eq!(image["framework"], "nemo", "{doc}");
+    assert_eq!(image["framework_version"], "26.04", "{doc}");
+    assert_eq!(image["cuda"], "13.1.1", "{doc}");
+    assert_eq!(doc["images"][0]["verdict"]["level"], "wont_run", "{doc}");
+}
+
+#[test]
 fn without_the_nvidia_runtime_every_view_says_the_image_gets_no_gpu_and_exits_2() {
     let engine = FakeEngine::start(&["io.containerd.runc.v2", "runc"]);
     let out = compat("", &engine.host(), &["tensorflow/tensorflow:2.15.0-gpu"]);

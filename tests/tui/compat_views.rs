@@ -271,6 +271,35 @@ fn the_pull_picker_lists_triton_images_and_marks_one_too_new_for_the_driver() {
 }
 
 #[test]
+fn the_pull_picker_lists_nemo_images_with_the_verdict_of_their_cuda() {
+    // A CUDA 12.9 driver: NeMo Framework 25.09 (CUDA 12.9.1) runs, the CUDA 13 releases do not.
+    let mut s = state(
+        "gpus=1,driver=575.57.08,cuda=12090,frozen=60",
+        &["nvidia", "runc"],
+        false,
+    );
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenPullPicker);
+    for c in "nvidia/nemo".chars() {
+        s.update(Action::FilterInput(c));
+    }
+    let buf = render(&s, 120, 40);
+    let screen = text(&buf);
+    let line = |release: &str| {
+        let reference = format!("nvcr.io/nvidia/nemo:{release}");
+        screen
+            .lines()
+            .find(|l| l.contains(&reference))
+            .unwrap_or_else(|| panic!("{reference} not in the picker:\n{screen}"))
+            .to_string()
+    };
+    assert!(line("25.09").contains("✓ runs"), "{screen}");
+    for release in ["25.11", "26.02", "26.04", "26.06"] {
+        assert!(line(release).contains("✗ will not run"), "{screen}");
+    }
+}
+
+#[test]
 fn without_the_nvidia_runtime_the_pull_picker_marks_every_image_and_says_why() {
     let mut s = state(A100_122, &["runc"], false);
     s.update(Action::SelectTab(Tab::Images));
