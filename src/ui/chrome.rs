@@ -3,8 +3,8 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
+use super::fastline;
 use super::style::Styles;
 use crate::app::action::Tab;
 use crate::app::keymap::{footer_hints, Binding};
@@ -48,7 +48,7 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     if state.read_only {
         spans.extend([sep, Span::styled("read-only", s.warn())]);
     }
-    Line::from(spans).render(area, buf);
+    fastline::render(&Line::from(spans), area, buf);
 }
 
 /// The tab titles with their x ranges, shared by drawing and clicking: the full titles when
@@ -92,7 +92,7 @@ pub fn tabs(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         spans.push(Span::styled(label, s.tab(tab == state.tab)));
         spans.push(Span::styled("│", s.muted()));
     }
-    Line::from(spans).render(area, buf);
+    fastline::render(&Line::from(spans), area, buf);
 }
 
 pub fn tab_at(area: Rect, column: u16) -> Option<Tab> {
@@ -116,5 +116,5 @@ pub fn footer(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding]
             spans.push(Span::styled(format!(" {desc} "), s.muted()));
         }
     }
-    Line::from(spans).render(area, buf);
+    fastline::render(&Line::from(spans), area, buf);
 }
