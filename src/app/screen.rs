@@ -226,8 +226,10 @@ impl<'next> Iterator for Diff<'_, 'next> {
 /// and have no diff option, and the walk passes over each of them and over the columns an
 /// unchanged wide character covers: most of a frame, so this is the loop that costs.
 fn unchanged_until(next: &[Cell], prev: &[Cell], from: usize) -> usize {
+    let len = next.len().min(prev.len());
+    let (next, prev) = (&next[..len], &prev[..len]);
     let mut i = from;
-    while i < next.len() && i < prev.len() {
+    while i < len {
         let (current, previous) = (&next[i], &prev[i]);
         #[allow(deprecated)]
         if current.diff_option != CellDiffOption::None || current.skip {
@@ -237,10 +239,11 @@ fn unchanged_until(next: &[Cell], prev: &[Cell], from: usize) -> usize {
         if !same(current, symbol, previous) {
             return i;
         }
-        i += if symbol.len() == 1 {
-            1
-        } else {
-            symbol_width(symbol).max(1)
+        i += match symbol.as_bytes() {
+            [_] => 1,
+            // One character of two bytes (up to U+07FF) is never wide.
+            [0xC2..=0xDF, _] => 1,
+            _ => symbol_width(symbol).max(1),
         };
     }
     i
