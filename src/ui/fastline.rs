@@ -24,7 +24,10 @@ pub fn render(line: &Line<'_>, area: Rect, buf: &mut Buffer) {
         return;
     }
     let area = Rect { height: 1, ..area };
-    buf.set_style(area, line.style);
+    // A default style changes no cell: `set_style` would walk the row for nothing.
+    if line.style != Style::default() {
+        buf.set_style(area, line.style);
+    }
     let mut x = area.x;
     for span in &line.spans {
         for c in span.content.chars() {
