@@ -1,32 +1,36 @@
-//! Line charts in braille drawn as ratatui's `Chart` draws them, cell for cell, for less: the
-//! axes, labels and styles by `Chart` itself, the lines by painting only the cells they cross.
-//! `Chart` paints each line through a `Canvas`, which allocates a grid and then a layer the size
-//! of the whole graph for each line and walks every cell of both; at 160x50 that was the largest
-//! cost of the GPUs tab's frame after the diff.
+//! Line charts in braille drawn as ratatui's `Chart` draws them, cell for cell, for less.
+//!
+//! `Chart` lays out the labels, axes and graph, draws the labels through `Line`, the axes cell by
+//! cell, then paints the lines through a `Canvas`, which allocates a grid and then a layer the
+//! size of the whole graph for each line and walks every cell of both; before all that it sets
+//! its own (default, so unchanging) style on every cell of the chart, and the canvas sets the
+//! default background on every cell of the graph. Here the same layout (`Layout`, as
+//! `Chart::layout`) puts the labels (`fastline::render_aligned`, as `Line` draws them) and the
+//! axes where `Chart` puts them, the graph's cells only get their background reset (a store per
+//! cell: the one thing the canvas's restyling changes), and the lines are painted only in the
+//! cells they cross. The cost is that of what is drawn, plus that one store per graph cell.
+//!
+//! The charts are tested against `Chart` itself, on buffers that already hold content and
+//! styles, with any labels, styles, points and areas. Where part of the area lies outside the
+//! buffer (where `Chart` panics as soon as that part holds more than the x labels' row) the cells
+//! inside the buffer are those `Chart` draws on a buffer that holds the whole area.
 
 use line_clipping::cohen_sutherland;
 use line_clipping::{LineSegment, Point, Window};
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Alignment, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::symbols::braille::BRAILLE;
+use ratatui::symbols::line;
 use ratatui::text::Line;
-use ratatui::widgets::{Axis, Chart, Widget};
+
+use super::fastline;
 
 /// One axis: its bounds, labels (spread along it) and style, and nothing else.
 pub struct ChartAxis<'a> {
     pub bounds: [f64; 2],
     pub labels: Vec<Line<'a>>,
     pub style: Style,
-}
-
-impl<'a> ChartAxis<'a> {
-    fn axis(&self) -> Axis<'a> {
-        Axis::default()
-            .bounds(self.bounds)
-            .labels(self.labels.clone())
-            .style(self.style)
-    }
 }
 
 /// One line: its points, in order, and its style (the dots take its foreground colour).
@@ -37,7 +41,8 @@ pub struct Series<'p> {
 
 /// Draws what `Chart::new(datasets).x_axis(x).y_axis(y).render(area, buf)` draws, where each
 /// series is `Dataset::default().marker(Marker::Braille).graph_type(GraphType::Line)`, with its
-/// style and points, and each axis has only bounds, labels and a style.
+/// style and points, and each axis has only bounds, labels and a style. Where part of the area
+/// lies outside the buffer, the part inside gets what `Chart` draws on a buffer holding it all.
 pub fn line_chart(
     area: Rect,
     buf: &mut Buffer,
@@ -45,20 +50,184 @@ pub fn line_chart(
     x: &ChartAxis<'_>,
     y: &ChartAxis<'_>,
 ) {
-    // Everything but the lines: a chart without data draws the same labels, axes and styles,
-    // and leaves the graph's cells as it found them but for their background.
-    Chart::new(Vec::new())
-        .x_axis(x.axis())
-        .y_axis(y.axis())
-        .render(area, buf);
-    let Some(graph) = graph_area(area, &x.labels, &y.labels) else {
-        return;
-    };
-    if graph.is_empty() {
+    if area.is_empty() {
         return;
     }
-    let mut dots = Dots::new(graph.width, graph.height, x.bounds, y.bounds);
-    // Each series is a layer over the ones before it: its cells take its dots and its colour.
+    let seen = buf.area.intersection(area);
+    if seen == area {
+        draw(area, buf, series, x, y);
+    } else if !seen.is_empty() {
+        // Rare (the screens lay charts out inside the frame): draw on a buffer of the whole
+        // area, which holds what this one does where they meet, and keep that part.
+        let mut whole = Buffer::empty(area);
+        copy(buf, &mut whole, seen);
+        draw(area, &mut whole, series, x, y);
+        copy(&whole, buf, seen);
+    }
+}
+
+fn copy(from: &Buffer, to: &mut Buffer, area: Rect) {
+    for row in area.top()..area.bottom() {
+        for col in area.left()..area.right() {
+            to[(col, row)] = from[(col, row)].clone();
+        }
+    }
+}
+
+/// `line_chart` for a non-empty area inside the buffer, in `Chart::render`'s order: the x
+/// labels, the y labels, the x axis, the y axis, the corner, the graph's background, the lines.
+fn draw(area: Rect, buf: &mut Buffer, series: &[Series<'_>], x: &ChartAxis<'_>, y: &ChartAxis<'_>) {
+    let Some(layout) = Layout::new(area, &x.labels, &y.labels) else {
+        return;
+    };
+    let graph = layout.graph;
+    if let Some(row) = layout.label_x {
+        x_labels(buf, &x.labels, row, area, graph);
+    }
+    if let Some(col) = layout.label_y {
+        y_labels(buf, &y.labels, col, area, graph);
+    }
+    if let Some(row) = layout.axis_x {
+        for col in graph.left()..graph.right() {
+            buf[(col, row)]
+                .set_symbol(line::HORIZONTAL)
+                .set_style(x.style);
+        }
+    }
+    if let Some(col) = layout.axis_y {
+        for row in graph.top()..graph.bottom() {
+            buf[(col, row)]
+                .set_symbol(line::VERTICAL)
+                .set_style(y.style);
+        }
+    }
+    if let (Some(row), Some(col)) = (layout.axis_x, layout.axis_y) {
+        buf[(col, row)]
+            .set_symbol(line::BOTTOM_LEFT)
+            .set_style(x.style);
+    }
+    // The canvas first sets `Style::default().bg(Color::Reset)` on every cell of the graph,
+    // which changes their background and nothing else.
+    let width = usize::from(graph.width);
+    for row in graph.top()..graph.bottom() {
+        let start = buf.index_of(graph.x, row);
+        for cell in &mut buf.content[start..start + width] {
+            cell.bg = Color::Reset;
+        }
+    }
+    paint(graph, buf, series, x.bounds, y.bounds);
+}
+
+/// Where `Chart` puts each part inside its area, as `Chart::layout` does for axes with labels
+/// aligned left (the default) and no titles: the last row for the x labels and the one above for
+/// the x axis, the columns on the left for the y labels (with the first x label, which ends under
+/// the y axis, at most a third of the width) and one for the y axis; each only where there are
+/// labels and room.
+struct Layout {
+    /// The row of the x labels.
+    label_x: Option<u16>,
+    /// The first column of the y labels.
+    label_y: Option<u16>,
+    /// The row of the x axis.
+    axis_x: Option<u16>,
+    /// The column of the y axis.
+    axis_y: Option<u16>,
+    graph: Rect,
+}
+
+impl Layout {
+    fn new(area: Rect, x_labels: &[Line<'_>], y_labels: &[Line<'_>]) -> Option<Self> {
+        if area.height == 0 || area.width == 0 {
+            return None;
+        }
+        let mut x = area.left();
+        let mut y = area.bottom() - 1;
+        let has_x_labels = !x_labels.is_empty();
+        let has_y_labels = !y_labels.is_empty();
+        let mut label_x = None;
+        if has_x_labels && y > area.top() {
+            label_x = Some(y);
+            y -= 1;
+        }
+        let label_y = has_y_labels.then_some(x);
+        let widest_y_label = y_labels.iter().map(Line::width).max().unwrap_or_default() as u16;
+        // The first x label ends under the y axis, not left of it.
+        let first_x_label = x_labels
+            .first()
+            .map(|l| (l.width() as u16).saturating_sub(u16::from(has_y_labels)))
+            .unwrap_or_default();
+        x += widest_y_label.max(first_x_label).min(area.width / 3);
+        let mut axis_x = None;
+        if has_x_labels && y > area.top() {
+            axis_x = Some(y);
+            y -= 1;
+        }
+        let mut axis_y = None;
+        if has_y_labels && x + 1 < area.right() {
+            axis_y = Some(x);
+            x += 1;
+        }
+        let width = area.right().saturating_sub(x);
+        let height = y.saturating_sub(area.top()).saturating_add(1);
+        Some(Self {
+            label_x,
+            label_y,
+            axis_x,
+            axis_y,
+            graph: Rect::new(x, area.top(), width, height),
+        })
+    }
+}
+
+/// The x labels, as `Chart::render_x_labels` draws them (none unless there are two or more):
+/// the first right-aligned in the columns left of the graph, the last right-aligned in the last
+/// of as many equal parts of the graph's width as there are labels, those between centred in
+/// the parts between, a column from the left of each.
+fn x_labels(buf: &mut Buffer, labels: &[Line<'_>], row: u16, chart: Rect, graph: Rect) {
+    let count = labels.len() as u16;
+    let (Some(first), Some(last)) = (labels.first(), labels.last()) else {
+        return;
+    };
+    if count < 2 {
+        return;
+    }
+    let between_ticks = graph.width / count;
+    let first_area = Rect::new(chart.left(), row, graph.left() - chart.left(), 1);
+    fastline::render_aligned(first, first_area, buf, Alignment::Right);
+    for (i, label) in labels[1..labels.len() - 1].iter().enumerate() {
+        let x = graph.left() + (i + 1) as u16 * between_ticks + 1;
+        let label_area = Rect::new(x, row, between_ticks.saturating_sub(1), 1);
+        fastline::render_aligned(label, label_area, buf, Alignment::Center);
+    }
+    let last_area = Rect::new(graph.right() - between_ticks, row, between_ticks, 1);
+    fastline::render_aligned(last, last_area, buf, Alignment::Right);
+}
+
+/// The y labels, as `Chart::render_y_labels` draws them (none unless there are two or more):
+/// left-aligned from the chart's left edge to the column before the y axis, the first on the
+/// graph's last row, the last on its first, those between spread evenly between.
+fn y_labels(buf: &mut Buffer, labels: &[Line<'_>], col: u16, chart: Rect, graph: Rect) {
+    let count = labels.len() as u16;
+    if count < 2 {
+        return;
+    }
+    let width = (graph.left() - chart.left()).saturating_sub(1);
+    for (i, label) in labels.iter().enumerate() {
+        let dy = i as u16 * (graph.height - 1) / (count - 1);
+        if dy < graph.bottom() {
+            let row = graph.bottom().saturating_sub(1) - dy;
+            fastline::render_aligned(label, Rect::new(col, row, width, 1), buf, Alignment::Left);
+        }
+    }
+}
+
+/// The lines, each a layer over the ones before it: the cells it crosses take its dots and its
+/// colour, as the canvas's braille layers do.
+fn paint(graph: Rect, buf: &mut Buffer, series: &[Series<'_>], x: [f64; 2], y: [f64; 2]) {
+    if graph.is_empty() || series.is_empty() {
+        return;
+    }
+    let mut dots = Dots::new(graph.width, graph.height, x, y);
     for s in series {
         dots.clear();
         for &(px, py) in s.points {
@@ -82,38 +251,6 @@ pub fn line_chart(
             }
         }
     }
-}
-
-/// Where `Chart` puts the graph inside `area`, for axes with these labels (aligned left, the
-/// default): the last row for the x labels and the one above for the x axis, the columns on the
-/// left for the y labels (at most a third of the width) and one for the y axis.
-fn graph_area(area: Rect, x_labels: &[Line<'_>], y_labels: &[Line<'_>]) -> Option<Rect> {
-    if area.height == 0 || area.width == 0 {
-        return None;
-    }
-    let mut x = area.left();
-    let mut y = area.bottom() - 1;
-    let has_x_labels = !x_labels.is_empty();
-    let has_y_labels = !y_labels.is_empty();
-    if has_x_labels && y > area.top() {
-        y -= 1;
-    }
-    let widest_y_label = y_labels.iter().map(Line::width).max().unwrap_or_default() as u16;
-    // The first x label ends under the y axis, not left of it.
-    let first_x_label = x_labels
-        .first()
-        .map(|l| (l.width() as u16).saturating_sub(u16::from(has_y_labels)))
-        .unwrap_or_default();
-    x += widest_y_label.max(first_x_label).min(area.width / 3);
-    if has_x_labels && y > area.top() {
-        y -= 1;
-    }
-    if has_y_labels && x + 1 < area.right() {
-        x += 1;
-    }
-    let width = area.right().saturating_sub(x);
-    let height = y.saturating_sub(area.top()).saturating_add(1);
-    Some(Rect::new(x, area.top(), width, height))
 }
 
 /// A braille grid: two dots across and four down per cell, a bit for each, as the canvas keeps
@@ -253,28 +390,35 @@ impl Dots {
 #[cfg(test)]
 mod tests {
     use proptest::collection::vec;
+    use proptest::option;
     use proptest::prelude::*;
+    use proptest::sample::select;
     use ratatui::style::{Color, Modifier, Style};
     use ratatui::symbols::Marker;
     use ratatui::text::Span;
-    use ratatui::widgets::{Dataset, GraphType};
+    use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Widget};
 
     use super::*;
 
-    /// Both ways of drawing, over a buffer that already has content and styles.
-    fn both(
+    fn axis<'a>(a: &ChartAxis<'a>) -> Axis<'a> {
+        Axis::default()
+            .bounds(a.bounds)
+            .labels(a.labels.clone())
+            .style(a.style)
+    }
+
+    /// What `Chart` draws over `base`: on `base` itself where the area lies inside it, else on
+    /// a buffer that holds both (`base`'s cells where they meet, empty ones elsewhere), of which
+    /// `base`'s part is kept.
+    fn chart(
         area: Rect,
-        full: Rect,
+        base: &Buffer,
         series: &[(Vec<(f64, f64)>, Style)],
         x: &ChartAxis<'_>,
         y: &ChartAxis<'_>,
-    ) -> (Buffer, Buffer) {
-        let mut base = Buffer::empty(full);
-        for row in full.top()..full.bottom() {
-            let text: String = "abcdefghijklmnopqrstuvwxyz".repeat(8);
-            base.set_string(full.x, row, text, Style::default().bg(Color::Blue));
-        }
-        let mut slow = base.clone();
+    ) -> Buffer {
+        let mut whole = Buffer::empty(base.area.union(area));
+        copy(base, &mut whole, base.area);
         let datasets = series
             .iter()
             .map(|(points, style)| {
@@ -286,10 +430,24 @@ mod tests {
             })
             .collect();
         Chart::new(datasets)
-            .x_axis(x.axis())
-            .y_axis(y.axis())
-            .render(area, &mut slow);
-        let mut fast = base;
+            .x_axis(axis(x))
+            .y_axis(axis(y))
+            .render(area, &mut whole);
+        let mut seen = base.clone();
+        copy(&whole, &mut seen, base.area);
+        seen
+    }
+
+    /// Both ways of drawing over `base`: `Chart`'s, then `line_chart`'s.
+    fn both(
+        area: Rect,
+        base: &Buffer,
+        series: &[(Vec<(f64, f64)>, Style)],
+        x: &ChartAxis<'_>,
+        y: &ChartAxis<'_>,
+    ) -> (Buffer, Buffer) {
+        let slow = chart(area, base, series, x, y);
+        let mut fast = base.clone();
         let series: Vec<Series<'_>> = series
             .iter()
             .map(|(points, style)| Series {
@@ -299,6 +457,26 @@ mod tests {
             .collect();
         line_chart(area, &mut fast, &series, x, y);
         (slow, fast)
+    }
+
+    /// A buffer that already has content and styles: letters on blue, some of them magenta and
+    /// italic.
+    fn lettered(full: Rect) -> Buffer {
+        let mut base = Buffer::empty(full);
+        for row in full.top()..full.bottom() {
+            let text: String = "abcdefghijklmnopqrstuvwxyz".repeat(8);
+            base.set_string(full.x, row, text, Style::default().bg(Color::Blue));
+        }
+        for (i, cell) in base.content.iter_mut().enumerate() {
+            if i % 3 == 0 {
+                cell.set_style(
+                    Style::default()
+                        .fg(Color::Magenta)
+                        .add_modifier(Modifier::ITALIC),
+                );
+            }
+        }
+        base
     }
 
     fn axes(span: f64, top: f64) -> (ChartAxis<'static>, ChartAxis<'static>) {
@@ -347,7 +525,7 @@ mod tests {
             (vec![(-100.0, 20.0)], Style::default().fg(Color::Yellow)),
             (Vec::new(), Style::default().fg(Color::Yellow)),
         ];
-        let full = Rect::new(0, 0, 160, 30);
+        let base = lettered(Rect::new(0, 0, 160, 30));
         let (x, y) = axes(300.0, 700.0);
         for area in [
             Rect::new(1, 1, 158, 20),
@@ -357,9 +535,16 @@ mod tests {
             Rect::new(0, 0, 1, 1),
             Rect::new(0, 0, 3, 2),
             Rect::new(0, 0, 0, 5),
+            // At the buffer's right and bottom edges, and past them.
+            Rect::new(100, 20, 60, 10),
+            Rect::new(159, 29, 1, 1),
+            Rect::new(120, 25, 60, 10),
+            Rect::new(150, 0, 20, 30),
+            Rect::new(0, 28, 30, 3),
+            Rect::new(170, 40, 10, 5),
         ] {
             for n in 0..=series.len() {
-                let (slow, fast) = both(area, full, &series[..n], &x, &y);
+                let (slow, fast) = both(area, &base, &series[..n], &x, &y);
                 assert_eq!(slow, fast, "{n} series in {area:?}");
             }
         }
@@ -375,13 +560,56 @@ mod tests {
             style: Style::default(),
         };
         let full = Rect::new(0, 0, 40, 12);
+        let base = lettered(full);
         for (xl, yl) in [(0, 0), (1, 0), (0, 3), (3, 1), (2, 2)] {
             let labels = |n: usize| (0..n).map(|i| Line::from("x".repeat(i * 3 + 1))).collect();
             let x = plain([0.0, 49.0], labels(xl));
             let y = plain([0.0, 8.0], labels(yl));
             for area in [full, Rect::new(3, 2, 20, 6), Rect::new(0, 0, 4, 3)] {
-                let (slow, fast) = both(area, full, &series, &x, &y);
+                let (slow, fast) = both(area, &base, &series, &x, &y);
                 assert_eq!(slow, fast, "{xl} x labels, {yl} y labels in {area:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn labels_of_any_number_width_and_style_are_placed_as_the_chart_widget_places_them() {
+        let points: Vec<(f64, f64)> = (0..20).map(|i| (f64::from(i), f64::from(i % 5))).collect();
+        let series = [(points, Style::default().fg(Color::Green))];
+        let labels = [
+            Line::from(Span::styled("-10m", Style::default().fg(Color::DarkGray))),
+            Line::from("世界").style(Style::default().bg(Color::Red)),
+            Line::from(vec![
+                Span::raw("mid"),
+                Span::styled("dle", Style::default().fg(Color::Red)),
+            ])
+            .right_aligned(),
+            Line::from(""),
+            Line::from("a label wider than its room"),
+            Line::from("e\u{301}"),
+        ];
+        let base = lettered(Rect::new(0, 0, 50, 14));
+        for n in 0..=labels.len() {
+            for m in [0, 2, 3, 5] {
+                let x = ChartAxis {
+                    bounds: [0.0, 19.0],
+                    labels: labels[..n].to_vec(),
+                    style: Style::default().fg(Color::Gray).add_modifier(Modifier::DIM),
+                };
+                let y = ChartAxis {
+                    bounds: [0.0, 4.0],
+                    labels: labels.iter().rev().take(m).cloned().collect(),
+                    style: Style::default().bg(Color::Yellow),
+                };
+                for area in [
+                    Rect::new(0, 0, 50, 14),
+                    Rect::new(2, 1, 33, 9),
+                    Rect::new(1, 1, 7, 4),
+                    Rect::new(40, 10, 20, 8),
+                ] {
+                    let (slow, fast) = both(area, &base, &series, &x, &y);
+                    assert_eq!(slow, fast, "{n} x labels, {m} y labels in {area:?}");
+                }
             }
         }
     }
@@ -398,35 +626,119 @@ mod tests {
         ]
     }
 
+    fn color() -> impl Strategy<Value = Color> {
+        select(vec![
+            Color::Reset,
+            Color::Red,
+            Color::Blue,
+            Color::DarkGray,
+            Color::Indexed(42),
+            Color::Rgb(1, 2, 3),
+        ])
+    }
+
+    /// The default style often, else any colours and modifiers added and taken away.
+    fn style() -> impl Strategy<Value = Style> {
+        prop_oneof![
+            1 => Just(Style::default()),
+            2 => (option::of(color()), option::of(color()), any::<u16>(), any::<u16>()).prop_map(
+                |(fg, bg, add, sub)| {
+                    Style {
+                        fg,
+                        bg,
+                        add_modifier: Modifier::from_bits_truncate(add),
+                        sub_modifier: Modifier::from_bits_truncate(sub),
+                        ..Style::default()
+                    }
+                }
+            ),
+        ]
+    }
+
+    /// A label of a few spans: empty, narrow, long, wide characters, a combining mark, a
+    /// zero-width space; its own style and alignment (which `Chart` overrides).
+    fn label() -> impl Strategy<Value = Line<'static>> {
+        let text = prop_oneof![
+            4 => select(vec!["", "0", "0%", "100%", "-10m", "now", "700W", " ", "a long label", "⣿→"]),
+            1 => select(vec!["世界", "🙂x", "e\u{301}", "\u{200b}"]),
+        ];
+        let alignment = option::of(select(vec![
+            Alignment::Left,
+            Alignment::Center,
+            Alignment::Right,
+        ]));
+        (vec((text, style()), 0..3), style(), alignment).prop_map(|(spans, style, alignment)| {
+            let spans: Vec<Span<'static>> = spans
+                .into_iter()
+                .map(|(text, style)| Span::styled(text, style))
+                .collect();
+            let mut line = Line::from(spans).style(style);
+            line.alignment = alignment;
+            line
+        })
+    }
+
+    fn length(max: u16) -> impl Strategy<Value = u16> {
+        prop_oneof![0..=max.min(2), 0..=max]
+    }
+
+    /// A buffer anywhere near the origin and an area inside it, or anywhere near it (at and
+    /// past its edges, or off it).
+    fn buffer_and_area() -> impl Strategy<Value = (Rect, Rect)> {
+        (0u16..4, 0u16..4, 0u16..50, 0u16..24).prop_flat_map(|(bx, by, bw, bh)| {
+            let full = Rect::new(bx, by, bw, bh);
+            let inside = (bx..=bx + bw, by..=by + bh).prop_flat_map(move |(x, y)| {
+                (Just(x), Just(y), length(bx + bw - x), length(by + bh - y))
+            });
+            let near = (0u16..60, 0u16..30, length(60), length(30));
+            (
+                Just(full),
+                prop_oneof![3 => inside.boxed(), 2 => near.boxed()],
+            )
+                .prop_map(|(full, (x, y, w, h))| (full, Rect::new(x, y, w, h)))
+        })
+    }
+
+    /// A buffer already filled with characters (one of them wide) in any styles.
+    fn filled(area: Rect, fill: &[(&str, Style)]) -> Buffer {
+        let mut buf = Buffer::empty(area);
+        for (i, cell) in buf.content.iter_mut().enumerate() {
+            let (symbol, style) = fill[(i * 7 + i / 5) % fill.len()];
+            cell.set_symbol(symbol).set_style(style);
+        }
+        buf
+    }
+
     proptest! {
         #![proptest_config(crate::fuzz::config())]
 
-        /// Any points, inside the bounds or not, any bounds, any area of the buffer.
+        /// Any points, inside the bounds or not, any bounds, labels and styles, any area in,
+        /// at the edge of or outside a buffer that already holds anything.
         #[test]
-        fn any_points_are_drawn_as_the_chart_widget_draws_them(
-            (x, y, width, height) in (0u16..10, 0u16..6, 0u16..50, 0u16..20),
+        fn any_chart_is_drawn_as_the_chart_widget_draws_it(
+            (full, area) in buffer_and_area(),
+            fill in vec((select(vec!["a", "b", " ", "─", "世"]), style()), 1..6),
             (left, right, bottom, top) in (-100.0f64..0.0, -10.0f64..50.0, -10.0f64..50.0, 0.0f64..150.0),
-            lines in vec(vec((coordinate(), coordinate()), 0..40), 0..3),
+            lines in vec((vec((coordinate(), coordinate()), 0..40), color()), 0..3),
+            (x_labels, x_style) in (vec(label(), 0..5), style()),
+            (y_labels, y_style) in (vec(label(), 0..5), style()),
         ) {
-            let full = Rect::new(0, 0, 60, 26);
-            let area = Rect::new(x, y, width, height);
+            let base = filled(full, &fill);
             let x_axis = ChartAxis {
                 bounds: [left, right],
-                labels: vec![Line::from("-5m"), Line::from("now")],
-                style: Style::default().fg(Color::Gray),
+                labels: x_labels,
+                style: x_style,
             };
             let y_axis = ChartAxis {
                 bounds: [bottom, top],
-                labels: vec![Line::from("0%"), Line::from("100%")],
-                style: Style::default(),
+                labels: y_labels,
+                style: y_style,
             };
-            let colors = [Color::Green, Color::Blue, Color::Reset];
             let series: Vec<_> = lines
                 .into_iter()
-                .zip(colors)
                 .map(|(points, c)| (points, Style::default().fg(c)))
                 .collect();
-            let (slow, fast) = both(area, full, &series, &x_axis, &y_axis);
+            let (slow, fast) = both(area, &base, &series, &x_axis, &y_axis);
             prop_assert_eq!(slow, fast);
         }
     }

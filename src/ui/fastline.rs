@@ -1,7 +1,9 @@
 //! Drawing what the GPUs tab redraws every second as ratatui's widgets draw it, cell for cell,
-//! for less: a line of text without grapheme segmentation where no character needs it (the GPU
-//! rows are nearly all ASCII, bars and sparklines, each character one cell; anything else is
-//! handed to `Line` itself), and a bordered box without restyling every cell inside it.
+//! for less: a line of text (aligned as it says, or as the caller says, for the charts' labels)
+//! without grapheme segmentation where no character needs it (the GPU rows are nearly all ASCII,
+//! bars and sparklines, each character one cell; anything else is handed to `Line` itself) nor
+//! restyling its row when its style is the default one, and a bordered box without restyling
+//! every cell inside it.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
@@ -13,14 +15,40 @@ use unicode_width::UnicodeWidthChar;
 
 /// Draws `line` in the first row of `area`, cell for cell as `line.render(area, buf)` would.
 pub fn render(line: &Line<'_>, area: Rect, buf: &mut Buffer) {
-    let simple = matches!(line.alignment, None | Some(Alignment::Left))
-        && line.spans.iter().all(|s| s.content.chars().all(one_cell));
-    if !simple {
+    if !simple(line) {
         line.render(area, buf);
         return;
     }
+    render_simple(line, area, buf, line.alignment.unwrap_or_default());
+}
+
+/// Draws `line` in the first row of `area` aligned as `alignment` says, whatever its own
+/// alignment, cell for cell as `line.clone().alignment(alignment).render(area, buf)` would (as
+/// `Chart` draws its axis labels).
+pub fn render_aligned(line: &Line<'_>, area: Rect, buf: &mut Buffer, alignment: Alignment) {
+    if !simple(line) {
+        line.clone().alignment(alignment).render(area, buf);
+        return;
+    }
+    render_simple(line, area, buf, alignment);
+}
+
+/// Whether every character of the line takes a cell of its own (see `one_cell`), so that its
+/// width is its number of characters and each is drawn with one `set_char`.
+fn simple(line: &Line<'_>) -> bool {
+    line.spans.iter().all(|s| s.content.chars().all(one_cell))
+}
+
+/// `Line::render` for a line of one-cell characters: the line's style over the whole row of the
+/// area, then the characters, indented by the alignment where the line fits and cut on the left
+/// by it where it does not (the right is cut by the area).
+fn render_simple(line: &Line<'_>, area: Rect, buf: &mut Buffer, alignment: Alignment) {
     let area = area.intersection(buf.area);
-    if area.is_empty() || line.spans.iter().all(|s| s.content.is_empty()) {
+    if area.is_empty() {
+        return;
+    }
+    let width: usize = line.spans.iter().map(|s| s.content.chars().count()).sum();
+    if width == 0 {
         return;
     }
     let area = Rect { height: 1, ..area };
@@ -28,9 +56,22 @@ pub fn render(line: &Line<'_>, area: Rect, buf: &mut Buffer) {
     if line.style != Style::default() {
         buf.set_style(area, line.style);
     }
-    let mut x = area.x;
+    let room = usize::from(area.width);
+    let (indent, mut skip) = match alignment {
+        Alignment::Left => (0, 0),
+        Alignment::Center if width <= room => ((room - width) / 2, 0),
+        Alignment::Center => (0, (width - room) / 2),
+        Alignment::Right if width <= room => (room - width, 0),
+        Alignment::Right => (0, width - room),
+    };
+    // The indent is less than the area's width, a u16.
+    let mut x = area.x + indent as u16;
     for span in &line.spans {
         for c in span.content.chars() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
             if x >= area.right() {
                 return;
             }
@@ -101,10 +142,9 @@ mod tests {
     use ratatui::style::{Color, Modifier, Style};
     use ratatui::text::Span;
 
-    /// Both ways of drawing, on a buffer that already has content and styles.
-    fn both(line: &Line<'_>, area: Rect) -> (Buffer, Buffer) {
-        let full = Rect::new(0, 0, 12, 2);
-        let mut base = Buffer::empty(full);
+    /// A buffer that already has content and styles.
+    fn base() -> Buffer {
+        let mut base = Buffer::empty(Rect::new(0, 0, 12, 2));
         base.set_string(0, 0, "abcdefghijkl", Style::default().bg(Color::Blue));
         base.set_string(
             0,
@@ -112,16 +152,11 @@ mod tests {
             "mnopqrstuvwx",
             Style::default().add_modifier(Modifier::BOLD),
         );
-        let mut slow = base.clone();
-        line.render(area, &mut slow);
-        let mut fast = base;
-        render(line, area, &mut fast);
-        (slow, fast)
+        base
     }
 
-    #[test]
-    fn draws_what_the_line_widget_draws() {
-        let lines = [
+    fn lines() -> Vec<Line<'static>> {
+        vec![
             Line::from(vec![
                 Span::styled("▶ 3  ", Style::default().fg(Color::Yellow)),
                 Span::styled("███▍", Style::default().fg(Color::Green)),
@@ -141,18 +176,48 @@ mod tests {
             ])
             .style(Style::default().fg(Color::White).bg(Color::Black)),
             Line::from("right").alignment(Alignment::Right),
+            Line::from(vec![Span::raw("cen"), Span::raw("tred")]).alignment(Alignment::Center),
             Line::from("wide 世界 and e\u{301}"),
             Line::from(""),
-        ];
-        for line in &lines {
-            for area in [
-                Rect::new(0, 0, 12, 1),
-                Rect::new(3, 1, 5, 1),
-                Rect::new(10, 0, 8, 2),
-                Rect::new(0, 0, 0, 1),
-            ] {
-                let (slow, fast) = both(line, area);
+            Line::from(vec![Span::raw(""), Span::raw("")]).style(Style::default().bg(Color::Red)),
+        ]
+    }
+
+    const AREAS: [Rect; 8] = [
+        Rect::new(0, 0, 12, 1),
+        Rect::new(3, 1, 5, 1),
+        Rect::new(3, 1, 4, 1),
+        Rect::new(10, 0, 8, 2),
+        Rect::new(0, 0, 0, 1),
+        Rect::new(5, 0, 1, 1),
+        Rect::new(5, 1, 2, 1),
+        Rect::new(12, 0, 3, 1),
+    ];
+
+    #[test]
+    fn draws_what_the_line_widget_draws() {
+        for line in &lines() {
+            for area in AREAS {
+                let mut slow = base();
+                line.render(area, &mut slow);
+                let mut fast = base();
+                render(line, area, &mut fast);
                 assert_eq!(slow, fast, "{line:?} in {area:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn draws_what_the_line_widget_draws_aligned_as_told() {
+        for line in &lines() {
+            for area in AREAS {
+                for alignment in [Alignment::Left, Alignment::Center, Alignment::Right] {
+                    let mut slow = base();
+                    line.clone().alignment(alignment).render(area, &mut slow);
+                    let mut fast = base();
+                    render_aligned(line, area, &mut fast, alignment);
+                    assert_eq!(slow, fast, "{line:?} {alignment:?} in {area:?}");
+                }
             }
         }
     }
