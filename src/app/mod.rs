@@ -1,6 +1,7 @@
 //! The TUI: the event loop that feeds keys, mouse, GPU updates and signals into the state and draws it.
 
 pub mod action;
+pub mod ansi;
 mod bindings;
 pub mod compat;
 mod compat_actions;
