@@ -257,7 +257,7 @@ mod tests {
     use ratatui::layout::Rect;
 
     use super::*;
-    use crate::app::screen::diff;
+    use crate::app::screen::{diff, Output};
 
     /// What `CrosstermBackend::draw` writes for the updates.
     fn crossterms(updates: &[(u16, u16, Cell)]) -> Vec<u8> {
@@ -268,11 +268,16 @@ mod tests {
         bytes
     }
 
-    /// The encoder's bytes for them.
+    /// What the screen's output writes for them on the same backend: the encoder's bytes.
     fn ours(updates: &[(u16, u16, Cell)]) -> Vec<u8> {
-        Encoder::new()
-            .encode(updates.iter().map(|(x, y, c)| (*x, *y, c)))
-            .to_vec()
+        let mut bytes = Vec::new();
+        CrosstermBackend::new(&mut bytes)
+            .draw_updates(
+                updates.iter().map(|(x, y, c)| (*x, *y, c)),
+                &mut Encoder::new(),
+            )
+            .expect("a Vec takes every write");
+        bytes
     }
 
     /// Both, shown as text when they differ.

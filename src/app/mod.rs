@@ -161,7 +161,6 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{EventStream, KeyEventKind, MouseButton, MouseEventKind};
 use futures::StreamExt;
-use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
@@ -177,7 +176,7 @@ use action::{Action, Command};
 use effects::{unix_now, Effects};
 use event::{Event, ExitSignal, Handled, Redraw};
 use keymap::Binding;
-use screen::Screen;
+use screen::{Output, Screen};
 use state::AppState;
 
 /// The app: state plus what it needs to act on it.
@@ -294,7 +293,7 @@ impl App {
         }
     }
 
-    pub fn draw<B: Backend>(&mut self, screen: &mut Screen<B>) -> Result<(), B::Error> {
+    pub fn draw<B: Output>(&mut self, screen: &mut Screen<B>) -> Result<(), B::Error> {
         let state = &mut self.state;
         let keymap = &self.keymap;
         let theme = *state.themes.current().unwrap_or(&self.theme);
@@ -388,7 +387,7 @@ impl Pacer {
     }
 }
 
-fn draw_frame<B: Backend>(
+fn draw_frame<B: Output>(
     app: &mut App,
     terminal: &mut Screen<B>,
     pacer: &mut Pacer,
