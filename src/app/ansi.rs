@@ -109,8 +109,13 @@ fn encode_into<'a>(
             push_color_command(out, Layer::Under, cell.underline_color, colors);
             underline = cell.underline_color;
         }
-        // `Print`: the symbol as it is.
-        out.extend_from_slice(cell.symbol().as_bytes());
+        // `Print`: the symbol as it is; most are one byte (digits, letters) or three (box
+        // drawing, bars, braille), copied without a call to `memcpy`.
+        match cell.symbol().as_bytes() {
+            &[b] => out.push(b),
+            &[b0, b1, b2] => out.extend_from_slice(&[b0, b1, b2]),
+            bytes => out.extend_from_slice(bytes),
+        }
     }
     // The resets `draw` ends with, whatever the frame left in force.
     push_color_command(out, Layer::Fore, Color::Reset, colors);
@@ -179,9 +184,16 @@ fn push_color(out: &mut Vec<u8>, layer: Layer, color: Color, colors: bool) {
     push_number(out, u32::from(index));
 }
 
-/// A number in decimal, as `Display` writes it.
+/// A number in decimal, as `Display` writes it. Those of the screen (rows, columns, colour
+/// components) are below 1000: their digits go in as one short array each.
 fn push_number(out: &mut Vec<u8>, n: u32) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    let digit = |d: u32| b'0' + (d % 10) as u8;
+    match n {
+        0..=9 => out.push(digit(n)),
+        10..=99 => out.extend_from_slice(&[digit(n / 10), digit(n)]),
+        100..=999 => out.extend_from_slice(&[digit(n / 100), digit(n / 10), digit(n)]),
+        _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+    }
 }
 
 /// ratatui-crossterm's `ModifierDiff::queue`, attribute for attribute and in its order: what
