@@ -33,7 +33,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gpudeck::app::ansi::Encoder;
 use gpudeck::app::keymap::{bindings, Binding};
+use gpudeck::app::screen::Output;
 use gpudeck::app::state::AppState;
 use gpudeck::config::Config;
 use gpudeck::gpu::collector::GpuUpdate;
@@ -42,7 +44,8 @@ use gpudeck::gpu::sim::SimSource;
 use gpudeck::gpu::GpuSource;
 use gpudeck::host::ProcessTable;
 use gpudeck_sim_model::SimSpec;
-use ratatui::buffer::Buffer;
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 
 #[path = "common/procfs.rs"]
@@ -186,6 +189,62 @@ fn diff_times(state: &mut AppState, theme: &gpudeck::config::Theme, keymap: &[Bi
     println!(
         "diff one frame 160x50 ({cells} cells changed): ratatui's Buffer::diff {theirs:.1} µs, gpudeck's {ours:.1} µs (mean of {n})"
     );
+    write_times(&before, &after);
+}
+
+/// What writing those updates costs, to `io::sink()`: ratatui's `CrosstermBackend::draw`
+/// (crossterm's commands through `core::fmt`) against the dashboard's `Output`, which writes the
+/// bytes of `app::ansi::Encoder`, the same bytes. The updates are found once, beforehand.
+fn write_times(before: &Buffer, after: &Buffer) {
+    let updates: Vec<_> = gpudeck::app::screen::diff(before, after).collect();
+    let mut theirs = Vec::new();
+    let mut ours = Vec::new();
+    write_crossterm(&updates, &mut CrosstermBackend::new(&mut theirs));
+    write_encoder(
+        &updates,
+        &mut CrosstermBackend::new(&mut ours),
+        &mut Encoder::new(),
+    );
+    assert_eq!(ours, theirs, "the encoder writes crossterm's bytes");
+    let n = 2000;
+    let mut sink = CrosstermBackend::new(std::io::sink());
+    let start = Instant::now();
+    for _ in 0..n {
+        write_crossterm(std::hint::black_box(&updates), &mut sink);
+    }
+    let crossterm = start.elapsed().as_secs_f64() / f64::from(n) * 1e6;
+    let mut encoder = Encoder::new();
+    let start = Instant::now();
+    for _ in 0..n {
+        write_encoder(std::hint::black_box(&updates), &mut sink, &mut encoder);
+    }
+    let encoded = start.elapsed().as_secs_f64() / f64::from(n) * 1e6;
+    println!(
+        "write one frame's updates 160x50 ({} cells, {} bytes): CrosstermBackend::draw {crossterm:.1} µs, gpudeck's encoder {encoded:.1} µs (mean of {n})",
+        updates.len(),
+        theirs.len()
+    );
+}
+
+/// One frame's updates through `CrosstermBackend::draw` (apart, for callgrind's
+/// `--toggle-collect=*write_crossterm*`).
+#[inline(never)]
+fn write_crossterm<W: std::io::Write>(
+    updates: &[(u16, u16, &Cell)],
+    out: &mut CrosstermBackend<W>,
+) {
+    out.draw(updates.iter().copied()).expect("written");
+}
+
+/// The same through the dashboard's `Output` (`--toggle-collect=*write_encoder*`).
+#[inline(never)]
+fn write_encoder<W: std::io::Write>(
+    updates: &[(u16, u16, &Cell)],
+    out: &mut CrosstermBackend<W>,
+    encoder: &mut Encoder,
+) {
+    out.draw_updates(updates.iter().copied(), encoder)
+        .expect("written");
 }
 
 /// What one live run measured.

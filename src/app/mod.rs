@@ -1,6 +1,7 @@
 //! The TUI: the event loop that feeds keys, mouse, GPU updates and signals into the state and draws it.
 
 pub mod action;
+pub mod ansi;
 mod bindings;
 pub mod compat;
 mod compat_actions;
@@ -160,7 +161,6 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{EventStream, KeyEventKind, MouseButton, MouseEventKind};
 use futures::StreamExt;
-use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
@@ -176,7 +176,7 @@ use action::{Action, Command};
 use effects::{unix_now, Effects};
 use event::{Event, ExitSignal, Handled, Redraw};
 use keymap::Binding;
-use screen::Screen;
+use screen::{Output, Screen};
 use state::AppState;
 
 /// The app: state plus what it needs to act on it.
@@ -293,7 +293,7 @@ impl App {
         }
     }
 
-    pub fn draw<B: Backend>(&mut self, screen: &mut Screen<B>) -> Result<(), B::Error> {
+    pub fn draw<B: Output>(&mut self, screen: &mut Screen<B>) -> Result<(), B::Error> {
         let state = &mut self.state;
         let keymap = &self.keymap;
         let theme = *state.themes.current().unwrap_or(&self.theme);
@@ -387,7 +387,7 @@ impl Pacer {
     }
 }
 
-fn draw_frame<B: Backend>(
+fn draw_frame<B: Output>(
     app: &mut App,
     terminal: &mut Screen<B>,
     pacer: &mut Pacer,

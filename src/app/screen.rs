@@ -7,16 +7,59 @@
 //! largest cost of a frame. [`diff`] yields the same updates, in the same order, and looks up a
 //! width only where ratatui's rules need one, with a short cut for the one-cell characters the
 //! screens are made of. [`Screen`] is the rest of `Terminal`'s full-screen drawing around it:
-//! resizing with a clear and a full redraw, a hidden cursor, one flush per frame.
+//! resizing with a clear and a full redraw, a hidden cursor, one flush per frame. The updates
+//! reach the backend through [`Output`]: a crossterm terminal gets them as the bytes of
+//! [`ansi::Encoder`](super::ansi::Encoder), the same bytes `CrosstermBackend::draw` would write,
+//! made without `core::fmt`.
 
-use ratatui::backend::{Backend, ClearType};
+use std::io::Write;
+
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, TestBackend};
 use ratatui::buffer::{Buffer, Cell, CellDiffOption, CellWidth};
 use ratatui::layout::{Rect, Size};
 use ratatui::style::{Color, Modifier};
 
+use super::ansi::Encoder;
+
+/// A backend a frame's updates are written to. `draw_updates` writes what `Backend::draw` would
+/// for them; a backend may write them its own, cheaper way. The screen lends it an [`Encoder`],
+/// kept from frame to frame, for a backend that writes bytes.
+pub trait Output: Backend {
+    fn draw_updates<'a>(
+        &mut self,
+        updates: impl Iterator<Item = (u16, u16, &'a Cell)>,
+        encoder: &mut Encoder,
+    ) -> Result<(), Self::Error>;
+}
+
+/// The dashboard's terminal: the encoder's bytes, in one write to the backend's writer (the
+/// dashboard's `BufWriter`, which reaches the terminal when the frame ends, as before).
+impl<W: Write> Output for CrosstermBackend<W> {
+    fn draw_updates<'a>(
+        &mut self,
+        updates: impl Iterator<Item = (u16, u16, &'a Cell)>,
+        encoder: &mut Encoder,
+    ) -> std::io::Result<()> {
+        self.write_all(encoder.encode(updates))
+    }
+}
+
+/// The tests' backend: its own `draw`, which keeps the cells it is given.
+impl Output for TestBackend {
+    fn draw_updates<'a>(
+        &mut self,
+        updates: impl Iterator<Item = (u16, u16, &'a Cell)>,
+        _: &mut Encoder,
+    ) -> Result<(), Self::Error> {
+        self.draw(updates)
+    }
+}
+
 /// A terminal drawn in full screen, frame by frame.
 pub struct Screen<B: Backend> {
     backend: B,
+    /// What the crossterm backend's frames are encoded into, kept between frames.
+    encoder: Encoder,
     /// The frame being drawn; empty between frames.
     next: Buffer,
     /// The frame on screen.
@@ -31,6 +74,7 @@ impl<B: Backend> Screen<B> {
         let area = Rect::from(backend.size()?);
         Ok(Self {
             backend,
+            encoder: Encoder::new(),
             next: Buffer::empty(area),
             shown: Buffer::empty(area),
             area,
@@ -49,14 +93,17 @@ impl<B: Backend> Screen<B> {
     pub fn size(&self) -> Result<Size, B::Error> {
         self.backend.size()
     }
+}
 
+impl<B: Output> Screen<B> {
     /// Draws one frame: `render` fills the whole area, given empty, and only the cells that
     /// changed since the last frame are written; the cursor stays hidden. A terminal whose size
     /// changed is cleared first and drawn in full, as `Terminal::draw` does.
     pub fn draw(&mut self, render: impl FnOnce(Rect, &mut Buffer)) -> Result<(), B::Error> {
         self.fit()?;
         render(self.area, &mut self.next);
-        self.backend.draw(diff(&self.shown, &self.next))?;
+        self.backend
+            .draw_updates(diff(&self.shown, &self.next), &mut self.encoder)?;
         self.backend.hide_cursor()?;
         std::mem::swap(&mut self.next, &mut self.shown);
         self.next.reset();
