@@ -134,7 +134,11 @@ fn with_no_runs_the_tab_says_how_and_the_form_starts_one() {
     s.wait_for("a confirmation", |t| t.contains("Stop "));
     s.keys(&["y"]);
     s.wait_for_secs("the run stopped", 30, |t| t.contains("0 running"));
-    assert_eq!(DirsAt(data).state(&id), "stopped");
+    // The tab can see the run's processes gone a moment before its supervisor has written the
+    // record's last state: wait for that write, then it must say stopped.
+    let at = DirsAt(data);
+    support::runs::wait_until("the record's last state", || at.state(&id) != "running");
+    assert_eq!(at.state(&id), "stopped");
     s.keys(&["q"]);
     assert_eq!(s.wait_exit(), "0");
 }
