@@ -136,7 +136,12 @@ fn run(
     let mut slow = SlowFields::default();
     loop {
         let started = Instant::now();
-        let mut samples = slow.sample(&gpus, source.as_mut(), started);
+        // Served metrics (`read_health`) get every value fresh each tick, as scrapes expect.
+        let mut samples = if read_health {
+            slow.full(&gpus, source.as_mut(), started)
+        } else {
+            slow.sample(&gpus, source.as_mut(), started)
+        };
         if read_health {
             for (gpu, sample) in gpus.iter().zip(samples.iter_mut()) {
                 sample.health = source.health(gpu);
@@ -192,6 +197,19 @@ struct SlowFields {
 }
 
 impl SlowFields {
+    /// Every GPU's full sample at `now`, kept for the quick ones after it.
+    fn full(
+        &mut self,
+        gpus: &[GpuStatic],
+        source: &mut dyn GpuSource,
+        now: Instant,
+    ) -> Vec<GpuSample> {
+        let samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+        self.full.clone_from(&samples);
+        self.read = Some(now);
+        samples
+    }
+
     /// Every GPU's sample at `now`: a full one each `SLOW_EVERY`, else a quick one with the
     /// slow metrics of the last full one.
     fn sample(
@@ -204,10 +222,7 @@ impl SlowFields {
             .read
             .is_none_or(|read| now.saturating_duration_since(read) >= SLOW_EVERY);
         if due {
-            let samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
-            self.full.clone_from(&samples);
-            self.read = Some(now);
-            return samples;
+            return self.full(gpus, source, now);
         }
         gpus.iter()
             .zip(&self.full)
