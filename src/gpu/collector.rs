@@ -137,11 +137,7 @@ fn run(
     loop {
         let started = Instant::now();
         // Served metrics (`read_health`) get every value fresh each tick, as scrapes expect.
-        let mut samples = if read_health {
-            slow.full(&gpus, source.as_mut(), started)
-        } else {
-            slow.sample(&gpus, source.as_mut(), started)
-        };
+        let mut samples = slow.sample(&gpus, source.as_mut(), started, read_health);
         if read_health {
             for (gpu, sample) in gpus.iter().zip(samples.iter_mut()) {
                 sample.health = source.health(gpu);
@@ -197,32 +193,28 @@ struct SlowFields {
 }
 
 impl SlowFields {
-    /// Every GPU's full sample at `now`, kept for the quick ones after it.
-    fn full(
-        &mut self,
-        gpus: &[GpuStatic],
-        source: &mut dyn GpuSource,
-        now: Instant,
-    ) -> Vec<GpuSample> {
-        let samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
-        self.full.clone_from(&samples);
-        self.read = Some(now);
-        samples
-    }
-
-    /// Every GPU's sample at `now`: a full one each `SLOW_EVERY`, else a quick one with the
-    /// slow metrics of the last full one.
+    /// Every GPU's sample at `now`: a full one each `SLOW_EVERY` (or every time, with
+    /// `every_tick`), else a quick one with the slow metrics of the last full one.
     fn sample(
         &mut self,
         gpus: &[GpuStatic],
         source: &mut dyn GpuSource,
         now: Instant,
+        every_tick: bool,
     ) -> Vec<GpuSample> {
+        if every_tick {
+            // Nothing to keep: the first tick after these reads is a full one again.
+            self.read = None;
+            return gpus.iter().map(|g| source.sample(g)).collect();
+        }
         let due = self
             .read
             .is_none_or(|read| now.saturating_duration_since(read) >= SLOW_EVERY);
         if due {
-            return self.full(gpus, source, now);
+            let samples: Vec<GpuSample> = gpus.iter().map(|g| source.sample(g)).collect();
+            self.full.clone_from(&samples);
+            self.read = Some(now);
+            return samples;
         }
         gpus.iter()
             .zip(&self.full)
@@ -627,7 +619,7 @@ mod tests {
         let mut slow = SlowFields::default();
         let t0 = Instant::now();
 
-        let first = slow.sample(&gpus, &mut source, t0);
+        let first = slow.sample(&gpus, &mut source, t0, false);
         assert_eq!(
             (source.full_reads, source.quick_reads),
             (2, 0),
@@ -636,7 +628,7 @@ mod tests {
         assert_eq!(first[1].pcie_gen, Some(2));
 
         let second = Duration::from_secs(1);
-        let quick = slow.sample(&gpus, &mut source, t0 + second);
+        let quick = slow.sample(&gpus, &mut source, t0 + second, false);
         assert_eq!((source.full_reads, source.quick_reads), (2, 2));
         // Fresh values from the quick read, the slow ones (and their errors) from the full one.
         assert_eq!(quick[0].temp_c, Some(1));
@@ -646,18 +638,24 @@ mod tests {
         assert_eq!(quick[1].ecc_corrected, Some(2));
         assert_eq!(quick[1].errors, first[1].errors);
 
-        let just_before = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY - second / 2);
+        let just_before = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY - second / 2, false);
         assert_eq!(source.full_reads, 2, "read again before SLOW_EVERY");
         assert_eq!(just_before[0].pcie_gen, Some(1));
 
-        let again = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY);
+        let again = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY, false);
         assert_eq!(source.full_reads, 4, "not read again after SLOW_EVERY");
         assert_eq!(again[0].pcie_gen, Some(3));
         assert_eq!(again[0].errors[0].message, "read 3 failed");
 
+        // Served metrics: every tick a full read, and the tick after them a full one too.
+        slow.sample(&gpus, &mut source, t0 + SLOW_EVERY + second, true);
+        assert_eq!(source.full_reads, 6, "a full read each tick while served");
+        slow.sample(&gpus, &mut source, t0 + SLOW_EVERY + second * 2, false);
+        assert_eq!(source.full_reads, 8, "a full read after the served ones");
+
         // A GPU lost since the last full read shows as lost, not with its old values.
         source.lost = true;
-        let lost = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY + second);
+        let lost = slow.sample(&gpus, &mut source, t0 + SLOW_EVERY + second * 3, false);
         assert!(lost[0].lost);
         assert_eq!(lost[0].pcie_gen, None);
         assert!(lost[0].errors.is_empty());
