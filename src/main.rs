@@ -193,7 +193,9 @@ fn main() -> ExitCode {
                     slurm: slurm_defaults(&config),
                     scratch: dirs.state.clone(),
                 };
-                return services_cli::restart(&args.run, setup, || gpu_report(sources));
+                return services_cli::restart(&args.run, args.keep_token, setup, || {
+                    gpu_report(sources)
+                });
             }
             runs_cli::rerun(
                 args,

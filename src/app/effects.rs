@@ -248,7 +248,7 @@ impl Effects {
                     container: parts.container,
                     slurm: parts.slurm,
                 };
-                crate::runs::rerun(&run, &ctx)
+                crate::services::launch::restart(&run, &ctx, false)
             });
             let _ = done.blocking_send(started_line(started));
         });

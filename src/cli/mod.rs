@@ -531,6 +531,10 @@ pub struct ExportArgs {
 pub struct RerunArgs {
     /// The run: its id, a unique prefix of it, or a name (the newest run of that name).
     pub run: String,
+    /// A notebook keeps its token (by default it gets a new one, so the old URL, and anyone
+    /// who saw it, no longer gets in).
+    #[arg(long)]
+    pub keep_token: bool,
     #[command(flatten)]
     pub gpu: GpuFlags,
     #[command(flatten)]

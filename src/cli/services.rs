@@ -114,9 +114,14 @@ fn start_service(
     })
 }
 
-/// `gpudeck rerun SERVICE`: the service started again from its spec (same command, GPUs, port
-/// and token), waited for and told as a start is.
-pub fn restart(id: &str, setup: ServiceSetup<'_>, gpus: impl FnOnce() -> GpuReport) -> ExitCode {
+/// `gpudeck rerun SERVICE`: the service started again from its spec (same command, GPUs and
+/// port; a notebook gets a new token unless `keep_token`), waited for and told as a start is.
+pub fn restart(
+    id: &str,
+    keep_token: bool,
+    setup: ServiceSetup<'_>,
+    gpus: impl FnOnce() -> GpuReport,
+) -> ExitCode {
     finish((|| {
         let old = setup.store.find(id)?;
         errln!("gpudeck: starting {} again", old.id());
@@ -124,7 +129,7 @@ pub fn restart(id: &str, setup: ServiceSetup<'_>, gpus: impl FnOnce() -> GpuRepo
             setup.store,
             (setup.gpu_source, setup.container, setup.slurm),
             gpus,
-            |ctx| crate::runs::rerun(&old, ctx),
+            |ctx| crate::services::launch::restart(&old, ctx, keep_token),
         )?;
         let run = started.run;
         outln!("{}", run.id());
@@ -231,6 +236,7 @@ fn log_dir(target: &str, store: &RunStore) -> Result<PathBuf, ServiceError> {
 /// Waits until the service answers, its run ends, or `READY_WAIT` passes.
 fn wait_until_ready(mut run: Run, idle_alert: Option<Duration>) -> (Run, ServiceRow) {
     let deadline = Instant::now() + READY_WAIT;
+    let mut lost_port = None;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
@@ -246,13 +252,20 @@ fn wait_until_ready(mut run: Run, idle_alert: Option<Duration>) -> (Run, Service
         )
         .pop()
         .unwrap_or_else(|| row_of(&run, now_ms()));
+        // Another user's process on the port: the service cannot have it; say so when it ends.
+        if let Err(taken) = crate::services::owner::check(&run) {
+            if taken.is_foreign() {
+                lost_port = Some(taken.to_string());
+            }
+        }
         if row.health == Health::Ended {
             // Read after the record: a supervisor that wrote the end and exited in between
             // made a `running` record look lost. The record read now has the end.
             if let Ok(fresh) = run.reload() {
                 run = fresh;
             }
-            let row = row_of(&run, now_ms());
+            let mut row = row_of(&run, now_ms());
+            row.problem = lost_port;
             return (run, row);
         }
         if row.health == Health::Ready || Instant::now() >= deadline {
@@ -284,6 +297,17 @@ fn tell_started(run: &Run, row: &ServiceRow) {
         say(&format!(
             "gpudeck: {id}: {what} ended before it answered: {why}"
         ));
+        if let Some(taken) = &row.problem {
+            say(&format!(
+                "gpudeck: {id}: it lost its port: {taken}. Start it anew (`gpudeck {}` with the \
+                 same arguments), which picks another free port{}",
+                row.kind.as_str(),
+                match row.kind {
+                    ServiceKind::Notebook => " and a new token",
+                    _ => "",
+                }
+            ));
+        }
         let tail = stderr_tail(run);
         if let Some(tail) = &tail {
             errln!("{tail}");

@@ -3,6 +3,7 @@
 mod cgroup;
 mod error;
 mod fake;
+pub mod listeners;
 mod name;
 mod process;
 mod process_ref;
@@ -22,4 +23,4 @@ pub use procfs::ProcFs;
 pub use programs::{find_program, is_executable};
 pub use signal::KillSignal;
 pub use stat::ProcStat;
-pub use users::my_user_name;
+pub use users::{my_user_name, user_name_of};

@@ -36,6 +36,11 @@ pub fn my_user_name() -> String {
         .unwrap_or_else(|| uid.to_string())
 }
 
+/// The name the password database (or NSS) gives `uid`, if any.
+pub fn user_name_of(uid: u32) -> Option<String> {
+    lookup(uid)
+}
+
 fn lookup(uid: u32) -> Option<String> {
     let mut size = initial_buffer_size();
     loop {

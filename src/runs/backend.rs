@@ -130,7 +130,16 @@ pub fn rerun(run: &Run, ctx: &StartContext<'_>) -> Result<Started, RunError> {
 
 /// A local run started again from its spec, in the work dir it ran in.
 fn rerun_local(run: &Run, ctx: &StartContext<'_>) -> Result<Started, RunError> {
-    let mut spec = run.spec()?;
+    rerun_local_as(run, run.spec()?, ctx)
+}
+
+/// A local run (a service: always local) started again from `spec`, its own spec as the
+/// caller changed it (a service's fresh token), in the work dir it ran in.
+pub fn rerun_local_as(
+    run: &Run,
+    mut spec: RunSpec,
+    ctx: &StartContext<'_>,
+) -> Result<Started, RunError> {
     // A relative work dir was taken from the directory `gpudeck run` ran in; the record has
     // what it resolved to. No work dir meant that directory itself.
     if spec.workdir.as_ref().is_some_and(|w| w.is_relative()) {

@@ -298,3 +298,70 @@ mod tests {
         assert_eq!(wheel_tritonserver(&bin), Some(server));
     }
 }
+
+/// A service started again from its own spec (`gpudeck rerun`, the Services tab's `R`): same
+/// command, GPUs and port, with a fresh notebook token unless `keep_token`. Whoever saw the old
+/// token (a neighbour who took its port while it was down, a pasted URL) cannot use it.
+pub fn restart(
+    run: &crate::runs::Run,
+    ctx: &crate::runs::StartContext<'_>,
+    keep_token: bool,
+) -> Result<crate::runs::Started, crate::runs::RunError> {
+    let mut spec = run.spec()?;
+    if !keep_token {
+        fresh_token(&mut spec).map_err(|why| crate::runs::RunError::SupervisorFailed {
+            id: run.id().to_string(),
+            why,
+        })?;
+    }
+    crate::runs::rerun_local_as(run, spec, ctx)
+}
+
+/// Replaces a notebook spec's token with a new one; other specs are left as they are.
+fn fresh_token(spec: &mut RunSpec) -> Result<(), String> {
+    let notebook = spec
+        .service
+        .as_ref()
+        .is_some_and(|s| s.kind == ServiceKind::Notebook);
+    if notebook && spec.env.contains_key(jupyter::TOKEN_ENV) {
+        let token =
+            jupyter::new_token().map_err(|e| format!("a new token could not be made: {e}"))?;
+        spec.env.extend(jupyter::notebook_env(&token));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod restart_tests {
+    use super::*;
+
+    #[test]
+    fn a_notebooks_spec_gets_a_new_token_and_other_specs_keep_their_env() {
+        let mut spec = RunSpec {
+            service: Some(ServiceSpec {
+                kind: ServiceKind::Notebook,
+                ports: vec![ServicePort {
+                    name: "http".into(),
+                    port: 8888,
+                }],
+                idle_stop_secs: None,
+            }),
+            ..RunSpec::default()
+        };
+        spec.env.insert(jupyter::TOKEN_ENV.into(), "old".into());
+        spec.env.insert("OTHER".into(), "kept".into());
+        fresh_token(&mut spec).unwrap();
+        let token = &spec.env[jupyter::TOKEN_ENV];
+        assert_ne!(token, "old");
+        assert_eq!(token.len(), 48, "24 random bytes in hex: {token}");
+        assert_eq!(spec.env["OTHER"], "kept");
+
+        let mut board = spec.clone();
+        board.service.as_mut().unwrap().kind = ServiceKind::Tensorboard;
+        board
+            .env
+            .insert(jupyter::TOKEN_ENV.into(), "user's own".into());
+        fresh_token(&mut board).unwrap();
+        assert_eq!(board.env[jupyter::TOKEN_ENV], "user's own");
+    }
+}

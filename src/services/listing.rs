@@ -242,6 +242,11 @@ pub async fn look(
     if row.health == Health::Ended || run.state() != RunState::Running {
         return row;
     }
+    // Nothing (a notebook's token least of all) goes to a listener that is not the service's.
+    if let Err(not_own) = super::owner::check(run) {
+        row.problem = Some(not_own.to_string());
+        return row;
+    }
     let base = |port: &str| {
         row.ports
             .iter()

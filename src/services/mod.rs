@@ -12,6 +12,7 @@ pub mod jupyter;
 pub mod keeper;
 pub mod launch;
 pub mod listing;
+pub mod owner;
 pub mod probe;
 pub mod tensorboard;
 pub mod triton;

@@ -237,7 +237,8 @@ fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
         "port {port} still open"
     );
 
-    // `gpudeck rerun` starts it again as a service: same port and token, told as a start is.
+    // `gpudeck rerun` starts it again as a service on the same port, told as a start is, with
+    // a new token: whoever saw the old one is out.
     let again = gpudeck(&dirs, &["rerun", &id])
         .env("PATH", path_with(&bin))
         .output()
@@ -247,12 +248,33 @@ fn a_host_notebook_is_token_protected_listed_flagged_when_idle_and_stopped() {
     let new_id = stdout(&again).trim().to_string();
     assert_ne!(new_id, id);
     let _again = GroupGuard(record(&dirs, &new_id)["process_group"]["pid"].as_i64());
-    assert!(
-        said.contains("JupyterLab is ready, on GPU 1") && said.contains(&url),
-        "{said}"
+    assert!(said.contains("JupyterLab is ready, on GPU 1"), "{said}");
+    let new_url = service(&dirs, &new_id)["url"].as_str().unwrap().to_string();
+    let new_token = new_url.split("token=").nth(1).unwrap().to_string();
+    assert!(said.contains(&new_url), "{said}");
+    assert_ne!(new_token, token);
+    assert_eq!(
+        new_url.replace(&new_token, ""),
+        url.replace(&token, ""),
+        "same port"
     );
-    assert_eq!(http_status(port, "/api/status", Some(&token)), 200);
+    assert_eq!(http_status(port, "/api/status", Some(&new_token)), 200);
+    assert_eq!(http_status(port, "/api/status", Some(&token)), 403);
     let stop = output(&dirs, &["stop", &new_id]);
+    assert!(stop.status.success(), "{}", stderr(&stop));
+
+    // --keep-token keeps it.
+    let kept = gpudeck(&dirs, &["rerun", &new_id, "--keep-token"])
+        .env("PATH", path_with(&bin))
+        .output()
+        .expect("gpudeck runs");
+    let said = stderr(&kept);
+    assert!(kept.status.success(), "{said}");
+    let kept_id = stdout(&kept).trim().to_string();
+    let _kept = GroupGuard(record(&dirs, &kept_id)["process_group"]["pid"].as_i64());
+    assert!(said.contains(&new_url), "{said}");
+    assert_eq!(http_status(port, "/api/status", Some(&new_token)), 200);
+    let stop = output(&dirs, &["stop", &kept_id]);
     assert!(stop.status.success(), "{}", stderr(&stop));
 }
 
