@@ -419,6 +419,56 @@ fn runs_started_at_the_same_instant_get_different_gpus() {
     }
 }
 
+/// `kill -9` on a run's supervisor leaves it `lost`, but its rank keeps running on its GPU: the
+/// GPU stays claimed until the rank is gone too (before, the next `count:1` run was given it).
+#[test]
+fn a_lost_run_whose_rank_still_runs_keeps_its_gpu() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let dirs = Dirs::new();
+    let first = count_one(&dirs, &["sleep", "60"]).output().unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    let id = stdout(&first).trim().to_string();
+    let rec = support::runs::record(&dirs, &id);
+    let _guard = support::runs::GroupGuard(rec["process_group"]["pid"].as_i64());
+    let supervisor = rec["supervisor"]["pid"].as_i64().expect("supervisor pid") as i32;
+    // SAFETY: a signal to a process this test started (through gpudeck).
+    assert_eq!(unsafe { libc::kill(supervisor, libc::SIGKILL) }, 0);
+    support::runs::wait_until("the run to read lost", || {
+        listed(&dirs, &id)["state"] == "lost"
+    });
+    assert!(group_alive(rec["process_group"]["pid"].as_i64().unwrap()));
+
+    // GPU 6 is still the lost run's: the next run gets GPU 7, and a third none.
+    let second = count_one(&dirs, &["sleep", "60"]).output().unwrap();
+    assert!(second.status.success(), "{}", stderr(&second));
+    let second_id = stdout(&second).trim().to_string();
+    let _second = support::runs::GroupGuard(
+        support::runs::record(&dirs, &second_id)["process_group"]["pid"].as_i64(),
+    );
+    let got = gpus_of(&dirs, &[&id, &second_id]);
+    assert_ne!(
+        got[0], got[1],
+        "the lost run's GPU was given again: {got:?}"
+    );
+    let third = count_one(&dirs, &["true"]).output().unwrap();
+    let words = stderr(&third)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(third.status.code(), Some(1), "{words}");
+    assert!(words.contains(&format!("(claimed by run {id})")), "{words}");
+
+    // Once its rank is gone, its GPU is free again.
+    let group = rec["process_group"]["pid"].as_i64().unwrap() as i32;
+    // SAFETY: as above, to the rank's own process group.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    support::runs::wait_until("the lost run's rank to be gone", || {
+        !group_alive(group as i64)
+    });
+    let fourth = count_one(&dirs, &["true"]).output().unwrap();
+    assert!(fourth.status.success(), "{}", stderr(&fourth));
+}
+
 /// A shell's claim and a run's claim keep each other off their GPUs: a run started while a
 /// shell holds GPU 6 gets GPU 7, an explicit `--gpus 6` is warned with the shell named, and a
 /// shell asking for a run's GPU is warned with the run named. Once the shell's session ends
