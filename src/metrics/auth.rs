@@ -12,12 +12,16 @@ use sha2::{Digest, Sha256};
 const REMEMBER: Duration = Duration::from_secs(3600);
 /// At most this many remembered (user, password) pairs: a client guessing cannot grow memory.
 const REMEMBERED_MAX: usize = 64;
+/// At most this many remembered wrong pairs, kept apart from the right ones so that a flood of
+/// guesses never pushes a right password out.
+const REFUSED_MAX: usize = 1024;
 
-/// The users of a web configuration and the passwords already found right.
+/// The users of a web configuration and the passwords already found right (and wrong).
 #[derive(Debug)]
 pub struct BasicAuth {
     users: BTreeMap<String, String>,
     remembered: Mutex<HashMap<[u8; 32], Instant>>,
+    refused: Mutex<HashMap<[u8; 32], Instant>>,
 }
 
 /// What a request's `Authorization` header amounts to.
@@ -49,6 +53,7 @@ impl BasicAuth {
         Ok(BasicAuth {
             users,
             remembered: Mutex::new(HashMap::new()),
+            refused: Mutex::new(HashMap::new()),
         })
     }
 
@@ -57,23 +62,42 @@ impl BasicAuth {
         self.users.keys().map(String::as_str).collect()
     }
 
+    /// What is already known of an `Authorization` header value, at no cost: no header or no
+    /// Basic credentials is denied, a pair checked before (right or wrong) is what it was;
+    /// `None`: the pair must be checked ([`check`](Self::check)). Called before waiting for a
+    /// turn at bcrypt, so a scrape with a known password never queues behind guesses.
+    pub fn remembered(&self, header: Option<&str>) -> Option<Verdict> {
+        let Some((user, password)) = header.and_then(decode) else {
+            return Some(Verdict::Denied);
+        };
+        let key = fingerprint(&user, &password);
+        let now = Instant::now();
+        let fresh = |map: &Mutex<HashMap<[u8; 32], Instant>>| {
+            map.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&key)
+                .is_some_and(|at| now.duration_since(*at) < REMEMBER)
+        };
+        if fresh(&self.remembered) {
+            return Some(Verdict::Allowed);
+        }
+        if fresh(&self.refused) {
+            return Some(Verdict::Denied);
+        }
+        None
+    }
+
     /// Checks an `Authorization` header value; slow (bcrypt) the first time a pair is seen, so
     /// call it off the async threads.
     pub fn check(&self, header: Option<&str>) -> Verdict {
+        if let Some(known) = self.remembered(header) {
+            return known;
+        }
         let Some((user, password)) = header.and_then(decode) else {
             return Verdict::Denied;
         };
         let key = fingerprint(&user, &password);
         let now = Instant::now();
-        {
-            let remembered = self.remembered.lock().unwrap_or_else(|e| e.into_inner());
-            if remembered
-                .get(&key)
-                .is_some_and(|at| now.duration_since(*at) < REMEMBER)
-            {
-                return Verdict::Allowed;
-            }
-        }
         let right = match self.users.get(&user) {
             Some(hash) => bcrypt::verify(password.as_bytes(), hash).unwrap_or(false),
             None => {
@@ -85,6 +109,12 @@ impl BasicAuth {
             }
         };
         if !right {
+            let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+            refused.retain(|_, at| now.duration_since(*at) < REMEMBER);
+            if refused.len() >= REFUSED_MAX {
+                refused.clear();
+            }
+            refused.insert(key, now);
             return Verdict::Denied;
         }
         let mut remembered = self.remembered.lock().unwrap_or_else(|e| e.into_inner());
@@ -154,6 +184,26 @@ mod tests {
         assert_eq!(a.check(Some("Basic !!!")), Verdict::Denied);
         assert_eq!(a.check(None), Verdict::Denied);
         assert!(a.remembered.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn known_pairs_right_and_wrong_are_answered_without_bcrypt_and_guesses_never_evict_the_right_one(
+    ) {
+        let a = auth();
+        let right = header("prom", "s3cret");
+        assert_eq!(a.remembered(Some(&right)), None, "not checked yet");
+        assert_eq!(a.remembered(None), Some(Verdict::Denied));
+        assert_eq!(a.check(Some(&right)), Verdict::Allowed);
+        assert_eq!(a.remembered(Some(&right)), Some(Verdict::Allowed));
+        // More distinct guesses than the store of right pairs holds (which, shared, would
+        // have been cleared by them); each wrong one is then known without bcrypt.
+        for i in 0..REMEMBERED_MAX + 8 {
+            let guess = header("prom", &format!("guess{i}"));
+            assert_eq!(a.check(Some(&guess)), Verdict::Denied);
+            assert_eq!(a.remembered(Some(&guess)), Some(Verdict::Denied));
+        }
+        assert!(a.refused.lock().unwrap().len() <= REFUSED_MAX);
+        assert_eq!(a.remembered(Some(&right)), Some(Verdict::Allowed));
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! TLS) answering GET /metrics from the latest sample it was handed. A scrape only reads memory;
 //! it never calls NVML.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
@@ -161,6 +162,10 @@ pub async fn serve(
 ) {
     let tracker = Tracker::new(serving.limits);
     let mut web = serving.web.map(Arc::new);
+    // What every connection reads per request (and per handshake): a configuration read again
+    // reaches connections already open, so a user removed or a password changed is refused on
+    // a kept-alive connection too.
+    let shared: CurrentWeb = Arc::new(RwLock::new(web.clone()));
     let mut checked = Instant::now();
     let mut warned: Option<Instant> = None;
     let mut unwarned = 0u64;
@@ -168,10 +173,31 @@ pub async fn serve(
         .as_ref()
         .and_then(|w| w.rate_limit)
         .map(|(interval, burst)| Arc::new(Bucket::new(interval, burst)));
+    // The configuration is looked at on a clock too, not only when a connection comes: a
+    // scraper keeping one connection alive would otherwise never see a change.
+    let mut recheck = tokio::time::interval(RECHECK_WEB_CONFIG);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => return,
-            accepted = listener.accept() => accepted,
+            accepted = listener.accept() => Some(accepted),
+            _ = recheck.tick() => None,
+        };
+        if checked.elapsed() >= RECHECK_WEB_CONFIG {
+            checked = Instant::now();
+            if let Some(current) = web.as_ref().filter(|w| w.changed()) {
+                match WebConfig::load(&current.path) {
+                    Ok(fresh) => {
+                        tracing::info!(path = %fresh.path.display(), "the metrics web configuration was read again");
+                        web = Some(Arc::new(fresh));
+                        *shared.write().unwrap_or_else(|e| e.into_inner()) = web.clone();
+                    }
+                    Err(e) => tracing::warn!("{e}; the endpoint keeps the configuration it had"),
+                }
+            }
+        }
+        let Some(accepted) = accepted else {
+            continue;
         };
         let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
@@ -189,34 +215,30 @@ pub async fn serve(
                 continue;
             }
         };
-        if checked.elapsed() >= RECHECK_WEB_CONFIG {
-            checked = Instant::now();
-            if let Some(current) = web.as_ref().filter(|w| w.changed()) {
-                match WebConfig::load(&current.path) {
-                    Ok(fresh) => {
-                        tracing::info!(path = %fresh.path.display(), "the metrics web configuration was read again");
-                        web = Some(Arc::new(fresh));
-                    }
-                    Err(e) => tracing::warn!("{e}; the endpoint keeps the configuration it had"),
-                }
-            }
-        }
         let Some(slot) = tracker.admit(peer.ip()) else {
             tracing::debug!(%peer, "metrics endpoint full of busy connections; turned one away");
             continue;
         };
         let _ = stream.set_nodelay(true);
         tokio::spawn(connection(
-            stream,
+            (stream, peer.ip()),
             slot,
             latest.clone(),
-            web.clone(),
+            Arc::clone(&shared),
             bucket.clone(),
         ));
         // Let the connection closed for this one drop its socket before accepting the next: a
         // flood of connects must not pile up sockets waiting to be closed.
         tokio::task::yield_now().await;
     }
+}
+
+/// The web configuration as last read, shared by the accept loop (which replaces it) and the
+/// connections (which read it per request).
+type CurrentWeb = Arc<RwLock<Option<Arc<WebConfig>>>>;
+
+fn web_now(current: &CurrentWeb) -> Option<Arc<WebConfig>> {
+    current.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// How often the accept loop looks whether the web configuration's files changed.
@@ -227,15 +249,15 @@ const ACCEPT_WARN_EVERY: Duration = Duration::from_secs(10);
 /// One connection: the TLS handshake if any, then HTTP/1.1 requests until the client goes, the
 /// connection idles too long, or it must give way to a new one.
 async fn connection(
-    stream: TcpStream,
+    (stream, peer): (TcpStream, IpAddr),
     slot: Slot,
     latest: Latest,
-    web: Option<Arc<WebConfig>>,
+    web: CurrentWeb,
     bucket: Option<Arc<Bucket>>,
 ) {
     let limits = slot.limits();
     let closed = slot.conn().closed().clone();
-    let tls = web.as_ref().and_then(|w| w.tls.clone());
+    let tls = web_now(&web).and_then(|w| w.tls.clone());
     match tls {
         Some(config) => {
             let acceptor = tokio_rustls::TlsAcceptor::from(config);
@@ -249,7 +271,7 @@ async fn connection(
                         TimedIo::new(tls, limits.write_timeout),
                         slot,
                         latest,
-                        web,
+                        (web, peer),
                         bucket,
                     )
                     .await
@@ -263,7 +285,7 @@ async fn connection(
                 TimedIo::new(stream, limits.write_timeout),
                 slot,
                 latest,
-                web,
+                (web, peer),
                 bucket,
             )
             .await
@@ -275,7 +297,7 @@ async fn http<S>(
     io: TimedIo<S>,
     slot: Slot,
     latest: Latest,
-    web: Option<Arc<WebConfig>>,
+    (web, peer): (CurrentWeb, IpAddr),
     bucket: Option<Arc<Bucket>>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -288,12 +310,13 @@ async fn http<S>(
             let (slot, latest, web, bucket) = (
                 Arc::clone(&slot),
                 latest.clone(),
-                web.clone(),
+                web_now(&web),
                 bucket.clone(),
             );
             async move {
                 slot.busy();
-                let response = handle(request, &latest, web.as_deref(), bucket.as_deref()).await;
+                let response =
+                    handle(request, &latest, (web.as_deref(), peer), bucket.as_deref()).await;
                 slot.idle();
                 Ok::<_, std::convert::Infallible>(response)
             }
@@ -334,7 +357,7 @@ const MAX_BUF: usize = 8 * 1024;
 async fn handle(
     request: Request<Incoming>,
     latest: &Latest,
-    web: Option<&WebConfig>,
+    (web, peer): (Option<&WebConfig>, IpAddr),
     bucket: Option<&Bucket>,
 ) -> hyper::Response<Full<Bytes>> {
     let text = "text/plain; charset=utf-8";
@@ -344,7 +367,7 @@ async fn handle(
             content_type: text,
             body: "too many requests; the web configuration's rate_limit allows fewer\n".into(),
         }
-    } else if !authorized(&request, web).await {
+    } else if !authorized(&request, web, peer).await {
         Response {
             status: "401 Unauthorized",
             content_type: text,
@@ -385,7 +408,7 @@ async fn handle(
 }
 
 /// Whether the request carries a user of the web configuration (always, without users).
-async fn authorized(request: &Request<Incoming>, web: Option<&WebConfig>) -> bool {
+async fn authorized(request: &Request<Incoming>, web: Option<&WebConfig>, peer: IpAddr) -> bool {
     let Some(auth) = web.and_then(|w| w.auth.clone()) else {
         return true;
     };
@@ -394,15 +417,80 @@ async fn authorized(request: &Request<Incoming>, web: Option<&WebConfig>) -> boo
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    // bcrypt takes tens of milliseconds by design: one check at a time, off the async threads.
+    // A pair seen before, right or wrong, is answered at once: a scraper whose password is
+    // known never waits behind anyone's guesses.
+    if let Some(known) = auth.remembered(header.as_deref()) {
+        return known == Verdict::Allowed;
+    }
+    // bcrypt takes tens of milliseconds by design: one check at a time, off the async threads;
+    // and one at a time per client first, so one client's flood queues behind itself and the
+    // machine-wide queue holds at most one check per client.
+    let _mine = turn_of(peer).lock_owned().await;
+    // A client that sent a wrong password lately waits for the one suspects' turn first, so
+    // the shared queue holds at most one suspect's check: a client not guessing waits for at
+    // most the check under way and that one.
+    let _suspect = match failed_lately(peer) {
+        true => Some(SUSPECT_TURN.lock().await),
+        false => None,
+    };
     let _turn = BCRYPT_TURN.lock().await;
-    tokio::task::spawn_blocking(move || auth.check(header.as_deref()) == Verdict::Allowed)
-        .await
-        .unwrap_or(false)
+    let allowed =
+        tokio::task::spawn_blocking(move || auth.check(header.as_deref()) == Verdict::Allowed)
+            .await
+            .unwrap_or(false);
+    if !allowed {
+        note_failure(peer);
+    }
+    allowed
+}
+
+/// The turn of clients that sent a wrong password within [`SUSPECT_FOR`].
+static SUSPECT_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// How long a wrong password makes its client a suspect.
+const SUSPECT_FOR: Duration = Duration::from_secs(60);
+
+/// When each client last sent a wrong password.
+static FAILURES: std::sync::Mutex<Option<HashMap<IpAddr, Instant>>> = std::sync::Mutex::new(None);
+
+fn failed_lately(peer: IpAddr) -> bool {
+    let failures = FAILURES.lock().unwrap_or_else(|e| e.into_inner());
+    failures
+        .as_ref()
+        .and_then(|f| f.get(&peer))
+        .is_some_and(|at| at.elapsed() < SUSPECT_FOR)
+}
+
+fn note_failure(peer: IpAddr) {
+    let mut failures = FAILURES.lock().unwrap_or_else(|e| e.into_inner());
+    let failures = failures.get_or_insert_with(HashMap::new);
+    if failures.len() >= CLIENT_TURNS_MAX {
+        failures.retain(|_, at| at.elapsed() < SUSPECT_FOR);
+        if failures.len() >= CLIENT_TURNS_MAX {
+            failures.clear();
+        }
+    }
+    failures.insert(peer, Instant::now());
 }
 
 /// One password check at a time, so guesses cannot take every core.
 static BCRYPT_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Each client's own turn at [`BCRYPT_TURN`], by address.
+static CLIENT_TURNS: std::sync::Mutex<Option<HashMap<IpAddr, Arc<tokio::sync::Mutex<()>>>>> =
+    std::sync::Mutex::new(None);
+
+/// Clients remembered at most (turns nobody waits on are let go past this).
+const CLIENT_TURNS_MAX: usize = 1024;
+
+fn turn_of(peer: IpAddr) -> Arc<tokio::sync::Mutex<()>> {
+    let mut turns = CLIENT_TURNS.lock().unwrap_or_else(|e| e.into_inner());
+    let turns = turns.get_or_insert_with(HashMap::new);
+    if turns.len() >= CLIENT_TURNS_MAX {
+        turns.retain(|_, turn| Arc::strong_count(turn) > 1);
+    }
+    Arc::clone(turns.entry(peer).or_default())
+}
 
 /// The web configuration's `rate_limit`: a token bucket of `burst` requests refilled one per
 /// `interval`.

@@ -172,6 +172,59 @@ mod web_config {
         start(cmd)
     }
 
+    /// One request on a kept-alive plain connection as `user:password`: the status, having
+    /// read the whole answer (by its Content-Length) so the connection can be used again.
+    fn ask(stream: &mut std::net::TcpStream, user_password: &str) -> u16 {
+        use base64::Engine as _;
+        let auth = base64::engine::general_purpose::STANDARD.encode(user_password);
+        write!(
+            stream,
+            "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic {auth}\r\n\r\n"
+        )
+        .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).expect("an answer");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head).to_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("a content-length");
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).unwrap();
+        head.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    /// A password changed in the web configuration is refused at once on a connection kept
+    /// alive from before (before, such a connection went on with the old users), with no new
+    /// connection needed to notice the change.
+    #[test]
+    fn a_changed_password_is_refused_on_a_connection_kept_alive_from_before() {
+        let dirs = Dirs::new();
+        let web = dirs.root.path().join("web.yml");
+        let write = |password: &str| {
+            let hash = bcrypt::hash(password, 4).unwrap();
+            std::fs::write(&web, format!("basic_auth_users:\n  prom: {hash}\n")).unwrap();
+        };
+        write("old-password");
+        let served = served_with(&dirs, &web);
+        let mut kept = std::net::TcpStream::connect(&served.addr).unwrap();
+        kept.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        wait_for(30, "a first sample", || {
+            Some(ask(&mut kept, "prom:old-password")).filter(|c| *c == 200)
+        });
+        write("new-password");
+        wait_for(30, "the old password refused on the kept connection", || {
+            Some(ask(&mut kept, "prom:old-password")).filter(|c| *c == 401)
+        });
+        assert_eq!(ask(&mut kept, "prom:new-password"), 200);
+    }
+
     #[test]
     fn tls_and_users_guard_the_scrape() {
         let dirs = Dirs::new();
