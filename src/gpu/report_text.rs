@@ -215,11 +215,12 @@ fn write_gpu(out: &mut String, g: &GpuEntry, one_line: bool) {
 
 fn gpu_notes(g: &GpuEntry) -> Vec<String> {
     let mut notes = Vec::new();
-    if g.pcie_downgraded {
+    if let Some(kind) = g.pcie_downgrade {
         notes.push(format!(
-            "PCIe link {} below its maximum {}",
+            "PCIe link {} below its maximum {}: {}",
             units::pcie(g.sample.pcie_gen, g.sample.pcie_width),
-            units::pcie(g.info.pcie_gen_max, g.info.pcie_width_max)
+            units::pcie(g.info.pcie_gen_max, g.info.pcie_width_max),
+            kind.words()
         ));
     }
     if let Some(reasons) = &g.sample.throttle_reasons {
