@@ -409,3 +409,54 @@ fn an_idle_gpu_saving_power_is_no_downgrade_in_the_list_the_pane_the_json_or_doc
     );
     assert!(narrow.fix.unwrap().contains("reseat"));
 }
+
+#[test]
+fn with_no_gpus_the_header_names_the_loaded_driver_as_doctor_does() {
+    use gpudeck::gpu::collector::GpuUpdate;
+    use gpudeck::gpu::sim::SimSource;
+    use gpudeck::gpu::{GpuError, GpuSource};
+    use gpudeck_sim_model::SimSpec;
+
+    // The simulation with no GPU: the driver answers, and says so.
+    let error = SimSource::new(SimSpec::parse("gpus=0").unwrap())
+        .inventory()
+        .unwrap_err();
+    assert!(matches!(error, GpuError::NoGpus { .. }), "{error:?}");
+    let mut s = AppState::new(&Config::default(), "testhost".into(), false);
+    s.apply_gpu(GpuUpdate::Failed(error.clone()));
+    let screen = text(&render(&s, 120, 30));
+    let header = screen.lines().next().unwrap();
+    assert!(
+        header.contains("driver 580.65.06") && header.contains("no GPUs found"),
+        "{header}"
+    );
+    assert!(
+        !header.contains("n/a") && !header.contains("no GPU data"),
+        "{header}"
+    );
+    assert!(
+        screen.contains("the NVIDIA driver 580.65.06 is loaded but reports no GPUs"),
+        "{screen}"
+    );
+    // The doctor's report of the same state names the same driver.
+    let report = s.gpu_report().unwrap();
+    assert_eq!(
+        report
+            .system
+            .as_ref()
+            .and_then(|x| x.driver_version.as_deref()),
+        Some("580.65.06")
+    );
+    // Without a driver there is nothing to name.
+    let mut none = AppState::new(&Config::default(), "testhost".into(), false);
+    none.apply_gpu(GpuUpdate::Failed(GpuError::DriverNotLoaded));
+    let header = text(&render(&none, 120, 30))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        header.contains("no GPU data") && !header.contains("driver "),
+        "{header}"
+    );
+}
