@@ -67,7 +67,7 @@ pub fn run_checks(facts: &HostFacts) -> DoctorReport {
 /// What a diagnosis judges besides the machine's facts: the same for `gpudeck doctor` and the
 /// Doctor tab, so that both list the same checks.
 pub struct Extras<'a> {
-    /// Checks made elsewhere (the idle notebooks), listed after the others.
+    /// Checks made elsewhere (the idle notebooks), each after the others of its family.
     pub checks: Vec<Check>,
     /// What the framework images' check judges with (as the Compatibility tab does).
     pub compat: &'a CompatData,
@@ -83,8 +83,14 @@ pub struct Extras<'a> {
 pub fn diagnose(facts: &HostFacts, extras: Extras<'_>) -> (DoctorReport, Option<String>) {
     let mut report = run_checks(facts);
     let problem = counters::add_health_counters(&mut report, &facts.gpu.gpus, extras.state_dir);
+    // Each with its family (the idle notebooks under GPUs), so the text lists a family once.
     for check in extras.checks {
-        report.push(check);
+        let at = report
+            .checks
+            .iter()
+            .rposition(|c| c.family == check.family)
+            .map_or(report.checks.len(), |i| i + 1);
+        report.checks.insert(at, check);
     }
     report.push(frameworks::framework_check(
         &facts.gpu,
