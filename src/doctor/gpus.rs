@@ -184,8 +184,9 @@ fn pcie_link(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
             "every link at its maximum width and generation".to_string()
         } else {
             format!(
-                "every link at its maximum width; idle GPU {} at a lower generation to save power \
-                 (normal: it comes back under load)",
+                "every link at its maximum width; idle GPU{} {} at a lower generation to save \
+                 power (normal: it comes back under load)",
+                plural(resting.len()),
                 resting.join(", ")
             )
         };
@@ -395,6 +396,12 @@ mod tests {
         assert!(fix.is_none());
         let d = detail(&f, PCIE_LINK);
         assert!(d.contains("idle GPU 0 at a lower generation"), "{d}");
+        link(&mut f, 1, 16, 8, 0);
+        let mut second = f.gpu.gpus[0].clone();
+        second.info.index = 1;
+        f.gpu.gpus[1] = second;
+        let d = detail(&f, PCIE_LINK);
+        assert!(d.contains("idle GPUs 0, 1 at a lower generation"), "{d}");
         assert_eq!(
             detail(&healthy(), PCIE_LINK),
             "every link at its maximum width and generation"
