@@ -79,7 +79,7 @@ pub struct Extras<'a> {
 /// The whole diagnosis: every family's checks, the health counters against the last look
 /// (this look then kept), the extra checks, and the framework images judged with the container
 /// runtime the facts found. The second value says why the look could not be kept, if it could
-/// not: the caller shows it where it can (stderr for the CLI, the messages view in the tab).
+/// not: the caller says it where it can (stderr for the CLI, the log file for the tab).
 pub fn diagnose(facts: &HostFacts, extras: Extras<'_>) -> (DoctorReport, Option<String>) {
     let mut report = run_checks(facts);
     let problem = counters::add_health_counters(&mut report, &facts.gpu.gpus, extras.state_dir);
