@@ -661,7 +661,6 @@ fn doctor(
     for w in &warnings {
         errln!("gpudeck: {w}");
     }
-    let frameworks = gpudeck::doctor::frameworks::framework_check(&gpus, &data, catalog.entries());
     let health = gpudeck::doctor::cli::Health { log, xids };
     match runtime() {
         Ok(rt) => {
@@ -669,8 +668,13 @@ fn doctor(
                 services_cli::look_now(&RunStore::new(&dirs.data), config.notebook.idle_alert.0)
                     .unwrap_or_default();
             let idle = gpudeck::services::idle_check(&services, config.notebook.idle_alert.0);
-            let extra = vec![idle, frameworks];
-            gpudeck::doctor::cli::run(gpus, docker_host, json, extra, health, &dirs.state, &rt)
+            let extras = gpudeck::doctor::Extras {
+                checks: vec![idle],
+                compat: &data,
+                catalog: catalog.entries(),
+                state_dir: &dirs.state,
+            };
+            gpudeck::doctor::cli::run(gpus, docker_host, json, extras, health, &rt)
         }
         Err(code) => code,
     }

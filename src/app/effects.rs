@@ -91,6 +91,54 @@ pub(super) struct Effects {
     pub slurm: crate::runs::slurm::SlurmDefaults,
 }
 
+/// One diagnosis as the Doctor tab makes it: what `gpudeck doctor` judges (`doctor::diagnose`),
+/// with the GPUs as the collector read them.
+pub struct DoctorJob {
+    /// The GPUs from the collector's last samples (`AppState::gpu_report`).
+    pub gpu: crate::gpu::report::GpuReport,
+    pub docker_host: Option<String>,
+    pub compat: std::sync::Arc<crate::compat::CompatData>,
+    pub catalog: Vec<crate::pull::CatalogEntry>,
+    /// The idle notebooks' check, from the services collector's last look.
+    pub idle: crate::doctor::Check,
+    /// Where the health counters' last look is kept (the CLI's state directory).
+    pub state_dir: std::path::PathBuf,
+}
+
+impl DoctorJob {
+    /// The health counters the collector read for this diagnosis, in GPU order (the
+    /// dashboard's samples carry none unless it serves metrics).
+    pub fn set_health(&mut self, health: Vec<crate::gpu::counters::HealthCounters>) {
+        for (g, h) in self.gpu.gpus.iter_mut().zip(health) {
+            g.sample.health = h;
+        }
+    }
+
+    /// Gathers the facts (files, programs, Docker: seconds at worst) and judges them.
+    pub fn run(self, runtime: &tokio::runtime::Runtime) -> crate::doctor::DoctorReport {
+        let facts = runtime.block_on(crate::doctor::gather(
+            self.gpu,
+            self.docker_host.as_deref(),
+            &crate::doctor::SystemEnv,
+        ));
+        let extras = crate::doctor::Extras {
+            checks: vec![self.idle],
+            compat: &self.compat,
+            catalog: &self.catalog,
+            state_dir: &self.state_dir,
+        };
+        let (report, problem) = crate::doctor::diagnose(&facts, extras);
+        if let Some(problem) = problem {
+            tracing::warn!("{problem}");
+        }
+        report
+    }
+}
+
+/// How long the doctor waits for the collector's reading of the health counters (a tick's
+/// NVML calls at most, unless the driver hangs).
+const HEALTH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Effects {
     pub(super) fn execute(&self, command: Command, state: &mut AppState) {
         match command {
@@ -361,20 +409,28 @@ impl Effects {
     }
 
     /// The diagnosis runs `nvcc --version`, reads /proc and /sys and asks Docker: on a thread
-    /// of its own, so none of it ever holds up a frame.
+    /// of its own, so none of it ever holds up a frame. It judges what `gpudeck doctor` judges
+    /// (`doctor::diagnose`): the GPUs as the collector read them, with the health counters the
+    /// collector reads once for it.
     fn run_doctor(&self, state: &mut AppState) {
         let Some(gpu) = state.gpu_report() else {
             state.doctor.running = false;
             return;
         };
-        let frameworks = crate::doctor::frameworks::framework_check(
-            &gpu,
-            &state.compat.data,
-            &state.docker.catalog,
-        );
-        // The notebooks as the services collector last saw them (at most 30 s ago).
-        let idle = crate::services::idle_check(&state.services.rows, state.idle_alert);
-        let host = self.docker_host.clone();
+        let (health_tx, mut health_rx) = tokio::sync::mpsc::channel(1);
+        self.gpu
+            .send(crate::gpu::collector::CollectorCommand::ReadHealthNow(
+                crate::gpu::collector::HealthReply(health_tx),
+            ));
+        let mut job = DoctorJob {
+            gpu,
+            docker_host: self.docker_host.clone(),
+            compat: state.compat.data.clone(),
+            catalog: state.docker.catalog.clone(),
+            // The notebooks as the services collector last saw them (at most 30 s ago).
+            idle: crate::services::idle_check(&state.services.rows, state.idle_alert),
+            state_dir: self.scratch.clone(),
+        };
         let done = self.events.clone();
         let spawned = std::thread::Builder::new()
             .name("doctor".into())
@@ -385,15 +441,15 @@ impl Effects {
                 else {
                     return;
                 };
-                let facts = runtime.block_on(crate::doctor::gather(
-                    gpu,
-                    host.as_deref(),
-                    &crate::doctor::SystemEnv,
-                ));
-                let mut report = crate::doctor::run_checks(&facts);
-                // The idle notebooks with the other GPU checks, before the compatibility one.
-                report.push(idle);
-                report.push(frameworks);
+                // A collector that has stopped (no GPUs) answers nothing: the channel closes.
+                let health = runtime.block_on(async {
+                    tokio::time::timeout(HEALTH_WAIT, health_rx.recv())
+                        .await
+                        .ok()
+                        .flatten()
+                });
+                job.set_health(health.unwrap_or_default());
+                let report = job.run(&runtime);
                 let _ = done.blocking_send(Event::Doctor(Box::new(report)));
             });
         if let Err(e) = spawned {

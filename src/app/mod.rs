@@ -11,6 +11,7 @@ mod docker_actions;
 pub mod doctor;
 mod doctor_actions;
 mod effects;
+pub use effects::DoctorJob;
 pub mod event;
 pub mod filter;
 mod filter_actions;
@@ -60,9 +61,16 @@ mod handle_tests {
     #[test]
     fn collector_updates_wait_for_the_data_frame() {
         let mut app = app();
-        let handled = app.handle(Event::Gpu(GpuUpdate::Failed(GpuError::NoGpus)), AREA, None);
+        let handled = app.handle(
+            Event::Gpu(GpuUpdate::Failed(GpuError::NoGpus { system: None })),
+            AREA,
+            None,
+        );
         assert_eq!(handled.redraw, Redraw::Data);
-        assert!(matches!(app.state.gpu, GpuStatus::Failed(GpuError::NoGpus)));
+        assert!(matches!(
+            app.state.gpu,
+            GpuStatus::Failed(GpuError::NoGpus { .. })
+        ));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use super::host_env::SystemEnv;
 use super::kernel_log::KernelLogChoice;
-use super::{gather_with, run_checks, Check};
+use super::{diagnose, gather_with, Extras};
 use crate::gpu::report::GpuReport;
 use crate::health::XidCatalog;
 
@@ -49,15 +49,15 @@ pub fn kernel_log_choice(path: Option<&Path>) -> Result<KernelLogChoice, String>
 }
 
 /// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo),
-/// `extra` checks made elsewhere (the compatibility engine's) are added after the others. The
-/// health counters are compared with the last look kept in `state_dir`, and this look kept.
+/// `extras` what [`diagnose`] judges besides the facts (the checks made elsewhere, the
+/// compatibility data). The health counters are compared with the last look kept in
+/// `extras.state_dir`, and this look kept.
 pub fn run(
     gpu: GpuReport,
     docker_host: Option<&str>,
     json: bool,
-    extra: Vec<Check>,
+    extras: Extras<'_>,
     health: Health,
-    state_dir: &Path,
     runtime: &tokio::runtime::Runtime,
 ) -> ExitCode {
     let facts = runtime.block_on(gather_with(
@@ -67,10 +67,9 @@ pub fn run(
         &health.log,
         health.xids,
     ));
-    let mut report = run_checks(&facts);
-    super::counters::add_health_counters(&mut report, &facts.gpu.gpus, state_dir);
-    for check in extra {
-        report.push(check);
+    let (report, problem) = diagnose(&facts, extras);
+    if let Some(problem) = problem {
+        errln!("gpudeck: {problem}");
     }
     if json {
         match serde_json::to_string_pretty(&report) {

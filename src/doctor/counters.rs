@@ -153,8 +153,12 @@ fn gpu_list(indices: &[u32]) -> String {
 }
 
 /// Adds the health counters check after the other GPU checks of `report`, comparing with the
-/// last look kept in `state_dir` and keeping this one there.
-pub fn add_health_counters(report: &mut DoctorReport, gpus: &[GpuEntry], state_dir: &Path) {
+/// last look kept in `state_dir` and keeping this one there; says why when it could not.
+pub fn add_health_counters(
+    report: &mut DoctorReport,
+    gpus: &[GpuEntry],
+    state_dir: &Path,
+) -> Option<String> {
     let previous = Looks::load(state_dir);
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -167,15 +171,16 @@ pub fn add_health_counters(report: &mut DoctorReport, gpus: &[GpuEntry], state_d
         .rposition(|c| c.family == Family::Gpus)
         .map_or(report.checks.len(), |i| i + 1);
     report.checks.insert(at, c);
-    if !now.gpus.is_empty() {
-        if let Err(e) = now.save(&previous, state_dir) {
-            errln!(
-                "gpudeck: could not keep the health counters in {}: {e}. The next doctor \
-                 shows their change since the driver loaded instead; check that directory.",
-                state_dir.display()
-            );
-        }
+    if now.gpus.is_empty() {
+        return None;
     }
+    now.save(&previous, state_dir).err().map(|e| {
+        format!(
+            "could not keep the health counters in {}: {e}. The next doctor shows their \
+             change since the driver loaded instead; check that directory.",
+            state_dir.display()
+        )
+    })
 }
 
 /// A GPU's counters in words with their changes, and which of them rose in a way to act on.

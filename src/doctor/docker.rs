@@ -2,11 +2,12 @@
 //! Toolkit, the default runtime and room for images.
 
 use super::facts::{
-    DockerFacts, DockerProblemKind, FreeSpace, HostFacts, DEFAULT_SOCKET, DOCKER_PROGRAMS,
+    DockerFacts, DockerProblem, DockerProblemKind, FreeSpace, HostFacts, DEFAULT_SOCKET,
+    DOCKER_PROGRAMS,
 };
 use super::report::{Check, Family, Status};
 use crate::compat::profile::{GpuPathFacts, GpuRuntime};
-use crate::docker::EngineInfo;
+use crate::docker::{EngineInfo, DEFAULT_HOST};
 use crate::units;
 
 pub const ENGINE: &str = "docker.engine";
@@ -92,9 +93,44 @@ fn engine(f: &HostFacts) -> Check {
             if install.is_installed() {
                 detail.push_str(&format!(" (Docker is installed: {})", install.evidence()));
             }
-            check(ENGINE, title, Status::Fail, detail).with_fix(problem.fix)
+            let fix = elsewhere_fix(f, problem).unwrap_or_else(|| problem.fix.to_string());
+            check(ENGINE, title, Status::Fail, detail).with_fix(fix)
         }
     }
+}
+
+/// When nothing (or no Docker Engine) answers at an address `DOCKER_HOST` or `--docker-host`
+/// chose instead of the default socket, that choice is the first thing to fix: starting the
+/// default daemon would change nothing.
+fn elsewhere_fix(f: &HostFacts, problem: &DockerProblem) -> Option<String> {
+    let install = &f.docker_install;
+    let configured = install.configured_host.as_deref()?;
+    let at_default = match &f.docker {
+        DockerFacts::Unreachable { host, .. } => host.as_deref() == Some(DEFAULT_HOST),
+        DockerFacts::Reachable { .. } => true,
+    };
+    if problem.kind != DockerProblemKind::NotRunning || at_default {
+        return None;
+    }
+    let by = install.configured_by.unwrap_or("DOCKER_HOST");
+    let undo = if by == "DOCKER_HOST" {
+        "unset it (`unset DOCKER_HOST`, and remove it from your shell's startup file)"
+    } else {
+        "leave --docker-host out"
+    };
+    let default = if install.socket.is_some() {
+        format!("the default socket {DEFAULT_SOCKET} is there")
+    } else {
+        format!(
+            "the default socket {DEFAULT_SOCKET} is not there either: start Docker \
+             (`sudo systemctl start docker`)"
+        )
+    };
+    Some(format!(
+        "{by} points elsewhere ({configured}), where no Docker Engine answers: {undo} to use the \
+         default engine ({default}), or correct it to your engine's address (`docker context ls` \
+         shows the ones the docker CLI knows), or start the engine it names."
+    ))
 }
 
 const INSTALL_DOCKER: &str = "Install Docker Engine (https://docs.docker.com/engine/install/; on \
@@ -390,6 +426,109 @@ mod tests {
         }
     }
 
+    /// The engine check on this machine with DOCKER_HOST set to `host`, where the default
+    /// socket exists (as a file of the fake machine: nothing connects to it).
+    fn engine_with_docker_host(host: &str) -> Check {
+        let env = crate::doctor::FakeEnv::default()
+            .var("DOCKER_HOST", host)
+            .file(DEFAULT_SOCKET, "");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let f = rt.block_on(crate::doctor::gather(healthy().gpu, None, &env));
+        assert_eq!(f.docker_install.configured_by, Some("DOCKER_HOST"));
+        find(&run_checks(&f), ENGINE).clone()
+    }
+
+    fn assert_blames_docker_host(c: &Check, host: &str) {
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        let fix = c.fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.starts_with(&format!("DOCKER_HOST points elsewhere ({host})")),
+            "{fix}"
+        );
+        assert!(fix.contains("unset DOCKER_HOST"), "{fix}");
+        assert!(
+            fix.contains("the default socket /var/run/docker.sock is there"),
+            "{fix}"
+        );
+        assert!(!fix.contains("systemctl start docker"), "{fix}");
+    }
+
+    #[test]
+    fn a_docker_host_at_a_missing_socket_is_the_first_fix() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let host = format!("unix://{}/docker.sock", dir.path().display());
+        let c = engine_with_docker_host(&host);
+        assert!(c.detail.contains(&host), "{}", c.detail);
+        assert_blames_docker_host(&c, &host);
+    }
+
+    #[test]
+    fn a_docker_host_at_a_plain_file_or_a_socket_that_is_no_engine_is_the_first_fix() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("not-a-socket");
+        std::fs::write(&file, "hello").expect("write");
+        let host = format!("unix://{}", file.display());
+        assert_blames_docker_host(&engine_with_docker_host(&host), &host);
+
+        // Something listens there but speaks no HTTP at all.
+        let path = dir.path().join("garbage.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                use std::io::{Read, Write};
+                let mut buf = [0u8; 1024];
+                let _ = stream.read(&mut buf);
+                let _ = stream.write_all(b"\x00\x01 this is not a Docker Engine\r\n\r\n");
+            }
+        });
+        let host = format!("unix://{}", path.display());
+        let c = engine_with_docker_host(&host);
+        assert!(
+            c.detail.contains("not as a Docker Engine") || c.detail.contains("not a Docker Engine"),
+            "{}",
+            c.detail
+        );
+        assert_blames_docker_host(&c, &host);
+    }
+
+    #[test]
+    fn a_docker_host_naming_the_default_socket_keeps_the_start_it_fix() {
+        let mut f = not_running();
+        f.docker = DockerFacts::Unreachable {
+            host: Some(DEFAULT_HOST.into()),
+            problem: DockerProblem::from_error(&DockerError::Unreachable {
+                host: DEFAULT_HOST.into(),
+                detail: "connection refused".into(),
+            }),
+        };
+        f.docker_install.configured_host = Some(DEFAULT_HOST.into());
+        f.docker_install.configured_by = Some("DOCKER_HOST");
+        let fix = status_of(&f, ENGINE).1.unwrap();
+        assert!(
+            fix.starts_with("Start it: `sudo systemctl start docker`"),
+            "{fix}"
+        );
+        // A flag elsewhere with no default socket: say both.
+        let mut flag = not_running();
+        flag.docker_install.configured_host = Some("unix:///nonexistent.sock".into());
+        flag.docker_install.configured_by = Some("--docker-host");
+        flag.docker_install.socket = None;
+        let fix = status_of(&flag, ENGINE).1.unwrap();
+        assert!(
+            fix.starts_with("--docker-host points elsewhere (unix:///nonexistent.sock)"),
+            "{fix}"
+        );
+        assert!(fix.contains("leave --docker-host out"), "{fix}");
+        assert!(
+            fix.contains("is not there either: start Docker (`sudo systemctl start docker`)"),
+            "{fix}"
+        );
+    }
+
     #[test]
     fn docker_not_installed_at_all_warns_with_how_to_install_it() {
         let mut f = not_running();
@@ -460,7 +599,7 @@ mod tests {
         assert_eq!(status, Status::Warn);
         assert!(fix.is_some_and(|x| x.contains("install-guide")));
         // Without GPUs it is only a warning.
-        let mut none = nvml_failed(&GpuError::NoGpus);
+        let mut none = nvml_failed(&GpuError::NoGpus { system: None });
         none.docker = f.docker.clone();
         none.toolkit.clear();
         assert_eq!(status_of(&none, GPU_RUNTIME).0, Status::Warn);

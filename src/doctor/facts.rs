@@ -80,6 +80,19 @@ pub enum DockerFacts {
     },
 }
 
+impl DockerFacts {
+    /// How Docker hands GPUs to containers, decided from the engine's info as the
+    /// Compatibility tab decides it (`Unknown` when the engine did not answer).
+    pub fn gpu_runtime(&self) -> crate::compat::GpuRuntime {
+        match self {
+            DockerFacts::Reachable { info, .. } => {
+                crate::compat::GpuRuntime::from_engine(Some(info))
+            }
+            DockerFacts::Unreachable { .. } => crate::compat::GpuRuntime::from_engine(None),
+        }
+    }
+}
+
 /// What says Docker is installed on this machine: its programs on PATH, an engine address
 /// someone configured (`--docker-host`, `DOCKER_HOST`), or the default socket left behind.
 /// An unreachable engine is a broken setup when any of these is there, a missing one when none is.
@@ -89,6 +102,8 @@ pub struct DockerInstall {
     pub programs: Vec<Program>,
     /// The engine address given by `--docker-host` or `DOCKER_HOST`.
     pub configured_host: Option<String>,
+    /// Which of the two gave it: `--docker-host` or `DOCKER_HOST`.
+    pub configured_by: Option<&'static str>,
     /// The default socket, when it exists (a daemon that stopped leaves it).
     pub socket: Option<String>,
 }
@@ -310,6 +325,13 @@ fn docker_install(docker_host: Option<&str>, env: &dyn HostEnv) -> DockerInstall
     let socket_there = socket
         .parent()
         .is_some_and(|dir| env.list_dir(dir).iter().any(|p| p == socket));
+    let (configured_host, configured_by) = match set(docker_host.map(str::to_string)) {
+        Some(h) => (Some(h), Some("--docker-host")),
+        None => match set(env.var("DOCKER_HOST")) {
+            Some(h) => (Some(h), Some("DOCKER_HOST")),
+            None => (None, None),
+        },
+    };
     DockerInstall {
         programs: DOCKER_PROGRAMS
             .iter()
@@ -320,8 +342,8 @@ fn docker_install(docker_host: Option<&str>, env: &dyn HostEnv) -> DockerInstall
                 })
             })
             .collect(),
-        configured_host: set(docker_host.map(str::to_string))
-            .or_else(|| set(env.var("DOCKER_HOST"))),
+        configured_host,
+        configured_by,
         socket: socket_there.then(|| DEFAULT_SOCKET.to_string()),
     }
 }

@@ -6,7 +6,7 @@ use super::memory::{ecc, memory_repair};
 use super::nvidia::gpu_error_is;
 use super::per_gpu::{check, indices};
 use super::report::{Check, Status};
-use crate::gpu::report::GpuEntry;
+use crate::gpu::report::{GpuEntry, PcieDowngrade};
 use crate::gpu::{is_slowdown, GpuError};
 use crate::units;
 
@@ -41,14 +41,14 @@ pub fn checks(f: &HostFacts) -> Vec<Check> {
 
 fn visible(f: &HostFacts) -> Check {
     let title = "GPUs visible";
-    if gpu_error_is(f, &GpuError::NoGpus) {
+    if gpu_error_is(f, &GpuError::NoGpus { system: None }) {
         return check(
             VISIBLE,
             title,
             Status::Fail,
             "the driver is loaded but reports no GPUs".into(),
         )
-        .with_fix(GpuError::NoGpus.fix());
+        .with_fix(GpuError::NoGpus { system: None }.fix());
     }
     if f.gpu.error.is_some() {
         return check(
@@ -149,33 +149,94 @@ fn pcie_link(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
             "the GPUs do not report their PCIe link".into(),
         );
     }
-    let slow: Vec<String> = gpus
-        .iter()
-        .filter(|g| g.pcie_downgraded)
-        .map(|g| {
-            format!(
-                "GPU {} runs {} of its {}",
+    let link = |g: &GpuEntry| {
+        format!(
+            "{} of its {}",
+            units::pcie(g.sample.pcie_gen, g.sample.pcie_width),
+            units::pcie(g.info.pcie_gen_max, g.info.pcie_width_max)
+        )
+    };
+    let (mut narrow, mut slow) = (Vec::new(), Vec::new());
+    for g in gpus {
+        match g.pcie_downgrade {
+            Some(PcieDowngrade::Width) => {
+                narrow.push(format!("GPU {} runs {}", g.info.index, link(g)))
+            }
+            Some(PcieDowngrade::Generation) => slow.push(format!(
+                "GPU {} runs {} under load ({})",
                 g.info.index,
-                units::pcie(g.sample.pcie_gen, g.sample.pcie_width),
-                units::pcie(g.info.pcie_gen_max, g.info.pcie_width_max)
+                link(g),
+                load(g)
+            )),
+            None => {}
+        }
+    }
+    if narrow.is_empty() && slow.is_empty() {
+        // Idle GPUs at a lower generation are named, so that nobody reseats them.
+        let resting: Vec<String> = gpus
+            .iter()
+            .filter(
+                |g| matches!((g.sample.pcie_gen, g.info.pcie_gen_max), (Some(c), Some(m)) if c < m),
             )
-        })
-        .collect();
-    if slow.is_empty() {
-        return check(
-            PCIE_LINK,
-            title,
-            Status::Pass,
-            "every link at its maximum width (idle GPUs may lower the generation to save power)"
-                .into(),
+            .map(|g| g.info.index.to_string())
+            .collect();
+        let detail = if resting.is_empty() {
+            "every link at its maximum width and generation".to_string()
+        } else {
+            format!(
+                "every link at its maximum width; idle GPU{} {} at a lower generation to save \
+                 power (normal: it comes back under load)",
+                plural(resting.len()),
+                resting.join(", ")
+            )
+        };
+        return check(PCIE_LINK, title, Status::Pass, detail);
+    }
+    let mut found = Vec::new();
+    let mut fixes = Vec::new();
+    if !narrow.is_empty() {
+        found.push(format!(
+            "{}: a narrower link than the slot and card support, at any load",
+            narrow.join("; ")
+        ));
+        fixes.push(
+            "A narrower link is physical: put the GPU in a slot wired for its full width \
+             (the board manual says which), reseat it and any riser or cable",
         );
     }
-    check(PCIE_LINK, title, Status::Warn, format!("{}: host transfers are slower", slow.join("; ")))
-        .with_fix(
-            "Put the GPU in a slot wired for its full width and generation, reseat it and any riser; \
-             compare `nvidia-smi -q -d PCIE` with `sudo lspci -vv -s BUS_ID | grep -E 'LnkCap|LnkSta'`, \
-             and check the BIOS PCIe generation setting.",
-        )
+    if !slow.is_empty() {
+        found.push(format!(
+            "{}: a lower generation while working, not a power saving",
+            slow.join("; ")
+        ));
+        fixes.push(
+            "A lower generation under load points at the signal path or the firmware: check the \
+             BIOS PCIe generation setting (Auto or the card's), then a riser or retimer that \
+             cannot hold the speed",
+        );
+    }
+    check(
+        PCIE_LINK,
+        title,
+        Status::Warn,
+        format!("{}; host transfers are slower", found.join("; ")),
+    )
+    .with_fix(format!(
+        "{}. Compare `nvidia-smi -q -d PCIE` with `sudo lspci -vv -s BUS_ID | grep -E 'LnkCap|LnkSta'` \
+         while the GPU works.",
+        fixes.join(". ")
+    ))
+}
+
+/// "P0, 85%": what makes a GPU count as under load.
+fn load(g: &GpuEntry) -> String {
+    let util = g.sample.util_gpu_pct.map(|u| format!("{u}%"));
+    match (g.sample.pstate, util) {
+        (Some(p), Some(u)) => format!("P{p}, {u}"),
+        (Some(p), None) => format!("P{p}"),
+        (None, Some(u)) => u,
+        (None, None) => "busy".into(),
+    }
 }
 
 fn throttle(_: &HostFacts, gpus: &[&GpuEntry]) -> Check {
@@ -268,7 +329,7 @@ mod tests {
     fn visible_gpus_are_counted_and_named() {
         let d = detail(&healthy(), VISIBLE);
         assert_eq!(d, "2 GPUs: 2 × NVIDIA H100 80GB HBM3");
-        let (status, fix) = status_of(&nvml_failed(&GpuError::NoGpus), VISIBLE);
+        let (status, fix) = status_of(&nvml_failed(&GpuError::NoGpus { system: None }), VISIBLE);
         assert_eq!(status, Status::Fail);
         assert!(fix.is_some_and(|x| x.contains("lspci")));
         let f = nvml_failed(&GpuError::DriverNotLoaded);
@@ -314,21 +375,92 @@ mod tests {
         assert_eq!(status_of(&unknown, PERSISTENCE).0, Status::Skip);
     }
 
+    /// GPU 0 of the healthy machine with this link, P-state and utilisation, judged again.
+    fn link(f: &mut HostFacts, gen: u32, width: u32, pstate: u32, util: u32) {
+        let g = &f.gpu.gpus[0];
+        let mut sample = g.sample.clone();
+        sample.pcie_gen = Some(gen);
+        sample.pcie_width = Some(width);
+        sample.pstate = Some(pstate);
+        sample.util_gpu_pct = Some(util);
+        f.gpu.gpus[0] = GpuEntry::new(g.info.clone(), sample);
+    }
+
     #[test]
-    fn a_downgraded_link_warns_with_both_speeds() {
+    fn an_idle_gpu_at_a_lower_generation_passes_and_is_named() {
         let mut f = healthy();
-        let g = &mut f.gpu.gpus[0];
-        g.pcie_downgraded = true;
-        g.sample.pcie_gen = Some(3);
-        g.sample.pcie_width = Some(8);
+        // Idle GPUs read a few percent from the driver's housekeeping.
+        link(&mut f, 1, 16, 8, 3);
+        let (status, fix) = status_of(&f, PCIE_LINK);
+        assert_eq!(status, Status::Pass);
+        assert!(fix.is_none());
+        let d = detail(&f, PCIE_LINK);
+        assert!(d.contains("idle GPU 0 at a lower generation"), "{d}");
+        link(&mut f, 1, 16, 8, 0);
+        let mut second = f.gpu.gpus[0].clone();
+        second.info.index = 1;
+        f.gpu.gpus[1] = second;
+        let d = detail(&f, PCIE_LINK);
+        assert!(d.contains("idle GPUs 0, 1 at a lower generation"), "{d}");
+        assert_eq!(
+            detail(&healthy(), PCIE_LINK),
+            "every link at its maximum width and generation"
+        );
+    }
+
+    #[test]
+    fn a_busy_gpu_at_a_lower_generation_warns_about_the_generation() {
+        let mut f = healthy();
+        link(&mut f, 1, 16, 0, 85);
         let (status, fix) = status_of(&f, PCIE_LINK);
         assert_eq!(status, Status::Warn);
         let d = detail(&f, PCIE_LINK);
         assert!(
-            d.contains("GPU 0 runs") && d.contains('3') && d.contains("x8") && d.contains("x16"),
+            d.contains("GPU 0 runs Gen1 x16 of its Gen5 x16 under load (P0, 85%)")
+                && d.contains("a lower generation while working"),
             "{d}"
         );
-        assert!(fix.is_some_and(|x| x.contains("LnkSta")));
+        assert!(!d.contains("narrower"), "{d}");
+        let fix = fix.unwrap();
+        assert!(
+            fix.contains("BIOS PCIe generation") && fix.contains("LnkSta"),
+            "{fix}"
+        );
+        assert!(!fix.contains("full width"), "{fix}");
+    }
+
+    #[test]
+    fn a_narrower_link_warns_even_when_idle() {
+        let mut f = healthy();
+        link(&mut f, 1, 8, 8, 0);
+        let (status, fix) = status_of(&f, PCIE_LINK);
+        assert_eq!(status, Status::Warn);
+        let d = detail(&f, PCIE_LINK);
+        assert!(
+            d.contains("GPU 0 runs Gen1 x8 of its Gen5 x16") && d.contains("a narrower link"),
+            "{d}"
+        );
+        assert!(!d.contains("under load"), "{d}");
+        let fix = fix.unwrap();
+        assert!(
+            fix.contains("full width") && fix.contains("reseat"),
+            "{fix}"
+        );
+        assert!(!fix.contains("BIOS"), "{fix}");
+        // Both kinds at once: both named, both fixes given.
+        let g = &f.gpu.gpus[1];
+        let mut busy = g.sample.clone();
+        busy.pcie_gen = Some(3);
+        busy.pstate = Some(0);
+        busy.util_gpu_pct = Some(100);
+        f.gpu.gpus[1] = GpuEntry::new(g.info.clone(), busy);
+        let d = detail(&f, PCIE_LINK);
+        assert!(
+            d.contains("GPU 0 runs Gen1 x8") && d.contains("GPU 1 runs Gen3 x16"),
+            "{d}"
+        );
+        let fix = status_of(&f, PCIE_LINK).1.unwrap();
+        assert!(fix.contains("full width") && fix.contains("BIOS"), "{fix}");
     }
 
     #[test]

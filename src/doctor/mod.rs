@@ -23,6 +23,11 @@ pub mod xid;
 #[cfg(test)]
 pub(crate) mod testkit;
 
+use std::path::Path;
+
+use crate::compat::CompatData;
+use crate::pull::CatalogEntry;
+
 pub use facts::{gather, gather_with, HostFacts};
 pub use host_env::{FakeEnv, HostEnv, SystemEnv};
 pub use report::{Check, DoctorReport, Family, Status, Summary, SCHEMA};
@@ -57,4 +62,41 @@ pub fn run_checks(facts: &HostFacts) -> DoctorReport {
         }
     }
     report
+}
+
+/// What a diagnosis judges besides the machine's facts: the same for `gpudeck doctor` and the
+/// Doctor tab, so that both list the same checks.
+pub struct Extras<'a> {
+    /// Checks made elsewhere (the idle notebooks), each after the others of its family.
+    pub checks: Vec<Check>,
+    /// What the framework images' check judges with (as the Compatibility tab does).
+    pub compat: &'a CompatData,
+    pub catalog: &'a [CatalogEntry],
+    /// Where the health counters' last look is kept.
+    pub state_dir: &'a Path,
+}
+
+/// The whole diagnosis: every family's checks, the health counters against the last look
+/// (this look then kept), the extra checks, and the framework images judged with the container
+/// runtime the facts found. The second value says why the look could not be kept, if it could
+/// not: the caller says it where it can (stderr for the CLI, the log file for the tab).
+pub fn diagnose(facts: &HostFacts, extras: Extras<'_>) -> (DoctorReport, Option<String>) {
+    let mut report = run_checks(facts);
+    let problem = counters::add_health_counters(&mut report, &facts.gpu.gpus, extras.state_dir);
+    // Each with its family (the idle notebooks under GPUs), so the text lists a family once.
+    for check in extras.checks {
+        let at = report
+            .checks
+            .iter()
+            .rposition(|c| c.family == check.family)
+            .map_or(report.checks.len(), |i| i + 1);
+        report.checks.insert(at, check);
+    }
+    report.push(frameworks::framework_check(
+        &facts.gpu,
+        facts.docker.gpu_runtime(),
+        extras.compat,
+        extras.catalog,
+    ));
+    (report, problem)
 }

@@ -112,11 +112,14 @@ fn nvml(f: &HostFacts) -> Check {
                 ),
             )
         }
-        (Some(_), _) if gpu_error_is(f, &GpuError::NoGpus) => check(
+        (Some(_), sys) if gpu_error_is(f, &GpuError::NoGpus { system: None }) => check(
             NVML,
             title,
             Status::Pass,
-            "NVML starts, but reports no GPUs (see GPUs below)".into(),
+            format!(
+                "NVML starts (driver {}), but reports no GPUs (see GPUs below)",
+                unknown(sys.as_ref().and_then(|s| s.driver_version.clone()))
+            ),
         ),
         (Some(e), _) => check(
             NVML,
@@ -270,7 +273,7 @@ mod tests {
         }
         assert_eq!(status_of(&healthy(), NVML).0, Status::Pass);
         assert_eq!(
-            status_of(&nvml_failed(&GpuError::NoGpus), NVML).0,
+            status_of(&nvml_failed(&GpuError::NoGpus { system: None }), NVML).0,
             Status::Pass
         );
     }

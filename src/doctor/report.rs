@@ -119,6 +119,20 @@ pub struct Summary {
     pub skipped: usize,
 }
 
+impl Summary {
+    /// "14 passed, 1 warning, 1 failed, 4 skipped": the CLI's last line, the tab's title and
+    /// its message say the counts in these words.
+    pub fn counts(&self) -> String {
+        format!(
+            "{} passed, {}, {} failed, {} skipped",
+            self.passed,
+            units::plural(self.warnings, "warning"),
+            self.failed,
+            self.skipped
+        )
+    }
+}
+
 /// The whole diagnosis of one machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DoctorReport {
@@ -281,13 +295,7 @@ fn write_check(out: &mut String, c: &Check, title_width: usize, width: usize, co
 }
 
 fn summary_line(s: &Summary) -> String {
-    format!(
-        "{} passed, {}, {} failed, {} skipped",
-        s.passed,
-        units::plural(s.warnings, "warning"),
-        s.failed,
-        s.skipped
-    )
+    s.counts()
 }
 
 /// The lines of `text` wrapped to `width` (see [`crate::output::wrap_to`]: words and commands

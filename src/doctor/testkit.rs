@@ -13,8 +13,8 @@ use crate::gpu::{
 pub const GIB: u64 = 1 << 30;
 
 pub fn gpu(index: u32) -> GpuEntry {
-    GpuEntry {
-        info: GpuStatic {
+    GpuEntry::new(
+        GpuStatic {
             index,
             name: "NVIDIA H100 80GB HBM3".into(),
             uuid: format!("GPU-{index}a2b3c4d-0000-1111-2222-333344445555"),
@@ -33,8 +33,7 @@ pub fn gpu(index: u32) -> GpuEntry {
             mig_enabled: Some(false),
             persistence_mode: Some(true),
         },
-        pcie_downgraded: false,
-        sample: GpuSample {
+        GpuSample {
             util_gpu_pct: Some(0),
             temp_c: Some(31),
             pcie_gen: Some(5),
@@ -45,7 +44,7 @@ pub fn gpu(index: u32) -> GpuEntry {
             remapped_rows: Some(RemappedRows::default()),
             ..GpuSample::default()
         },
-    }
+    )
 }
 
 pub fn engine_info() -> EngineInfo {
@@ -107,6 +106,7 @@ pub fn healthy() -> HostFacts {
                 path: "/usr/bin/dockerd".into(),
             }],
             configured_host: None,
+            configured_by: None,
             socket: Some("/var/run/docker.sock".into()),
         },
         cdi_dirs: vec!["/etc/cdi".into(), "/var/run/cdi".into()],

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::Sender;
 
+use super::counters::HealthCounters;
 use super::process_watch::ProcessWatch;
 use super::source::{GpuError, GpuSource};
 use super::types::{GpuProcess, GpuSample, GpuStatic, Inventory};
@@ -27,8 +28,21 @@ pub enum GpuUpdate {
     Xid(XidUpdate),
 }
 
+/// Where the collector answers [`CollectorCommand::ReadHealthNow`]: every GPU's health
+/// counters, in inventory order.
+#[derive(Debug, Clone)]
+pub struct HealthReply(pub tokio::sync::mpsc::Sender<Vec<HealthCounters>>);
+
+impl PartialEq for HealthReply {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.same_channel(&other.0)
+    }
+}
+
+impl Eq for HealthReply {}
+
 /// What the app can ask of the collector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CollectorCommand {
     SetInterval(Duration),
     /// `Some(every)`: the processes are on screen; read each one's GPU share every `every`
@@ -37,6 +51,9 @@ pub enum CollectorCommand {
     /// Read each GPU's health counters every tick (`GpuSample::health`): while Prometheus
     /// metrics are served.
     ReadHealth(bool),
+    /// Read every GPU's health counters once, now, and answer on the channel (the doctor's
+    /// look, from the source the dashboard already holds).
+    ReadHealthNow(HealthReply),
     Shutdown,
 }
 
@@ -173,6 +190,10 @@ fn run(
                     watch = every.map(ProcessWatch::new);
                 }
                 Ok(CollectorCommand::ReadHealth(on)) => read_health = on,
+                Ok(CollectorCommand::ReadHealthNow(reply)) => {
+                    let health = gpus.iter().map(|g| source.health(g)).collect();
+                    let _ = reply.0.try_send(health);
+                }
                 Ok(CollectorCommand::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => break,
             }
@@ -504,6 +525,24 @@ mod tests {
         assert_eq!(s.len(), 2);
         c.handle.send(CollectorCommand::ReadHealth(false));
         c.samples_until(|s| s.iter().all(|s| s.health.pcie_replays.is_none()));
+    }
+
+    #[test]
+    fn health_counters_are_read_once_for_whoever_asks_now() {
+        let mut c = start();
+        c.next_samples();
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+        c.handle
+            .send(CollectorCommand::ReadHealthNow(HealthReply(tx.clone())));
+        let health = rx.blocking_recv().expect("an answer");
+        assert_eq!(health.len(), 2, "one per GPU");
+        assert!(health.iter().all(|h| h.pcie_replays == Some(7)));
+        // The samples go on without them.
+        assert!(c
+            .next_samples()
+            .iter()
+            .all(|s| s.health.pcie_replays.is_none()));
+        assert_eq!(HealthReply(tx.clone()), HealthReply(tx));
     }
 
     #[test]

@@ -154,9 +154,6 @@ impl NvmlSource {
 impl GpuSource for NvmlSource {
     fn inventory(&mut self) -> Result<Inventory, GpuError> {
         let count = self.nvml.device_count().map_err(runtime_error)?;
-        if count == 0 {
-            return Err(GpuError::NoGpus);
-        }
         let system = SystemInfo {
             source: SourceKind::Nvml,
             driver_version: self.nvml.sys_driver_version().ok(),
@@ -167,6 +164,11 @@ impl GpuSource for NvmlSource {
                 .ok()
                 .and_then(CudaVersion::from_nvml),
         };
+        if count == 0 {
+            return Err(GpuError::NoGpus {
+                system: Some(Box::new(system)),
+            });
+        }
         let mut gpus = Vec::with_capacity(count as usize);
         for index in 0..count {
             match self.read_static(index) {

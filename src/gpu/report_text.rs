@@ -215,11 +215,12 @@ fn write_gpu(out: &mut String, g: &GpuEntry, one_line: bool) {
 
 fn gpu_notes(g: &GpuEntry) -> Vec<String> {
     let mut notes = Vec::new();
-    if g.pcie_downgraded {
+    if let Some(kind) = g.pcie_downgrade {
         notes.push(format!(
-            "PCIe link {} below its maximum {}",
+            "PCIe link {} below its maximum {}: {}",
             units::pcie(g.sample.pcie_gen, g.sample.pcie_width),
-            units::pcie(g.info.pcie_gen_max, g.info.pcie_width_max)
+            units::pcie(g.info.pcie_gen_max, g.info.pcie_width_max),
+            kind.words()
         ));
     }
     if let Some(reasons) = &g.sample.throttle_reasons {
@@ -331,4 +332,39 @@ fn topology_cell(r: &GpuReport, a: u32, b: u32) -> String {
                 }
             },
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::{GpuSample, GpuStatic};
+
+    fn notes_of(gen: u32, width: u32, pstate: u32, util: u32) -> Vec<String> {
+        let info = GpuStatic {
+            pcie_gen_max: Some(5),
+            pcie_width_max: Some(16),
+            ..GpuStatic::default()
+        };
+        let sample = GpuSample {
+            pcie_gen: Some(gen),
+            pcie_width: Some(width),
+            pstate: Some(pstate),
+            util_gpu_pct: Some(util),
+            ..GpuSample::default()
+        };
+        gpu_notes(&GpuEntry::new(info, sample))
+    }
+
+    #[test]
+    fn gpu_notes_name_a_downgraded_link_and_its_kind_but_not_an_idle_one() {
+        assert!(notes_of(1, 16, 8, 2).is_empty(), "idle at P8: power saving");
+        assert_eq!(
+            notes_of(1, 16, 0, 90),
+            ["PCIe link Gen1 x16 below its maximum Gen5 x16: a lower generation under load"]
+        );
+        assert_eq!(
+            notes_of(1, 8, 8, 0),
+            ["PCIe link Gen1 x8 below its maximum Gen5 x16: narrower than its maximum"]
+        );
+    }
 }

@@ -104,15 +104,17 @@ impl GpuSource for SimSource {
             });
         }
         let n = self.sim.device_count();
-        if n == 0 {
-            return Err(GpuError::NoGpus);
-        }
         let system = SystemInfo {
             source: SourceKind::Demo,
             driver_version: Some(spec.driver.clone()),
             nvml_version: Some(spec.nvml_version.clone()),
             cuda_driver_version: CudaVersion::from_nvml(spec.cuda),
         };
+        if n == 0 {
+            return Err(GpuError::NoGpus {
+                system: Some(Box::new(system)),
+            });
+        }
         let gpus = (0..n)
             .filter_map(|i| self.sim.device(i).map(|d| (i, d)))
             .map(|(i, d)| GpuStatic {

@@ -3,7 +3,7 @@
 use thiserror::Error;
 
 use super::counters::HealthCounters;
-use super::types::{GpuSample, GpuStatic, Inventory, ProcessUtilSample};
+use super::types::{GpuSample, GpuStatic, Inventory, ProcessUtilSample, SystemInfo};
 use super::xid_watch::XidBackend;
 
 /// A backend that can describe the GPUs once and sample them repeatedly.
@@ -57,15 +57,31 @@ pub enum GpuError {
     VersionMismatch,
     #[error("not allowed to access the GPUs")]
     NoPermission,
-    #[error("the NVIDIA driver is loaded but reports no GPUs")]
-    NoGpus,
+    /// The driver answers, so its facts (version, CUDA) are known: views show them.
+    #[error("the NVIDIA driver{} is loaded but reports no GPUs", driver_words(.system.as_deref()))]
+    NoGpus { system: Option<Box<SystemInfo>> },
     #[error("the simulated GPUs are misconfigured: {0}")]
     Simulation(String),
     #[error("NVML failed: {0}")]
     Other(String),
 }
 
+/// " 580.65.06", or nothing when the version is unknown.
+fn driver_words(system: Option<&SystemInfo>) -> String {
+    system
+        .and_then(|s| s.driver_version.as_deref())
+        .map_or_else(String::new, |v| format!(" {v}"))
+}
+
 impl GpuError {
+    /// The driver's facts when it answered (the driver loaded, no GPU found); `None` otherwise.
+    pub fn system(&self) -> Option<&SystemInfo> {
+        match self {
+            GpuError::NoGpus { system } => system.as_deref(),
+            _ => None,
+        }
+    }
+
     /// A one-line heading for the GPU view.
     pub fn title(&self) -> &'static str {
         match self {
@@ -73,7 +89,7 @@ impl GpuError {
             GpuError::DriverNotLoaded => "NVIDIA kernel driver not loaded",
             GpuError::VersionMismatch => "Driver/library version mismatch",
             GpuError::NoPermission => "No permission to use the GPUs",
-            GpuError::NoGpus => "No GPUs found",
+            GpuError::NoGpus { .. } => "No GPUs found",
             GpuError::Simulation(_) => "Simulation misconfigured",
             GpuError::Other(_) => "NVML error",
         }
@@ -98,7 +114,7 @@ impl GpuError {
                 "Check the permissions of /dev/nvidia* (`ls -l /dev/nvidia*`); your user may need to be in \
                  the group that owns them (often `video`), or run gpudeck with sudo."
             }
-            GpuError::NoGpus => {
+            GpuError::NoGpus { .. } => {
                 "Check `lspci | grep -i nvidia` and `dmesg | grep -i nvidia`: the GPU may be unseated, \
                  disabled in the BIOS, bound to vfio-pci, or excluded from NVML."
             }

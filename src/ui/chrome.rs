@@ -25,21 +25,33 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         let what = units::plural(idle, "idle notebook");
         spans.extend([sep.clone(), Span::styled(format!("{what} (9)"), s.warn())]);
     }
+    let driver = |sys: &crate::gpu::SystemInfo| {
+        [
+            sep.clone(),
+            Span::styled("driver ", s.muted()),
+            Span::styled(units::opt(sys.driver_version.as_deref()), s.text()),
+            sep.clone(),
+            Span::styled("CUDA ", s.muted()),
+            Span::styled(units::opt(sys.cuda_driver_version), s.text()),
+            sep.clone(),
+        ]
+    };
     match &state.gpu {
         GpuStatus::Ready(d) => {
-            let sys = &d.inventory.system;
-            spans.extend([
-                sep.clone(),
-                Span::styled("driver ", s.muted()),
-                Span::styled(units::opt(sys.driver_version.as_deref()), s.text()),
-                sep.clone(),
-                Span::styled("CUDA ", s.muted()),
-                Span::styled(units::opt(sys.cuda_driver_version), s.text()),
-                sep.clone(),
-                Span::styled(units::plural(d.inventory.gpus.len(), "GPU"), s.text()),
-            ]);
+            spans.extend(driver(&d.inventory.system));
+            spans.push(Span::styled(
+                units::plural(d.inventory.gpus.len(), "GPU"),
+                s.text(),
+            ));
         }
-        GpuStatus::Failed(_) => spans.extend([sep.clone(), Span::styled("no GPU data", s.error())]),
+        // The driver answered but found no GPU: its facts are true, the GPUs are missing.
+        GpuStatus::Failed(e) => match e.system() {
+            Some(sys) => {
+                spans.extend(driver(sys));
+                spans.push(Span::styled("no GPUs found", s.error()));
+            }
+            None => spans.extend([sep.clone(), Span::styled("no GPU data", s.error())]),
+        },
         GpuStatus::Loading => spans.extend([sep.clone(), Span::styled("loading…", s.muted())]),
     }
     if state.is_demo() {

@@ -58,6 +58,8 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             Span::styled(units::plural(summary.warnings, "warning"), s.warn()),
             Span::styled(" · ", s.title()),
             Span::styled(format!("{} failed", summary.failed), s.error()),
+            Span::styled(" · ", s.title()),
+            Span::styled(format!("{} skipped", summary.skipped), s.muted()),
             Span::styled(format!(" · {age} "), s.muted()),
         ]))
         .border_style(s.border());

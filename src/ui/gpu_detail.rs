@@ -12,7 +12,7 @@ use super::processes::process_table;
 use super::style::Styles;
 use crate::app::state::{AppState, GpuData};
 use crate::gpu::history::Ring;
-use crate::gpu::report::pcie_downgraded;
+use crate::gpu::report::{pcie_downgrade, PcieDowngrade};
 use crate::gpu::xid_watch::GpuXids;
 use crate::gpu::{is_slowdown, lost_gpu_fix, GpuSample, GpuStatic};
 use crate::health::XidCatalog;
@@ -179,16 +179,7 @@ fn facts(
     ];
     // Right under the GPU's identity, so a short pane still shows it.
     lines.splice(2..2, xid_lines(xids, catalog, s));
-    let pcie = format!(
-        "{} (max {})",
-        units::pcie(x.pcie_gen, x.pcie_width),
-        units::pcie(gpu.pcie_gen_max, gpu.pcie_width_max)
-    );
-    if pcie_downgraded(gpu, x) {
-        lines.push(fact("PCIe", format!("{pcie} DOWNGRADED"), s.warn(), s));
-    } else {
-        lines.push(fact("PCIe", pcie, t, s));
-    }
+    lines.push(pcie_line(gpu, x, s));
     lines.push(fact(
         "Temp",
         format!(
@@ -265,6 +256,28 @@ fn lines_in_box(lines: &[Line<'_>], title: &Line<'_>, area: Rect, buf: &mut Buff
             },
             buf,
         );
+    }
+}
+
+/// The link against its maximum, and what a lower one means (`report::pcie_downgrade`): fewer
+/// lanes (`NARROW LINK`), a lower generation while working (`SLOW, BUSY`), or an idle GPU's
+/// power saving (`(idle)`, not a fault).
+fn pcie_line<'a>(gpu: &GpuStatic, x: &GpuSample, s: &Styles) -> Line<'a> {
+    let pcie = format!(
+        "{} (max {})",
+        units::pcie(x.pcie_gen, x.pcie_width),
+        units::pcie(gpu.pcie_gen_max, gpu.pcie_width_max)
+    );
+    let lower_gen = matches!((x.pcie_gen, gpu.pcie_gen_max), (Some(c), Some(m)) if c < m);
+    match pcie_downgrade(gpu, x) {
+        Some(PcieDowngrade::Width) => fact("PCIe", format!("{pcie} NARROW LINK"), s.warn(), s),
+        Some(PcieDowngrade::Generation) => fact("PCIe", format!("{pcie} SLOW, BUSY"), s.warn(), s),
+        None if lower_gen => Line::from(vec![
+            Span::styled(format!("{:<9}", "PCIe"), s.muted()),
+            Span::styled(pcie, s.text()),
+            Span::styled(" (idle)", s.muted()),
+        ]),
+        None => fact("PCIe", pcie, s.text(), s),
     }
 }
 
@@ -405,6 +418,50 @@ fn duration_label(secs: f64) -> String {
 mod tests {
     use super::*;
 
+    /// The PCIe line of an H100 (Gen5 x16 at best) with this link, P-state and utilisation.
+    fn pcie_of(gen: u32, width: u32, pstate: u32, util: u32) -> (String, Vec<Style>) {
+        let theme = crate::config::Theme::builtin("dark").expect("built in");
+        let s = Styles::new(&theme);
+        let gpu = GpuStatic {
+            pcie_gen_max: Some(5),
+            pcie_width_max: Some(16),
+            ..GpuStatic::default()
+        };
+        let x = GpuSample {
+            pcie_gen: Some(gen),
+            pcie_width: Some(width),
+            pstate: Some(pstate),
+            util_gpu_pct: Some(util),
+            ..GpuSample::default()
+        };
+        let line = pcie_line(&gpu, &x, &s);
+        let text = line.spans.iter().map(|sp| sp.content.as_ref()).collect();
+        (text, line.spans.iter().skip(1).map(|sp| sp.style).collect())
+    }
+
+    #[test]
+    fn the_pcie_line_says_which_kind_of_lower_link_it_is() {
+        let theme = crate::config::Theme::builtin("dark").expect("built in");
+        let s = Styles::new(&theme);
+        // Idle at P8, Gen1: power saving, not flagged.
+        let (text, styles) = pcie_of(1, 16, 8, 2);
+        assert_eq!(text, "PCIe     Gen1 x16 (max Gen5 x16) (idle)");
+        assert!(!styles.contains(&s.warn()), "{styles:?}");
+        // Busy at P0, Gen1: a downgrade of the generation.
+        let (text, styles) = pcie_of(1, 16, 0, 90);
+        assert_eq!(text, "PCIe     Gen1 x16 (max Gen5 x16) SLOW, BUSY");
+        assert_eq!(styles, vec![s.warn()]);
+        // Idle at x8 of x16: a narrower link at any load.
+        let (text, styles) = pcie_of(1, 8, 8, 0);
+        assert_eq!(text, "PCIe     Gen1 x8 (max Gen5 x16) NARROW LINK");
+        assert_eq!(styles, vec![s.warn()]);
+        // At its maximum: nothing to say. Each fits the narrow pane (46 columns, 44 inside).
+        assert_eq!(pcie_of(5, 16, 0, 90).0, "PCIe     Gen5 x16 (max Gen5 x16)");
+        for (g, w, p, u) in [(1, 16, 8, 2), (1, 16, 0, 90), (1, 8, 8, 0)] {
+            assert!(pcie_of(g, w, p, u).0.chars().count() <= 44);
+        }
+    }
+
     #[test]
     fn facts_are_drawn_as_a_paragraph_draws_them() {
         let theme = crate::config::Theme::builtin("dark").expect("built in");
@@ -423,7 +480,7 @@ mod tests {
             ]),
             fact(
                 "PCIe",
-                "Gen5 x16 (max Gen5 x16) DOWNGRADED ↓".into(),
+                "Gen3 x8 (max Gen5 x16) NARROW LINK ↓".into(),
                 s.warn(),
                 &s,
             ),

@@ -264,3 +264,37 @@ pub fn row_at(body: Rect, state: &AppState, data: &GpuData, row: u16) -> Option<
     let index = scroll_offset(state.selected_gpu, visible) + (row - first_row) as usize / per;
     (index < n).then_some(index)
 }
+
+#[cfg(test)]
+mod pcie_flag_tests {
+    use super::*;
+
+    fn flagged(gen: u32, width: u32, pstate: u32, util: u32) -> bool {
+        let theme = crate::config::Theme::builtin("dark").expect("built in");
+        let s = Styles::new(&theme);
+        let gpu = GpuStatic {
+            pcie_gen_max: Some(5),
+            pcie_width_max: Some(16),
+            ..GpuStatic::default()
+        };
+        let sample = GpuSample {
+            pcie_gen: Some(gen),
+            pcie_width: Some(width),
+            pstate: Some(pstate),
+            util_gpu_pct: Some(util),
+            ..GpuSample::default()
+        };
+        let spans = flags(&gpu, &sample, &s);
+        let pcie: Vec<_> = spans.iter().filter(|sp| sp.content == " PCIe↓").collect();
+        assert!(pcie.iter().all(|sp| sp.style == s.warn()));
+        !pcie.is_empty()
+    }
+
+    #[test]
+    fn the_pcie_flag_spares_idle_gpus_saving_power() {
+        assert!(!flagged(1, 16, 8, 3), "idle at P8, Gen1: power saving");
+        assert!(flagged(1, 16, 0, 85), "busy at P0, Gen1");
+        assert!(flagged(1, 8, 8, 0), "x8 of x16, even idle");
+        assert!(!flagged(5, 16, 0, 100), "at its maximum");
+    }
+}

@@ -156,7 +156,12 @@ fn a_dead_docker_socket_is_unreachable_and_its_dependents_skip() {
             && engine.contains("the engine is configured as unix:///nonexistent.sock"),
         "{engine}"
     );
-    assert!(fix(&doc, "docker.engine").contains("systemctl start docker"));
+    // The flag chose that address: changing it is the first fix, not starting a daemon.
+    let engine_fix = fix(&doc, "docker.engine");
+    assert!(
+        engine_fix.starts_with("--docker-host points elsewhere (unix:///nonexistent.sock)"),
+        "{engine_fix}"
+    );
     for id in [
         "docker.gpu_runtime",
         "docker.default_runtime",
@@ -282,8 +287,15 @@ fn an_nvcc_newer_than_an_old_driver_warns() {
         f.contains("tensorflow/tensorflow:2.11.0-gpu runs here"),
         "{f}"
     );
+    // A current driver, but Docker (at a dead socket) could not be asked whether containers
+    // get GPUs: whether the images run is unknown, as `gpudeck compat` says, not a PASS.
     let current = Run::nvml("gpus=1,frozen=10").json();
-    assert_eq!(status(&current, "compat.frameworks"), "pass");
+    assert_eq!(status(&current, "compat.frameworks"), "skip");
+    let d = detail(&current, "compat.frameworks");
+    assert!(
+        d.contains("is new enough for the newest images") && d.contains("unknown"),
+        "{d}"
+    );
 }
 
 #[test]
@@ -397,5 +409,74 @@ fn the_real_engine_is_diagnosed() {
         assert!(fix(&doc, "docker.gpu_runtime")
             .contains("sudo nvidia-ctk runtime configure --runtime=docker"));
         assert_eq!(doc["exit_code"], 2);
+        // And no framework image runs here, as `gpudeck compat` says of every image.
+        assert_eq!(
+            status(&doc, "compat.frameworks"),
+            "fail",
+            "{}",
+            detail(&doc, "compat.frameworks")
+        );
+        assert!(
+            detail(&doc, "compat.frameworks").starts_with("no image will run here"),
+            "{}",
+            detail(&doc, "compat.frameworks")
+        );
+        let dirs = Dirs::new();
+        let compat = dirs
+            .gpudeck("gpus=2,frozen=10")
+            .args(["--nvml-lib", &sim_library().display().to_string()])
+            .args(["compat", "--json"])
+            .output()
+            .expect("gpudeck runs");
+        let verdicts: Value = serde_json::from_str(&stdout(&compat))
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&compat)));
+        let images = verdicts["images"].as_array().expect("images");
+        assert!(!images.is_empty());
+        for a in images {
+            assert_eq!(a["verdict"]["level"], "wont_run", "{a}");
+        }
     }
+}
+
+#[test]
+fn docker_host_at_a_missing_socket_is_the_doctors_first_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let host = format!("unix://{}/docker.sock", dir.path().display());
+    let mut run = Run::nvml("gpus=1,frozen=10").env("DOCKER_HOST", host.clone());
+    // No --docker-host: the environment chooses the engine.
+    run.args.truncate(2);
+    let doc = run.json();
+    assert_eq!(status(&doc, "docker.engine"), "fail");
+    let engine_fix = fix(&doc, "docker.engine");
+    assert!(
+        engine_fix.starts_with(&format!("DOCKER_HOST points elsewhere ({host})")),
+        "{engine_fix}"
+    );
+    assert!(engine_fix.contains("unset DOCKER_HOST"), "{engine_fix}");
+}
+
+#[test]
+fn no_gpus_doctor_and_gpus_name_the_loaded_driver() {
+    let doc = Run::nvml("gpus=0").json();
+    assert_eq!(doc["driver_version"], "580.65.06");
+    assert_eq!(status(&doc, "gpus.visible"), "fail");
+    assert_eq!(status(&doc, "nvidia.nvml"), "pass");
+    assert!(
+        detail(&doc, "nvidia.nvml").contains("driver 580.65.06"),
+        "{}",
+        detail(&doc, "nvidia.nvml")
+    );
+    let dirs = Dirs::new();
+    let out = dirs
+        .gpudeck("gpus=0")
+        .args(["gpus", "--nvml-lib", &sim_library().display().to_string()])
+        .output()
+        .expect("gpudeck runs");
+    let text = stdout(&out);
+    assert!(text.contains("driver 580.65.06"), "{text}");
+    assert!(!text.contains("driver n/a"), "{text}");
+    assert!(
+        text.contains("the NVIDIA driver 580.65.06 is loaded but reports no GPUs"),
+        "{text}"
+    );
 }

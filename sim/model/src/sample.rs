@@ -173,7 +173,6 @@ pub(crate) fn sample(gpu: &Gpu, s: i64, procs: &[SimProcess], energy_mj: u64) ->
     } else {
         (f64::from(f.max_sm_mhz) * sm_scale / 15.0).round() as u32 * 15
     };
-    let busy_clocks = active || !f.datacenter;
     let mem_clock = if active {
         f.max_mem_mhz
     } else {
@@ -193,9 +192,11 @@ pub(crate) fn sample(gpu: &Gpu, s: i64, procs: &[SimProcess], energy_mj: u64) ->
         reasons |= reason::SW_POWER_CAP;
     }
 
+    // An idle GeForce drops to P8 and its link to Gen1 to save power, as real cards do (full
+    // width kept); datacenter boards stay in P0 at full speed.
     let (pcie_gen, pcie_width) = if gpu.downgraded {
         (d.pcie_max_gen.min(3), d.pcie_max_width.min(8))
-    } else if !f.datacenter && !busy_clocks {
+    } else if !f.datacenter && !active {
         (1, d.pcie_max_width)
     } else {
         (d.pcie_max_gen, d.pcie_max_width)

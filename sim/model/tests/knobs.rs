@@ -88,6 +88,35 @@ fn pcie_downgrade_drops_the_link() {
 }
 
 #[test]
+fn an_idle_geforce_rests_at_p8_and_gen1_and_works_at_p2_and_full_speed() {
+    let s = sim("profile=rtx4090,gpus=4");
+    let (mut idle, mut busy) = (0, 0);
+    for i in 0..4 {
+        for t in (0..1200).step_by(13) {
+            let x = s.sample(i, f64::from(t));
+            match x.pstate {
+                8 => {
+                    idle += 1;
+                    assert_eq!((x.pcie_gen, x.pcie_width), (1, 16), "{x:?}");
+                }
+                2 => {
+                    busy += 1;
+                    assert_eq!((x.pcie_gen, x.pcie_width), (4, 16), "{x:?}");
+                }
+                p => panic!("P{p}: {x:?}"),
+            }
+        }
+    }
+    assert!(idle > 0 && busy > 0, "idle {idle}, busy {busy}");
+    // Datacenter boards stay at P0 and full speed.
+    let h100 = sim("gpus=4");
+    for i in 0..4 {
+        let x = h100.sample(i, 600.0);
+        assert_eq!((x.pstate, x.pcie_gen, x.pcie_width), (0, 5, 16), "{x:?}");
+    }
+}
+
+#[test]
 fn throttles_set_their_reason_bits() {
     let s = sim("throttle=0:thermal;1:power;2:sw-slowdown");
     for t in [40.0, 100.0, 500.0] {
