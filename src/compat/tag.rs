@@ -97,6 +97,7 @@ fn strict_version(text: &str) -> Option<Version> {
         .flatten()
 }
 
+/// Digits, dotted at most between them (`9`, `8.9`): a cuDNN piece's version, or one version part.
 fn strict_number(text: &str) -> bool {
     !text.is_empty()
         && text.bytes().all(|b| b.is_ascii_digit() || b == b'.')
