@@ -34,7 +34,8 @@ pub struct Board {
     pub images: Vec<Assessment>,
 }
 
-/// Judges the given images (local ones first, then any others), then every catalog entry not
+/// Judges the given images (local ones first, then any others; an image whose own facts name
+/// no CUDA version is judged by the one its tag names, if any), then every catalog entry not
 /// already among them, and picks the best TensorFlow and PyTorch images.
 pub fn assess(
     data: &CompatData,
@@ -52,7 +53,8 @@ pub fn assess(
         })
         .collect();
     let mut rows: Vec<Assessment> = Vec::new();
-    for image in images {
+    for mut image in images {
+        image.infer_cuda_from_tag(data);
         let verdict = judge(data, &host, &image);
         rows.push(Assessment {
             alternative: None,
@@ -275,6 +277,59 @@ mod tests {
             Level::WontRun,
             "NVIDIA's images enforce their CUDA"
         );
+    }
+
+    #[test]
+    fn a_local_image_that_names_no_cuda_is_judged_by_its_tag_and_its_own_facts_win() {
+        let data = CompatData::builtin();
+        let (catalog, _) = Catalog::load(None);
+        let bare = crate::docker::types::ImageFacts::default();
+        let with_env = crate::docker::types::ImageFacts {
+            cuda: Some("12.8.1".into()),
+            ..Default::default()
+        };
+        let local =
+            |reference: &str, facts| ImageProfile::from_facts(reference, facts, ImageSource::Local);
+        let board = assess(
+            &data,
+            h100("580.65.06", "13.0"),
+            vec![
+                local("lab/trainer:torch2.4-cu124", &bare),
+                local("lab/trainer:cu124-but-env-says-otherwise", &with_env),
+                local("lab/trainer:2.4.0", &bare),
+            ],
+            catalog.entries(),
+        );
+        let by_tag = &board.images[0];
+        assert_eq!(
+            (by_tag.image.cuda, by_tag.image.cuda_from_tag.as_deref()),
+            (Version::parse("12.4"), Some("cu124"))
+        );
+        assert_eq!(by_tag.image.source, ImageSource::Local);
+        assert_eq!(by_tag.verdict.image_level, Level::Runs);
+        assert!(by_tag.verdict.reasons[0].text.contains(
+            "inferred from the tag (`cu124`), the image's own config names no CUDA version"
+        ));
+        let by_env = &board.images[1];
+        assert_eq!(
+            (by_env.image.cuda, by_env.image.cuda_from_tag.as_deref()),
+            (Version::parse("12.8.1"), None)
+        );
+        let unknown = &board.images[2];
+        assert_eq!(
+            (unknown.image.cuda, unknown.verdict.image_level),
+            (None, Level::Unknown)
+        );
+        // PyTorch's own images: the image's facts take the CUDA version from the tag, and say so.
+        let torch = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime";
+        let from_tag = crate::image::image_facts(&[], &Default::default(), &[torch.into()]);
+        assert_eq!(
+            local(torch, &from_tag).cuda_from_tag.as_deref(),
+            Some("cuda12.4")
+        );
+        let env = ["CUDA_VERSION=12.4.1".to_string()];
+        let from_env = crate::image::image_facts(&env, &Default::default(), &[torch.into()]);
+        assert_eq!(local(torch, &from_env).cuda_from_tag, None);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::profile::{
     local_profiles, short_id, GpuRuntime, HostProfile, ImageProfile, ImageSource,
 };
 use super::report::{CompatReport, EXIT_FAILED, EXIT_UNKNOWN_IMAGE};
+use super::tag::read_tag;
 use crate::docker::{resolve_host, Engine, EngineInfo, ImageInfo};
 use crate::gpu::report::GpuReport;
 use crate::image::ImageRef;
@@ -36,6 +37,7 @@ pub fn run(
         wanted,
         &docker.images,
         catalog.entries(),
+        data,
         docker.client.as_ref(),
     ));
     let mut profiles = Vec::new();
@@ -131,11 +133,13 @@ async fn docker_facts(host: Option<&str>) -> DockerFacts {
 }
 
 /// Each named image: from the local engine, else from its registry's config (nothing is
-/// pulled), else from the catalog when the registry cannot be reached.
+/// pulled), else, when the registry cannot be reached, from the catalog or from the CUDA
+/// version its tag names.
 async fn find_images(
     wanted: &[String],
     local: &[ImageInfo],
     catalog: &[CatalogEntry],
+    data: &CompatData,
     docker: Option<&Docker>,
 ) -> Vec<Result<ImageProfile, String>> {
     let mut out = Vec::new();
@@ -152,18 +156,27 @@ async fn find_images(
             continue;
         }
         let in_catalog = catalog.iter().find(|e| e.image == parsed);
-        out.push(match (remote_profile(name, &parsed, docker).await, in_catalog) {
-            (Ok(profile), _) => Ok(profile),
-            (Err(e), Some(entry)) if e.unreachable() => {
+        let by_tag = read_tag(&parsed, data);
+        out.push(match (remote_profile(name, &parsed, docker).await, in_catalog, by_tag) {
+            (Ok(profile), _, _) => Ok(profile),
+            (Err(e), Some(entry), _) if e.unreachable() => {
                 let note = format!("gpudeck: {e}; using gpudeck's catalog for {name}");
                 errln!("{}", crate::output::wrap(&note, "  "));
                 Ok(ImageProfile::from_catalog(entry))
             }
-            (Err(e), _) if e.unreachable() => Err(format!(
+            (Err(e), None, Some(tag)) if e.unreachable() => {
+                let note = format!(
+                    "gpudeck: {e}; judging {name} by the CUDA {} its tag names (`{}`), a likely verdict, not a certain one",
+                    tag.cuda, tag.written
+                );
+                errln!("{}", crate::output::wrap(&note, "  "));
+                Ok(ImageProfile::from_tag(name, &parsed, tag))
+            }
+            (Err(e), _, _) if e.unreachable() => Err(format!(
                 "{name}: {e}\n  {}\n  gpudeck's catalog does not list it either: pull it (`gpudeck pull {name}`) once the registry is reachable, or describe it in a catalog file in your config dir (docs/compatibility.md)",
                 e.fix()
             )),
-            (Err(e), _) => Err(format!("{name}: {e}\n  {}", e.fix())),
+            (Err(e), _, _) => Err(format!("{name}: {e}\n  {}", e.fix())),
         });
     }
     out

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::data::CompatData;
-use super::profile::{GpuRuntime, HostProfile, ImageProfile};
+use super::profile::{GpuRuntime, HostProfile, ImageProfile, ImageSource};
 use super::require::{Outcome, RequireHost, Requirement};
 use super::version::{coverage, ArchCoverage, ArchTarget, Version};
 use crate::pull::Framework;
@@ -111,6 +111,18 @@ fn driver_reasons(
         ));
         return;
     };
+    if let Some(written) = &image.cuda_from_tag {
+        let unread = if image.source == ImageSource::Tag {
+            "not read from the image, which is neither pulled nor readable in its registry"
+        } else {
+            "the image's own config names no CUDA version"
+        };
+        out.push(reason(
+            Level::Runs,
+            format!("CUDA {needed} is inferred from the tag (`{written}`), {unread}: this verdict is likely, not certain"),
+            None,
+        ));
+    }
     let (Some(host_cuda), Some(driver)) = (host.cuda, host.driver_version()) else {
         let why = host
             .problem
@@ -125,6 +137,21 @@ fn driver_reasons(
     };
     let driver_text = host.driver.clone().unwrap_or_default();
     let wanted = needed.major_minor();
+    // What the image is built with, worded as surely as it is known.
+    let from_tag = image.cuda_from_tag.is_some();
+    let (built, older, needs) = if from_tag {
+        (
+            "its tag names",
+            format!("the {wanted} its tag names"),
+            "its tag names CUDA",
+        )
+    } else {
+        (
+            "the image is built with",
+            format!("the image's {wanted}"),
+            "the image needs CUDA",
+        )
+    };
     let min_driver = data.min_driver(wanted).map(|d| d.text.clone());
     let upgrade = || match &min_driver {
         Some(d) => format!("install NVIDIA driver {d} or newer (CUDA {wanted})"),
@@ -163,21 +190,19 @@ fn driver_reasons(
     if host_cuda >= wanted {
         out.push(reason(
             Level::Runs,
-            format!(
-                "driver {driver_text} supports CUDA {host_cuda}; the image is built with {wanted}"
-            ),
+            format!("driver {driver_text} supports CUDA {host_cuda}; {built} {wanted}"),
             None,
         ));
     } else if minor_compatible(data, wanted, host_cuda, driver) {
         out.push(reason(
             Level::Compat,
-            format!("driver {driver_text} supports CUDA {host_cuda}, older than the image's {wanted}: it runs through minor-version compatibility, but kernels shipped only as newer PTX and APIs newer than {host_cuda} fail"),
+            format!("driver {driver_text} supports CUDA {host_cuda}, older than {older}: it runs through minor-version compatibility, but kernels shipped only as newer PTX and APIs newer than {host_cuda} fail"),
             Some(upgrade()),
         ));
     } else {
         out.push(reason(
             Level::WontRun,
-            format!("driver {driver_text} supports CUDA {host_cuda}; the image needs CUDA {wanted} (\"CUDA driver version is insufficient\")"),
+            format!("driver {driver_text} supports CUDA {host_cuda}; {needs} {wanted} (\"CUDA driver version is insufficient\")"),
             Some(upgrade()),
         ));
     }
@@ -384,6 +409,7 @@ mod tests {
             python: None,
             download_bytes: None,
             platform_mismatch: None,
+            cuda_from_tag: None,
         }
     }
 
@@ -655,6 +681,93 @@ mod tests {
         );
         assert_eq!(judge(&data, &b200, &cu128).image_level, Level::Runs);
         assert_eq!(judge(&data, &b200, &cu126).image_level, Level::WontRun);
+    }
+
+    #[test]
+    fn a_cuda_version_read_from_the_tag_is_judged_and_said_to_be_inferred() {
+        let data = CompatData::builtin();
+        let reference = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime";
+        let parsed = crate::image::ImageRef::parse(reference).unwrap();
+        let tag = crate::compat::tag::read_tag(&parsed, &data).unwrap();
+        let torch = ImageProfile::from_tag(reference, &parsed, tag);
+        assert_eq!(
+            (torch.source, torch.cuda, torch.cudnn.as_deref()),
+            (ImageSource::Tag, Some(v("12.4")), Some("9"))
+        );
+        assert_eq!(torch.framework_label().as_deref(), Some("PyTorch 2.5.1"));
+        assert_eq!(
+            torch.require_cuda, None,
+            "PyTorch's images are not NVIDIA's"
+        );
+        let note = "CUDA 12.4 is inferred from the tag (`cuda12.4`), not read from the image, which is neither pulled nor readable in its registry: this verdict is likely, not certain";
+        // A CUDA 13 driver runs it.
+        let verdict = judge(&data, &h100("580.65.06", "13.0"), &torch);
+        assert_eq!(verdict.image_level, Level::Runs, "{}", texts(&verdict));
+        assert_eq!(verdict.reasons[0].text, note);
+        assert!(texts(&verdict).contains("supports CUDA 13.0; its tag names 12.4"));
+        // A 12.2 driver runs it through minor-version compatibility, said as surely as known.
+        let verdict = judge(&data, &h100("535.183.01", "12.2"), &torch);
+        assert_eq!(verdict.image_level, Level::Compat, "{}", texts(&verdict));
+        assert!(
+            texts(&verdict).contains("older than the 12.4 its tag names"),
+            "{}",
+            texts(&verdict)
+        );
+        // An 11.8 driver does not, and the fix names the driver of CUDA 12.4.
+        let verdict = judge(&data, &h100("520.61.05", "11.8"), &torch);
+        assert_eq!(verdict.image_level, Level::WontRun, "{}", texts(&verdict));
+        assert!(texts(&verdict).contains("its tag names CUDA 12.4"));
+        assert_eq!(
+            verdict.reasons[1].fix.as_deref(),
+            Some("install NVIDIA driver 550.54.14 or newer (CUDA 12.4)")
+        );
+        // Without a readable driver the note still says where the CUDA version came from.
+        let mut no_driver = h100("580.65.06", "13.0");
+        no_driver.driver = None;
+        no_driver.cuda = None;
+        let verdict = judge(&data, &no_driver, &torch);
+        assert_eq!(verdict.image_level, Level::Unknown);
+        assert_eq!(verdict.reasons[0].text, note);
+    }
+
+    #[test]
+    fn nvidias_cuda_image_read_from_its_tag_keeps_nvidia_require_cuda() {
+        let data = CompatData::builtin();
+        let reference = "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04";
+        let parsed = crate::image::ImageRef::parse(reference).unwrap();
+        let tag = crate::compat::tag::read_tag(&parsed, &data).unwrap();
+        let cuda = ImageProfile::from_tag(reference, &parsed, tag);
+        assert_eq!(cuda.require_cuda.as_deref(), Some("cuda>=12.6"));
+        assert_eq!(cuda.framework, Some(Framework::Cuda));
+        let verdict = judge(&data, &h100("550.54.14", "12.4"), &cuda);
+        assert_eq!(verdict.image_level, Level::WontRun, "{}", texts(&verdict));
+        assert!(texts(&verdict).contains("inferred from the tag (`12.6.3`)"));
+        assert_eq!(
+            verdict.reasons[1].fix.as_deref(),
+            Some("install NVIDIA driver 560.28.03 or newer (CUDA 12.6)")
+        );
+    }
+
+    #[test]
+    fn old_ngc_triton_images_from_the_catalog_need_the_driver_of_their_cuda() {
+        let data = CompatData::builtin();
+        let (catalog, _) = crate::pull::Catalog::load(None);
+        let triton = |release: &str| {
+            let entry = catalog
+                .find(&format!("nvcr.io/nvidia/tritonserver:{release}-py3"))
+                .unwrap_or_else(|| panic!("Triton {release} missing"));
+            ImageProfile::from_catalog(entry)
+        };
+        // A CUDA 12.2 driver (535) runs the 12.2.1 release and refuses the 12.3.2 one.
+        let cuda122 = h100("535.183.01", "12.2");
+        assert_eq!(judge(&data, &cuda122, &triton("23.09")).level, Level::Runs);
+        let verdict = judge(&data, &cuda122, &triton("23.12"));
+        assert_eq!(verdict.image_level, Level::WontRun, "{}", texts(&verdict));
+        assert_eq!(
+            verdict.reasons[0].fix.as_deref(),
+            Some("install NVIDIA driver 545.23.06 or newer (CUDA 12.3)")
+        );
+        assert_eq!(judge(&data, &cuda122, &triton("23.03")).level, Level::Runs);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod profile;
 pub mod report;
 pub mod require;
+pub mod tag;
 pub mod version;
 
 pub use board::{assess, Assessment, Best, Board};

@@ -2,10 +2,13 @@
 
 use serde::Serialize;
 
+use super::data::CompatData;
+use super::tag::{read_tag, TagFacts};
 use super::version::Version;
 use crate::docker::types::{EngineInfo, ImageFacts, ImageInfo};
 use crate::gpu::report::GpuReport;
 use crate::gpu::{GpuStatic, SystemInfo};
+use crate::image::ImageRef;
 use crate::pull::{CatalogEntry, Framework};
 use crate::registry::{Platform, RemoteImage};
 
@@ -158,6 +161,8 @@ pub enum ImageSource {
     Registry,
     /// gpudeck's catalog of known images.
     Catalog,
+    /// Nothing but the reference: the CUDA version its tag names (`…-cuda12.4-…`, `cu124`).
+    Tag,
 }
 
 impl ImageSource {
@@ -166,6 +171,7 @@ impl ImageSource {
             ImageSource::Local => "local",
             ImageSource::Registry => "registry",
             ImageSource::Catalog => "catalog",
+            ImageSource::Tag => "tag",
         }
     }
 }
@@ -185,6 +191,9 @@ pub struct ImageProfile {
     pub download_bytes: Option<u64>,
     /// Why this machine's CPU cannot run it, when it cannot.
     pub platform_mismatch: Option<String>,
+    /// When `cuda` was inferred from the tag rather than read from the image or the catalog:
+    /// the piece of the tag that names it (`cuda12.4`, `cu124`).
+    pub cuda_from_tag: Option<String>,
 }
 
 impl ImageProfile {
@@ -206,6 +215,7 @@ impl ImageProfile {
             python: None,
             download_bytes: None,
             platform_mismatch: None,
+            cuda_from_tag: cuda_tag_piece(facts),
         }
     }
 
@@ -225,24 +235,65 @@ impl ImageProfile {
 
     pub fn from_catalog(entry: &CatalogEntry) -> ImageProfile {
         let cuda = Version::parse(&entry.cuda);
-        // NVIDIA's own images (nvidia/cuda, NGC) always set NVIDIA_REQUIRE_CUDA, so the toolkit
-        // refuses an older driver outright; the forward-compatibility branches they also list
-        // are only known once the image's config is read.
-        let nvidia_built = entry.reference.starts_with("nvidia/cuda:")
-            || entry.reference.starts_with("nvcr.io/nvidia/");
         ImageProfile {
             reference: entry.reference.clone(),
             source: ImageSource::Catalog,
             cuda,
-            require_cuda: cuda
-                .filter(|_| nvidia_built)
-                .map(|c| format!("cuda>={}", c.major_minor())),
+            require_cuda: cuda.and_then(|c| nvidia_requirement(&entry.image, c)),
             cudnn: entry.cudnn.clone(),
             framework: Some(entry.framework),
             framework_version: Some(entry.framework_version.clone()),
             python: entry.python.clone(),
             download_bytes: None,
             platform_mismatch: None,
+            cuda_from_tag: None,
+        }
+    }
+
+    /// From nothing but the CUDA version a reference's tag names, for an image that is neither
+    /// local nor readable in its registry nor in the catalog.
+    pub fn from_tag(name: &str, image: &ImageRef, tag: TagFacts) -> ImageProfile {
+        let mut profile = ImageProfile {
+            reference: name.to_string(),
+            source: ImageSource::Tag,
+            cuda: None,
+            require_cuda: None,
+            cudnn: None,
+            framework: None,
+            framework_version: None,
+            python: None,
+            download_bytes: None,
+            platform_mismatch: None,
+            cuda_from_tag: None,
+        };
+        profile.take_tag(image, tag);
+        profile
+    }
+
+    /// Fills in the CUDA version the tag names when the image's own facts name none (no
+    /// `CUDA_VERSION`, no `NVIDIA_REQUIRE_CUDA`); facts the image has are kept.
+    pub fn infer_cuda_from_tag(&mut self, data: &CompatData) {
+        if self.cuda.is_some() || self.require_cuda.is_some() {
+            return;
+        }
+        let Ok(image) = ImageRef::parse(&self.reference) else {
+            return;
+        };
+        if let Some(tag) = read_tag(&image, data) {
+            self.take_tag(&image, tag);
+        }
+    }
+
+    fn take_tag(&mut self, image: &ImageRef, tag: TagFacts) {
+        self.cuda = Some(tag.cuda);
+        self.require_cuda = nvidia_requirement(image, tag.cuda);
+        self.cuda_from_tag = Some(tag.written);
+        if self.cudnn.is_none() {
+            self.cudnn = tag.cudnn;
+        }
+        if self.framework.is_none() {
+            self.framework = tag.framework;
+            self.framework_version = tag.framework_version;
         }
     }
 
@@ -263,6 +314,41 @@ impl ImageProfile {
             None => name.to_string(),
         })
     }
+}
+
+/// When an image's CUDA version came from one of its tags (a well-known repository's, as
+/// `image_facts` reads them: `pytorch/pytorch:…-cuda12.4-…`) rather than its env or labels: the
+/// piece of that tag that names it.
+fn cuda_tag_piece(facts: &ImageFacts) -> Option<String> {
+    let cuda = facts.cuda.as_deref()?;
+    let from_config = facts
+        .sources
+        .iter()
+        .any(|s| s == "env CUDA_VERSION" || s == "label com.nvidia.cuda.version");
+    if from_config {
+        return None;
+    }
+    facts
+        .sources
+        .iter()
+        .filter_map(|s| s.strip_prefix("tag "))
+        .find_map(|name| {
+            let (_, tag) = name.rsplit_once(':')?;
+            tag.split(['-', '_'])
+                .find(|piece| piece.ends_with(cuda))
+                .map(str::to_string)
+        })
+}
+
+/// NVIDIA's own images (`nvidia/cuda`, NGC's `nvcr.io/nvidia/…`) always set
+/// NVIDIA_REQUIRE_CUDA to their CUDA, so the toolkit refuses an older driver outright; the
+/// forward-compatibility branches they also list are only known once the image's config is read.
+fn nvidia_requirement(image: &ImageRef, cuda: Version) -> Option<String> {
+    let nvidia_built = match image.registry() {
+        None => image.repository() == "nvidia/cuda",
+        Some(registry) => registry == "nvcr.io" && image.repository().starts_with("nvidia/"),
+    };
+    nvidia_built.then(|| format!("cuda>={}", cuda.major_minor()))
 }
 
 /// One profile per local image: its first tag names it, else its short id.

@@ -7,8 +7,9 @@ use serde::Serialize;
 use super::board::Board;
 use super::data::TableSource;
 use super::engine::{Level, Scope};
-use super::profile::GpuRuntime;
+use super::profile::{GpuRuntime, ImageProfile};
 use crate::output::wrap_to;
+use crate::pull::Framework;
 
 /// The JSON schema id; bump it when a field changes meaning or disappears.
 pub const SCHEMA: &str = "gpudeck.compat/v1";
@@ -104,18 +105,10 @@ impl CompatReport {
             let v = &a.verdict;
             say(
                 format!(
-                    "{:<15} {}  [{}{}{}]",
+                    "{:<15} {}  [{}]",
                     v.level.word().to_uppercase(),
                     a.image.reference,
-                    a.image.source.label(),
-                    a.image
-                        .framework_label()
-                        .map(|f| format!(", {f}"))
-                        .unwrap_or_default(),
-                    a.image
-                        .download_bytes
-                        .map(|b| format!(", {} to pull", crate::units::human_bytes(b)))
-                        .unwrap_or_default(),
+                    facts_label(&a.image),
                 ),
                 &" ".repeat(16),
             );
@@ -179,6 +172,26 @@ impl CompatReport {
         );
         out
     }
+}
+
+/// `catalog, PyTorch 2.5.1, 3.1 GiB to pull`: where an image's facts come from and what they say.
+fn facts_label(image: &ImageProfile) -> String {
+    let mut parts = vec![image.source.label().to_string()];
+    let cuda_by_tag = image.cuda_from_tag.as_ref().and(image.cuda);
+    // NVIDIA's CUDA image is labelled by its CUDA version, which the tag note says already.
+    if let Some(framework) = image
+        .framework_label()
+        .filter(|_| !(cuda_by_tag.is_some() && image.framework == Some(Framework::Cuda)))
+    {
+        parts.push(framework);
+    }
+    if let Some(cuda) = cuda_by_tag {
+        parts.push(format!("CUDA {cuda} inferred from the tag"));
+    }
+    if let Some(bytes) = image.download_bytes {
+        parts.push(format!("{} to pull", crate::units::human_bytes(bytes)));
+    }
+    parts.join(", ")
 }
 
 /// `8x NVIDIA H100 80GB HBM3 (sm_90)`: identical GPUs counted once.

@@ -374,12 +374,36 @@ mod tests {
             assert_eq!(entry.origin, "triton.toml");
             entry.cuda.clone()
         };
+        assert_eq!(cuda_of("26.02"), "13.1.1");
         assert_eq!(cuda_of("25.10"), "13.0.2");
         assert_eq!(cuda_of("25.08"), "13.0.0");
+        assert_eq!(cuda_of("25.06"), "12.9.1");
+        assert_eq!(cuda_of("25.04"), "12.9.0");
         assert_eq!(cuda_of("25.03"), "12.8.1");
+        assert_eq!(cuda_of("25.01"), "12.8.0");
+        assert_eq!(cuda_of("24.12"), "12.6.3");
+        assert_eq!(cuda_of("24.10"), "12.6.2");
+        assert_eq!(cuda_of("24.08"), "12.6");
+        assert_eq!(cuda_of("24.07"), "12.5.1");
+        assert_eq!(cuda_of("24.05"), "12.4");
         assert_eq!(cuda_of("24.04"), "12.4");
+        assert_eq!(cuda_of("24.03"), "12.4.0");
         assert_eq!(cuda_of("24.01"), "12.3.2");
-        assert_eq!(catalog.by_framework(Framework::Triton).count(), 5);
+        assert_eq!(cuda_of("23.12"), "12.3.2");
+        assert_eq!(cuda_of("23.10"), "12.2.2");
+        assert_eq!(cuda_of("23.09"), "12.2.1");
+        assert_eq!(cuda_of("23.08"), "12.2.1");
+        for release in ["23.07", "23.06", "23.05"] {
+            assert_eq!(cuda_of(release), "12.1.1", "{release}");
+        }
+        assert_eq!(cuda_of("23.04"), "12.1.0");
+        assert_eq!(cuda_of("23.03"), "12.1.0");
+        assert_eq!(catalog.by_framework(Framework::Triton).count(), 24);
+        // Releases whose notes were not read stay out: a gap, not a guess.
+        for release in ["23.01", "23.02", "23.11", "24.06", "25.05", "26.08"] {
+            let reference = format!("nvcr.io/nvidia/tritonserver:{release}-py3");
+            assert!(catalog.find(&reference).is_none(), "{reference}");
+        }
         assert_eq!(Framework::Triton.label(), "Triton Inference Server");
     }
 

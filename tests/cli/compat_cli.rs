@@ -380,3 +380,98 @@ fn compat_help_lists_every_exit_code() {
         assert!(help.contains(code), "{code}: {help}");
     }
 }
+
+#[test]
+fn an_image_known_only_by_its_tag_is_judged_by_the_cuda_the_tag_names() {
+    // No network here: neither the registry nor the catalog knows these tags; the tag does.
+    let torch = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime";
+    let engine = FakeEngine::start(&["nvidia", "runc"]);
+    let out = compat("driver=535.183.01,cuda=12020", &engine.host(), &[torch]);
+    let text = stdout(&out);
+    let line = verdict_line(&text, torch);
+    assert!(
+        line.starts_with("RUNS VIA COMPAT "),
+        "{text}{}",
+        stderr(&out)
+    );
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(&format!(
+            "{torch} [tag, PyTorch 2.5.1, CUDA 12.4 inferred from the tag]"
+        )),
+        "{text}"
+    );
+    assert!(
+        flat.contains("CUDA 12.4 is inferred from the tag (`cuda12.4`), not read from the image, which is neither pulled nor readable in its registry: this verdict is likely, not certain"),
+        "{text}"
+    );
+    assert!(
+        flat.contains("driver 535.183.01 supports CUDA 12.2, older than the 12.4 its tag names"),
+        "{text}"
+    );
+    assert!(
+        flat.contains("fix: install NVIDIA driver 550.54.14 or newer (CUDA 12.4)"),
+        "{text}"
+    );
+    let err = stderr(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        err.contains(&format!(
+            "judging {torch} by the CUDA 12.4 its tag names (`cuda12.4`)"
+        )),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+
+    // The JSON says the same: where the CUDA version came from, and the verdict's note.
+    let out = compat(
+        "driver=520.61.05,cuda=11080",
+        &engine.host(),
+        &["--json", torch],
+    );
+    let doc = json(&out);
+    let judged = &doc["images"][0];
+    assert_eq!(judged["image"]["source"], "tag", "{doc}");
+    assert_eq!(judged["image"]["cuda"], "12.4", "{doc}");
+    assert_eq!(judged["image"]["cuda_from_tag"], "cuda12.4", "{doc}");
+    assert_eq!(judged["image"]["cudnn"], "9", "{doc}");
+    assert_eq!(judged["image"]["framework"], "pytorch", "{doc}");
+    assert_eq!(judged["verdict"]["level"], "wont_run", "{doc}");
+    let reasons = judged["verdict"]["reasons"].to_string();
+    assert!(reasons.contains("inferred from the tag"), "{reasons}");
+    assert!(reasons.contains("550.54.14"), "{reasons}");
+    assert_eq!(out.status.code(), Some(2));
+
+    // `cu124` in any registry's tag, on a driver new enough.
+    let lab = "example.invalid/lab/llm:v0.9-cu124";
+    let out = compat(
+        "driver=580.65.06,cuda=13000",
+        &engine.host(),
+        &["--json", lab],
+    );
+    let doc = json(&out);
+    assert_eq!(doc["images"][0]["image"]["cuda_from_tag"], "cu124", "{doc}");
+    assert_eq!(doc["images"][0]["verdict"]["level"], "runs", "{doc}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_tag_that_only_holds_numbers_is_still_not_in_the_catalog() {
+    for reference in [
+        "example.invalid/pytorch/pytorch:2.4.0",
+        "example.invalid/nvidia/cuda-python:12.4",
+    ] {
+        let out = compat("", NO_DOCKER, &[reference]);
+        assert_eq!(out.status.code(), Some(3), "{reference}: {}", stdout(&out));
+        let err = stderr(&out)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            err.contains("gpudeck's catalog does not list it either"),
+            "{err}"
+        );
+    }
+}
