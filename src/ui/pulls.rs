@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::compat::{host_problem, level_mark};
 use super::style::{bar, Styles};
-use super::table::{self, Column};
+use super::table;
 use crate::app::compat::CompatView;
 use crate::app::pulls::{PullOutcome, PullPicker, PullView};
 use crate::pull::{CatalogEntry, LayerStatus, PullProgress};
@@ -43,11 +43,11 @@ fn pull_widths(pulls: &[PullView], inner: u16) -> (u16, u16) {
         .map(|p| Span::raw(p.reference.as_str()).width() as u16)
         .max()
         .unwrap_or(0);
-    let columns = [
-        Column::flex("IMAGE", 16),
-        Column::fixed("PROGRESS", BAR_MIN + PROGRESS_TEXT),
-    ];
-    let room = table::widths(&columns, &[], inner)[0];
+    // What the progress part leaves; on a narrow panel the reference keeps its 16 columns.
+    let progress = BAR_MIN + PROGRESS_TEXT + table::SPACING;
+    let room = inner
+        .saturating_sub(progress)
+        .max(16.min(inner.saturating_sub(table::SPACING)));
     let name = longest.clamp(16, room.max(16));
     let bar = (BAR_MIN + room.saturating_sub(name)).min(BAR_MAX);
     (name, bar)
