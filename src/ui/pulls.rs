@@ -82,7 +82,7 @@ pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
 /// One pull's line on a panel `inner` columns wide; a failure's fix that does not fit ends with
 /// `…` (the message line and `M` have it whole).
 fn pull_line<'a>(p: &PullView, (name_w, bar_w): (u16, u16), inner: u16, s: &Styles) -> Line<'a> {
-    let cut = table::cut(&p.reference, name_w);
+    let cut = table::cut_middle(&p.reference, name_w);
     let name = Span::styled(format!("{cut:<w$} ", w = usize::from(name_w)), s.text());
     match (&p.outcome, &p.progress) {
         (Some(PullOutcome::Done { digest, secs }), _) => Line::from(vec![
