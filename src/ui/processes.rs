@@ -8,7 +8,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget};
 use super::fastline;
 use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
-use super::table::{self, Column, Cut, TableRow};
+use super::table::{self, Column, TableRow};
 use crate::app::processes::sort_label;
 use crate::app::state::AppState;
 use crate::gpu::{GpuProcess, ProcessKind};
@@ -94,7 +94,7 @@ pub fn process_table(
     let rows = on_screen.into_iter().map(|(i, r)| {
         let cells = shown.iter().map(|&(c, w)| {
             let column = &columns[c];
-            cell(column, table::fit_cell(&r.cells[c].content, column, w))
+            cell(fields[c], table::fit_cell(&r.cells[c].content, column, w))
         });
         let row = Row::new(cells.collect::<Vec<_>>());
         if Some(i) == selected {
@@ -106,7 +106,7 @@ pub fn process_table(
     let header = Row::new(
         shown
             .iter()
-            .map(|&(c, w)| cell(&columns[c], table::header_cell(columns[c].title, w))),
+            .map(|&(c, w)| cell(fields[c], table::header_cell(columns[c].title, w))),
     )
     .style(s.header());
     let widths: Vec<Constraint> = shown.iter().map(|&(_, w)| Constraint::Length(w)).collect();
@@ -116,14 +116,14 @@ pub fn process_table(
         .render(area, buf);
 }
 
-/// Numbers line up on their last digit; words (and container ids) on their first letter.
-fn cell(column: &Column, text: String) -> Cell<'static> {
+/// Numbers line up on their last digit; words and container ids on their first letter.
+fn cell(field: Field, text: String) -> Cell<'static> {
     let line = Line::from(text);
-    Cell::from(if column.cut == Cut::Never && column.title != "CONTAINER" {
-        line.right_aligned()
-    } else {
-        line
-    })
+    let number = matches!(
+        field,
+        Field::Gpu | Field::Pid | Field::GpuMem | Field::GpuPct | Field::CpuPct
+    );
+    Cell::from(if number { line.right_aligned() } else { line })
 }
 
 fn cell_text(field: Field, p: &GpuProcess) -> String {
