@@ -173,32 +173,35 @@ fn render_table(area: Rect, buf: &mut Buffer, state: &AppState, board: &Board, s
             } else {
                 format!("{mark} {}", a.verdict.level.word())
             };
-            TableRow::new(
-                vec![
-                    Span::styled(verdict, style),
-                    Span::raw(a.image.reference.clone()),
-                    Span::raw(a.image.source.label()),
-                    Span::raw(a.image.framework_label().unwrap_or_default()),
-                    Span::raw(
-                        a.image
-                            .cuda
-                            .map(|c| c.to_string())
-                            .unwrap_or_else(|| "–".into()),
-                    ),
-                ],
-                s.text(),
-            )
+            let mut cells = vec![
+                Span::styled(verdict, style),
+                Span::raw(a.image.reference.clone()),
+                Span::raw(a.image.source.label()),
+            ];
+            if !narrow {
+                cells.push(Span::raw(a.image.framework_label().unwrap_or_default()));
+            }
+            cells.push(Span::raw(
+                a.image
+                    .cuda
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "–".into()),
+            ));
+            TableRow::new(cells, s.text())
         })
         .collect();
     // Below 100 columns the verdict is its mark and the framework column goes: the image
-    // name is what must stay readable.
-    let columns = [
-        Column::fixed("VERDICT", if narrow { 1 } else { 17 }),
-        Column::flex("IMAGE", 24),
-        Column::fixed("FROM", 8),
-        Column::fixed("FRAMEWORK", if narrow { 0 } else { 18 }),
-        Column::fixed("CUDA", 7),
+    // name is what must stay readable (cut in the middle, keeping its tag). Narrower still,
+    // FROM drops out, then CUDA; a version is never cut.
+    let mut columns = vec![
+        Column::fixed("VERDICT", if narrow { 1 } else { 17 }).keep(9),
+        Column::flex("IMAGE", 24).ident().keep(8),
+        Column::fixed("FROM", 8).keep(2),
     ];
+    if !narrow {
+        columns.push(Column::fixed("FRAMEWORK", 18).number().keep(3));
+    }
+    columns.push(Column::fixed("CUDA", 7).number().keep(7));
     let selected = selected.and_then(|row| row.checked_sub(first));
     table::render(area, buf, block, &columns, rows, selected, s);
     if shown.is_empty() && !view.filter.is_empty() {

@@ -67,17 +67,19 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     }
 }
 
-/// The name as wide as the names shown, the image reference gets what is left.
+/// The name as wide as the names shown, the image reference gets what is left (both cut in the
+/// middle, keeping their ends); figures are never cut. Narrower than every column, they drop
+/// out in this order: MEM, CPU, GPU, UP, GPU MEM, GPUS, IMAGE, STATE; the name stays.
 const COLUMNS: [Column; 9] = [
-    Column::fit("NAME", 4, 30),
-    Column::flex("IMAGE", 10),
-    Column::fixed("STATE", 10),
-    Column::fixed("UP", 8),
-    Column::fixed("GPUS", 9),
-    Column::fixed("GPU MEM", 8),
-    Column::fixed("GPU", 5),
-    Column::fixed("CPU", 6),
-    Column::fixed("MEM", 7),
+    Column::fit("NAME", 4, 30).ident().keep(9),
+    Column::flex("IMAGE", 10).ident().keep(7),
+    Column::fixed("STATE", 10).keep(8),
+    Column::fixed("UP", 8).number().keep(4),
+    Column::fixed("GPUS", 9).number().keep(6),
+    Column::fixed("GPU MEM", 8).number().keep(5),
+    Column::fixed("GPU", 5).number().keep(3),
+    Column::fixed("CPU", 6).number().keep(2),
+    Column::fixed("MEM", 7).number().keep(1),
 ];
 
 fn container_row(c: &ContainerInfo, state: &AppState, s: &Styles) -> TableRow {

@@ -1,13 +1,14 @@
 //! The Doctor tab: every check with its status, and the selected check's whole finding and fix.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Widget, Wrap};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
+use super::table::{self, Column, TableRow};
 use crate::app::doctor::DoctorView;
 use crate::app::state::AppState;
 use crate::doctor::{Check, Status};
@@ -65,37 +66,32 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         .border_style(s.border());
     let visible = list.height.saturating_sub(3) as usize;
     let first = table_offset(Some(view.selected), visible);
+    // The area column only where the finding still gets room; there, check names are whole.
+    let wide = list.width >= 110;
     let rows = report
         .checks
         .iter()
-        .enumerate()
         .skip(first)
         .take(visible)
-        .map(|(i, c)| {
-            let row = Row::new(vec![
-                Cell::from(Span::styled(c.status.word(), status_style(c.status, s))),
-                Cell::from(c.family.heading()),
-                Cell::from(c.title),
-                Cell::from(c.detail.clone()),
-            ]);
-            if i == view.selected {
-                row.style(s.selected())
-            } else {
-                row.style(s.text())
+        .map(|c| {
+            let mut cells = vec![Span::styled(c.status.word(), status_style(c.status, s))];
+            if wide {
+                cells.push(Span::raw(c.family.heading()));
             }
-        });
-    // The area column only where the finding still gets room.
-    let area_w = if list.width >= 110 { 14 } else { 0 };
-    let widths = [
-        Constraint::Length(5),
-        Constraint::Length(area_w),
-        Constraint::Length(25),
-        Constraint::Min(20),
-    ];
-    Table::new(rows, widths)
-        .header(Row::new(["", "AREA", "CHECK", "FINDING"]).style(s.header()))
-        .block(block)
-        .render(list, buf);
+            cells.extend([Span::raw(c.title), Span::raw(c.detail.clone())]);
+            TableRow::new(cells, s.text())
+        })
+        .collect();
+    let mut columns = vec![Column::fixed("", 5).keep(9)];
+    if wide {
+        columns.push(Column::fixed("AREA", 14).keep(1));
+    }
+    columns.extend([
+        Column::fit("CHECK", 12, if wide { 60 } else { 25 }).keep(8),
+        Column::flex("FINDING", 20).keep(7),
+    ]);
+    let selected = view.selected.checked_sub(first);
+    table::render(list, buf, block, &columns, rows, selected, s);
     if let Some(detail) = detail {
         render_detail(detail, buf, view, s);
     }

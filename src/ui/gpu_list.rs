@@ -130,32 +130,31 @@ fn gpu_line(
 ) {
     let marker = if selected { "▶" } else { " " };
     let name_w = name_width(area.width);
-    let mut spans = vec![
-        Span::styled(
-            format!("{marker}{:>2}  ", gpu.index),
-            if selected { s.selected() } else { s.accent() },
+    let mut row = RowParts::default();
+    row.whole([Span::styled(
+        format!("{marker}{:>2}  ", gpu.index),
+        if selected { s.selected() } else { s.accent() },
+    )]);
+    row.text(
+        format!(
+            "{:<name_w$} ",
+            units::truncate(&short_name(&gpu.name), name_w)
         ),
-        Span::styled(
-            format!(
-                "{:<name_w$} ",
-                units::truncate(&short_name(&gpu.name), name_w)
-            ),
-            s.text(),
-        ),
-    ];
+        s.text(),
+    );
     if sample.lost {
-        spans.push(Span::styled(
-            "LOST: fell off the bus (check dmesg for Xid 79)",
+        row.text(
+            "LOST: fell off the bus (check dmesg for Xid 79)".into(),
             s.error(),
-        ));
-        spans.extend(xid_flag(last_xid, s));
-        fastline::render(&Line::from(spans), area, buf);
+        );
+        row.whole(xid_flag(last_xid, s));
+        fastline::render(&row.fitted(area.width), area, buf);
         return;
     }
     let util = sample.util_gpu_pct;
     let bar_w = bar_width(area.width);
     let (fill, rest) = bar(util.unwrap_or(0) as f64 / 100.0, bar_w);
-    spans.extend([
+    row.whole([
         Span::styled(fill, s.util()),
         Span::styled(rest, s.gauge_bg()),
         Span::styled(format!("{:>5} ", units::pct(util)), s.text()),
@@ -165,7 +164,7 @@ fn gpu_line(
         _ => 0.0,
     };
     let (fill, rest) = bar(mem_frac, bar_w);
-    spans.extend([
+    row.whole([
         Span::styled(fill, s.memory()),
         Span::styled(rest, s.gauge_bg()),
         Span::styled(
@@ -181,21 +180,65 @@ fn gpu_line(
         (Some(t), Some(limit)) if limit > 0 => s.level(f64::from(t) / f64::from(limit)),
         _ => s.text(),
     };
-    spans.push(Span::styled(
+    row.whole([Span::styled(
         // One column less than before the memory's leading space: the row keeps its width.
         format!("{:>4}  ", units::celsius(sample.temp_c)),
         temp_style,
-    ));
-    spans.push(Span::styled(
+    )]);
+    row.whole([Span::styled(
         format!(
             "{:>9}",
             units::power_pair(sample.power_w, sample.power_limit_w)
         ),
         s.text(),
-    ));
-    spans.extend(xid_flag(last_xid, s));
-    spans.extend(flags(gpu, sample, s));
-    fastline::render(&Line::from(spans), area, buf);
+    )]);
+    row.whole(xid_flag(last_xid, s));
+    for flag in flags(gpu, sample, s) {
+        row.whole([flag]);
+    }
+    fastline::render(&row.fitted(area.width), area, buf);
+}
+
+/// A GPU row as its parts, left to right: each figure (with its bar) is drawn whole or not at
+/// all, so a narrow terminal never shows `60.1/7` for `60.1/79.6GiB`; the name is cut with `…`.
+#[derive(Default)]
+struct RowParts {
+    parts: Vec<(Vec<Span<'static>>, bool)>,
+}
+
+impl RowParts {
+    /// A part drawn whole or left out (a figure, a flag).
+    fn whole(&mut self, spans: impl IntoIterator<Item = Span<'static>>) {
+        self.parts.push((spans.into_iter().collect(), false));
+    }
+
+    /// A part of text, cut with `…` where the row ends.
+    fn text(&mut self, text: String, style: ratatui::style::Style) {
+        self.parts.push((vec![Span::styled(text, style)], true));
+    }
+
+    /// The parts that fit `width` columns: up to the first that does not, which is cut when it
+    /// is text and left out with all after it when it is a figure.
+    fn fitted(self, width: u16) -> Line<'static> {
+        let mut room = usize::from(width);
+        let mut out = Vec::new();
+        for (spans, text) in self.parts {
+            let w: usize = spans.iter().map(Span::width).sum();
+            if w <= room {
+                room -= w;
+                out.extend(spans);
+                continue;
+            }
+            if text {
+                out.extend(spans.into_iter().next().map(|span| {
+                    let cut = super::table::cut_text(&span.content, room as u16);
+                    Span::styled(cut, span.style)
+                }));
+            }
+            break;
+        }
+        Line::from(out)
+    }
 }
 
 /// `XID 79`: the GPU reported Xids while the dashboard ran, the latest being 79. First of the

@@ -73,15 +73,17 @@ pub fn table_area(area: Rect, state: &AppState) -> Rect {
     }
 }
 
-/// The image reference gets what the facts leave.
+/// The image reference gets what the facts leave (cut in the middle, keeping its tag); the
+/// facts are never cut. Narrower than every column, they drop out in this order: AGE, ID,
+/// CUDNN, SIZE, FRAMEWORK, CUDA; the reference stays.
 const COLUMNS: [Column; 7] = [
-    Column::flex("IMAGE", 16),
-    Column::fixed("ID", 12),
-    Column::fixed("SIZE", 8),
-    Column::fixed("AGE", 7),
-    Column::fixed("CUDA", 7),
-    Column::fixed("CUDNN", 9),
-    Column::fit("FRAMEWORK", 9, 18),
+    Column::flex("IMAGE", 16).ident().keep(9),
+    Column::fixed("ID", 12).number().keep(3),
+    Column::fixed("SIZE", 8).number().keep(6),
+    Column::fixed("AGE", 7).number().keep(2),
+    Column::fixed("CUDA", 7).number().keep(8),
+    Column::fixed("CUDNN", 9).number().keep(5),
+    Column::fit("FRAMEWORK", 9, 18).number().keep(7),
 ];
 
 fn image_row(img: &ImageInfo, now: i64, s: &Styles) -> TableRow {

@@ -8,6 +8,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget};
 use super::fastline;
 use super::scroll::{table_offset, table_row_at};
 use super::style::Styles;
+use super::table::{self, Column, TableRow};
 use crate::app::processes::sort_label;
 use crate::app::state::AppState;
 use crate::gpu::{GpuProcess, ProcessKind};
@@ -27,39 +28,26 @@ enum Field {
     Command,
 }
 
-/// A column: its header, width (`None`: the spare width) and whether it holds a number.
-struct Column {
-    field: Field,
-    title: &'static str,
-    width: Option<u16>,
-    numeric: bool,
-}
-
-const fn col(field: Field, title: &'static str, width: u16, numeric: bool) -> Column {
-    Column {
-        field,
-        title,
-        width: Some(width),
-        numeric,
-    }
-}
-
-/// PIDs reach 7 digits (pid_max 4194304), memory 9 characters ("143771MiB" on an H200).
-const GPU: Column = col(Field::Gpu, "GPU", 3, true);
-const PID: Column = col(Field::Pid, "PID", 7, true);
-const USER: Column = col(Field::User, "USER", 8, false);
-const TYPE: Column = col(Field::Kind, "TYPE", 4, false);
-const GPU_MEM: Column = col(Field::GpuMem, "GPU MEM", 9, true);
-const GPU_PCT: Column = col(Field::GpuPct, "GPU%", 4, true);
-const CPU_PCT: Column = col(Field::CpuPct, "CPU%", 5, true);
-const CONTAINER: Column = col(Field::Container, "CONTAINER", 12, false);
-const COMMAND: Column = Column {
-    field: Field::Command,
-    title: "COMMAND",
-    width: None,
-    numeric: false,
-};
-const SPACING: u16 = 1;
+/// PIDs reach 7 digits (pid_max 4194304), memory 9 characters ("143771MiB" on an H200); a
+/// number column grows to its widest value and is never cut. Narrower than every column, they
+/// drop out in this order: TYPE, CONTAINER, CPU%, GPU%, USER, GPU, COMMAND; the PID and the
+/// memory stay to the last (docs/keys.md says so).
+const COLUMNS: [(Field, Column); 9] = [
+    (Field::Gpu, Column::fixed("GPU", 3).number().keep(6)),
+    (Field::Pid, Column::fixed("PID", 7).number().keep(9)),
+    // A user name as long as the longest shown (24 at most), cut in the middle past that.
+    (Field::User, Column::fit("USER", 8, 24).ident().keep(5)),
+    (Field::Kind, Column::fixed("TYPE", 4).keep(1)),
+    (Field::GpuMem, Column::fixed("GPU MEM", 9).number().keep(8)),
+    (Field::GpuPct, Column::fixed("GPU%", 4).number().keep(4)),
+    (Field::CpuPct, Column::fixed("CPU%", 5).number().keep(3)),
+    // A short container id is copied, so it is shown whole or not at all.
+    (
+        Field::Container,
+        Column::fixed("CONTAINER", 12).number().keep(2),
+    ),
+    (Field::Command, Column::flex("COMMAND", 8).keep(7)),
+];
 
 /// Draws a process table; `selected` is an index into `procs`. `watched`: the Processes tab,
 /// where each process's GPU share and CPU are read, so their columns are worth their width.
@@ -79,60 +67,70 @@ pub fn process_table(
         Paragraph::new(Line::styled("no processes", s.muted())).render(area, buf);
         return;
     }
-    let columns: Vec<&Column> = if watched {
-        vec![
-            &GPU, &PID, &USER, &TYPE, &GPU_MEM, &GPU_PCT, &CPU_PCT, &CONTAINER, &COMMAND,
-        ]
-    } else {
-        vec![&GPU, &PID, &USER, &TYPE, &GPU_MEM, &CONTAINER, &COMMAND]
-    };
-    let fixed: u16 = columns.iter().filter_map(|c| c.width).sum();
-    let gaps = SPACING * (columns.len() as u16 - 1);
-    let command_width = area.width.saturating_sub(fixed + gaps);
+    let (fields, columns): (Vec<Field>, Vec<Column>) = COLUMNS
+        .iter()
+        .filter(|(f, _)| watched || !matches!(f, Field::GpuPct | Field::CpuPct))
+        .copied()
+        .unzip();
     let visible = area.height.saturating_sub(1) as usize;
     let first = table_offset(selected, visible);
-    let rows = procs
+    let on_screen: Vec<(usize, TableRow)> = procs
         .iter()
         .enumerate()
         .skip(first)
         .take(visible)
         .map(|(i, p)| {
-            let cells = columns
-                .iter()
-                .map(|c| cell(c, cell_text(c, p, usize::from(command_width))));
-            let row = Row::new(cells.collect::<Vec<_>>());
-            if Some(i) == selected {
-                row.style(s.selected())
-            } else {
-                row.style(s.text())
-            }
-        });
-    let header = Row::new(columns.iter().map(|c| cell(c, c.title.to_string()))).style(s.header());
-    let widths: Vec<Constraint> = columns
-        .iter()
-        .map(|c| c.width.map_or(Constraint::Fill(1), Constraint::Length))
+            let cells = fields.iter().map(|f| Span::raw(cell_text(*f, p))).collect();
+            (i, TableRow::new(cells, s.text()))
+        })
         .collect();
+    let rows: Vec<TableRow> = on_screen.iter().map(|(_, r)| r.clone()).collect();
+    // Only the rows on screen size the number columns, as they are the ones drawn.
+    let shown: Vec<(usize, u16)> = table::widths(&columns, &rows, area.width)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, w)| w.map(|w| (i, w)))
+        .collect();
+    let rows = on_screen.into_iter().map(|(i, r)| {
+        let cells = shown.iter().map(|&(c, w)| {
+            let column = &columns[c];
+            cell(fields[c], table::fit_cell(&r.cells[c].content, column, w))
+        });
+        let row = Row::new(cells.collect::<Vec<_>>());
+        if Some(i) == selected {
+            row.style(s.selected())
+        } else {
+            row.style(s.text())
+        }
+    });
+    let header = Row::new(
+        shown
+            .iter()
+            .map(|&(c, w)| cell(fields[c], table::header_cell(columns[c].title, w))),
+    )
+    .style(s.header());
+    let widths: Vec<Constraint> = shown.iter().map(|&(_, w)| Constraint::Length(w)).collect();
     Table::new(rows, widths)
         .header(header)
-        .column_spacing(SPACING)
+        .column_spacing(table::SPACING)
         .render(area, buf);
 }
 
-/// Numbers line up on their last digit; words on their first letter.
-fn cell(column: &Column, text: String) -> Cell<'static> {
+/// Numbers line up on their last digit; words and container ids on their first letter.
+fn cell(field: Field, text: String) -> Cell<'static> {
     let line = Line::from(text);
-    Cell::from(if column.numeric {
-        line.right_aligned()
-    } else {
-        line
-    })
+    let number = matches!(
+        field,
+        Field::Gpu | Field::Pid | Field::GpuMem | Field::GpuPct | Field::CpuPct
+    );
+    Cell::from(if number { line.right_aligned() } else { line })
 }
 
-fn cell_text(column: &Column, p: &GpuProcess, command_width: usize) -> String {
-    match column.field {
+fn cell_text(field: Field, p: &GpuProcess) -> String {
+    match field {
         Field::Gpu => p.gpu_index.to_string(),
         Field::Pid => p.pid.to_string(),
-        Field::User => units::truncate(p.user.as_deref().unwrap_or(NA), 8),
+        Field::User => p.user.as_deref().unwrap_or(NA).to_string(),
         Field::Kind => match p.kind {
             ProcessKind::Compute => "C",
             ProcessKind::Graphics => "G",
@@ -149,7 +147,7 @@ fn cell_text(column: &Column, p: &GpuProcess, command_width: usize) -> String {
             .container
             .as_ref()
             .map_or_else(|| "-".to_string(), |c| c.short_id().to_string()),
-        Field::Command => units::truncate(p.command.as_deref().unwrap_or(NA), command_width),
+        Field::Command => p.command.as_deref().unwrap_or(NA).to_string(),
     }
 }
 

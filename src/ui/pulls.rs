@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use super::compat::{host_problem, level_mark};
 use super::style::{bar, Styles};
-use super::table::{self, Column};
+use super::table;
 use crate::app::compat::CompatView;
 use crate::app::pulls::{PullOutcome, PullPicker, PullView};
 use crate::pull::{CatalogEntry, LayerStatus, PullProgress};
@@ -43,11 +43,11 @@ fn pull_widths(pulls: &[PullView], inner: u16) -> (u16, u16) {
         .map(|p| Span::raw(p.reference.as_str()).width() as u16)
         .max()
         .unwrap_or(0);
-    let columns = [
-        Column::flex("IMAGE", 16),
-        Column::fixed("PROGRESS", BAR_MIN + PROGRESS_TEXT),
-    ];
-    let room = table::widths(&columns, &[], inner)[0];
+    // What the progress part leaves; on a narrow panel the reference keeps its 16 columns.
+    let progress = BAR_MIN + PROGRESS_TEXT + table::SPACING;
+    let room = inner
+        .saturating_sub(progress)
+        .max(16.min(inner.saturating_sub(table::SPACING)));
     let name = longest.clamp(16, room.max(16));
     let bar = (BAR_MIN + room.saturating_sub(name)).min(BAR_MAX);
     (name, bar)
@@ -82,7 +82,7 @@ pub fn panel(area: Rect, buf: &mut Buffer, pulls: &[PullView], s: &Styles) {
 /// One pull's line on a panel `inner` columns wide; a failure's fix that does not fit ends with
 /// `…` (the message line and `M` have it whole).
 fn pull_line<'a>(p: &PullView, (name_w, bar_w): (u16, u16), inner: u16, s: &Styles) -> Line<'a> {
-    let cut = table::cut(&p.reference, name_w);
+    let cut = table::cut_middle(&p.reference, name_w);
     let name = Span::styled(format!("{cut:<w$} ", w = usize::from(name_w)), s.text());
     match (&p.outcome, &p.progress) {
         (Some(PullOutcome::Done { digest, secs }), _) => Line::from(vec![

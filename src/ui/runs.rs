@@ -126,17 +126,19 @@ pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
     table_row_at(list, view.selected_shown(), view.shown().len(), row)
 }
 
-/// The columns: the short id as wide as the ids shown, the command gets what is left.
+/// The columns: the short id as wide as the ids shown (cut in the middle past 28), the command
+/// gets what is left; figures are never cut. Narrower than every column, they drop out in this
+/// order: LAUNCHER, GPU UTIL, STARTED, TIME, GPUS, EXIT, COMMAND, STATE; the id stays.
 const COLUMNS: [Column; 9] = [
-    Column::fit("RUN", 3, 28),
-    Column::fixed("STATE", 9),
-    Column::fixed("GPUS", 7),
-    Column::fixed("LAUNCHER", 8),
-    Column::fixed("STARTED", 8),
-    Column::fixed("TIME", 7),
-    Column::fixed("EXIT", 4),
-    Column::fixed("GPU UTIL", 8),
-    Column::flex("COMMAND", 8),
+    Column::fit("RUN", 3, 28).ident().keep(9),
+    Column::fixed("STATE", 9).keep(8),
+    Column::fixed("GPUS", 7).number().keep(5),
+    Column::fixed("LAUNCHER", 8).keep(1),
+    Column::fixed("STARTED", 8).number().keep(3),
+    Column::fixed("TIME", 7).number().keep(4),
+    Column::fixed("EXIT", 4).number().keep(6),
+    Column::fixed("GPU UTIL", 8).number().keep(2),
+    Column::flex("COMMAND", 8).keep(7),
 ];
 
 fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {

@@ -83,14 +83,16 @@ fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
         .render(area, buf);
 }
 
-/// As `gpudeck services`: the whole id where the tab is wide, the id without its date where not.
+/// As `gpudeck services`: the whole id where the tab is wide, the id without its date where not
+/// (cut in the middle past 34); figures are never cut. Narrower than every column, they drop
+/// out in this order: KIND, WHERE, IDLE, GPUS, STATE; the id stays.
 const COLUMNS: [Column; 6] = [
-    Column::fit("SERVICE", 7, 34),
-    Column::fixed("KIND", 11),
-    Column::fixed("STATE", 9),
-    Column::fit("GPUS", 4, 24),
-    Column::fixed("IDLE", 7),
-    Column::flex("WHERE", 9),
+    Column::fit("SERVICE", 7, 34).ident().keep(9),
+    Column::fixed("KIND", 11).keep(2),
+    Column::fixed("STATE", 9).keep(8),
+    Column::fit("GPUS", 4, 24).number().keep(6),
+    Column::fixed("IDLE", 7).number().keep(5),
+    Column::flex("WHERE", 9).keep(3),
 ];
 
 fn table(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {

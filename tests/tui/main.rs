@@ -22,6 +22,7 @@ mod runs_views;
 mod runs_xid_views;
 mod services_views;
 mod shell_views;
+mod tables_truth;
 mod tables_views;
 mod tui_state;
 mod ui_panels;

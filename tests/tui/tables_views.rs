@@ -439,8 +439,9 @@ fn the_images_table_gives_the_reference_the_spare_width_and_filters() {
     let wide = render(&s, 200, 24);
     assert_eq!(column_width(&narrow, "ID", "SIZE"), 12, "{}", text(&narrow));
     assert_eq!(column_width(&wide, "ID", "SIZE"), 12);
+    // Cut in the middle: the registry and the end of the tag, which tells images apart.
     let cut = line_of(&narrow, "abcdef012345");
-    assert!(cut.contains("nvcr.io/") && cut.contains('…'), "{cut}");
+    assert!(cut.contains("nvcr.io…-testing "), "{cut}");
     let whole = line_of(&wide, "abcdef012345");
     assert!(
         whole.contains(LONG_IMAGE) && whole.contains("PyTorch 2.4.0"),
@@ -500,7 +501,9 @@ fn the_compat_table_gives_the_reference_the_spare_width_and_filters() {
     assert!(
         narrow_text
             .lines()
-            .any(|l| l.contains("nvcr.io/nvidia/pytorch:24.05-py3") && l.contains('…')),
+            .any(|l| l.contains("nvcr.io/nvidia/pytorch:")
+                && l.contains('…')
+                && l.contains("tag-for-testing ")),
         "{narrow_text}"
     );
     let wide_text = text(&wide);
@@ -575,8 +578,12 @@ fn the_pulls_panel_gives_the_reference_and_the_bar_the_spare_width() {
     let wide = render(&s, 200, 24);
     let (_, y) = find(&narrow, "Pulls");
     let cut = line_of_row(&narrow, y + 1);
+    // Cut in the middle: the registry and the end of the tag stay.
     assert!(
-        cut.contains("nvcr.io/") && cut.contains('…') && cut.contains("GiB"),
+        cut.contains("nvcr.io/")
+            && cut.contains("…")
+            && cut.contains("-testing ")
+            && cut.contains("GiB"),
         "{cut}"
     );
     let (_, y) = find(&wide, "Pulls");
