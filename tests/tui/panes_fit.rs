@@ -154,6 +154,16 @@ fn a_short_gpu_list_says_which_gpus_it_shows_and_scrolls_with_the_selection() {
         markers.len() >= 3,
         "scrolling moves the marker: {markers:?}"
     );
+    // A click on a scrolled list picks the GPU drawn on that row.
+    let screen = text(&render(&state, 80, 12));
+    let y = screen
+        .lines()
+        .position(|l| l.starts_with("│  4  "))
+        .unwrap_or_else(|| panic!("GPU 4 listed:\n{screen}"));
+    assert_eq!(
+        gpudeck::ui::click(Rect::new(0, 0, 80, 12), &state, 10, y as u16),
+        Some(Action::SelectRow(4))
+    );
     // Back up: the list follows the selection to the top.
     state.update(Action::Top);
     assert_list_tells_the_truth(&state, 40, 10, 3);
