@@ -136,6 +136,11 @@ pub enum Action {
     CopyUrl,
     /// Put the selected service's SSH line on the terminal's clipboard.
     CopySsh,
+    /// Put the selected GPU's UUID on the terminal's clipboard.
+    CopyGpuUuid,
+    /// Scroll the selected doctor check's detail down or up a line.
+    DetailDown,
+    DetailUp,
     /// Show the previous or next rank's logs of the selected run.
     PrevRank,
     NextRank,

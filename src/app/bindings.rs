@@ -39,6 +39,7 @@ pub struct Binding {
 const ALL: Context = Context::Global;
 const GPUS: Context = Context::Tab(Tab::Gpus);
 const PROCS: Context = Context::Tab(Tab::Processes);
+const TOPO: Context = Context::Tab(Tab::Topology);
 const CONTS: Context = Context::Tab(Tab::Containers);
 const IMAGES: Context = Context::Tab(Tab::Images);
 const COMPAT: Context = Context::Tab(Tab::Compat);
@@ -107,6 +108,9 @@ pub const KEYS: &[Binding] = &[
     key(NONE,  Char('p'),     GPUS,    A::TogglePower,                 "p",          "show/hide the power graph",                           Some("power")),
     key(NONE,  Char('m'),     GPUS,    A::CycleGraph,                  "m",          "row graph: utilisation, memory, power",               Some("graph")),
     key(NONE,  Enter,         GPUS,    A::ShowGpuProcesses,            "Enter",      "processes of the selected GPU",                       Some("processes")),
+    key(NONE,  Char('c'),     GPUS,    A::CopyGpuUuid,                 "c",          "copy the selected GPU's UUID to the clipboard (OSC 52)", Some("copy UUID")),
+    key(NONE,  Char('J'),     TOPO,    A::DetailDown,                  "J/K",        "scroll the links pane down/up",                       Some("scroll links")),
+    key(NONE,  Char('K'),     TOPO,    A::DetailUp,                    "J/K",        "scroll the links pane down/up",                       None),
     key(NONE,  Char('s'),     PROCS,   A::CycleSort,                   "s",          "sort by the next column",                             Some("sort")),
     key(NONE,  Char('r'),     PROCS,   A::ReverseSort,                 "r",          "reverse the sort order",                              Some("reverse")),
     key(NONE,  Char('/'),     PROCS,   A::StartFilter,                 "/",          "filter (text, or gpu:N)",                             Some("filter")),
@@ -128,6 +132,8 @@ pub const KEYS: &[Binding] = &[
     key(NONE,  Esc,           CONTS,   A::CloseView,                   "Esc",        "close the inspect view, or clear the filter",         None),
     key(NONE,  Char('d'),     IMAGES,  A::RemoveSelected,              "d",          "remove the image (asks first)",                       Some("remove")),
     key(NONE,  Char('r'),     DOCTOR,  A::RunDoctor,                   "r",          "diagnose again",                                      Some("again")),
+    key(NONE,  Char('J'),     DOCTOR,  A::DetailDown,                  "J/K",        "scroll the selected check's detail down/up",          Some("scroll fix")),
+    key(NONE,  Char('K'),     DOCTOR,  A::DetailUp,                    "J/K",        "scroll the selected check's detail down/up",          None),
     key(NONE,  Char('p'),     COMPAT,  A::PullSelected,                "p",          "pull the selected image (verdict shown first)",       Some("pull")),
     key(NONE,  Char('n'),     COMPAT,  A::NextWontRun,                 "n/N",        "next/previous image that will not run here",          Some("next ✗")),
     key(NONE,  Char('N'),     COMPAT,  A::PrevWontRun,                 "n/N",        "next/previous image that will not run here",          None),

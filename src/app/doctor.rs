@@ -10,6 +10,10 @@ pub struct DoctorView {
     pub selected: usize,
     /// Unix seconds when the shown report was made.
     pub made_at: Option<i64>,
+    /// How far the selected check's detail is scrolled, in lines (`J`/`K`); back to its top
+    /// when another check is selected. The renderer stops at the last line, and the app clamps
+    /// it back to that each frame.
+    pub detail_scroll: usize,
 }
 
 impl DoctorView {

@@ -47,7 +47,14 @@ impl AppState {
     pub(super) fn update_doctor(&mut self, action: Action) -> Vec<Command> {
         let len = self.doctor.len();
         if let Some(row) = moved(self.doctor.selected, &action, len, self.page_size) {
+            if row != self.doctor.selected {
+                self.doctor.detail_scroll = 0;
+            }
             self.doctor.selected = row;
+        } else if action == Action::DetailDown {
+            self.doctor.detail_scroll = self.doctor.detail_scroll.saturating_add(1);
+        } else if action == Action::DetailUp {
+            self.doctor.detail_scroll = self.doctor.detail_scroll.saturating_sub(1);
         } else if action == Action::RunDoctor {
             return self.start_doctor();
         }
@@ -60,6 +67,7 @@ impl AppState {
         self.doctor.selected = keep
             .and_then(|id| report.checks.iter().position(|c| c.id == id))
             .unwrap_or(0);
+        self.doctor.detail_scroll = 0;
         // The diagnosis finished: a result, not an error of gpudeck's, whatever it found (its
         // failures are the checks', shown in red on the tab). The counts read as the CLI's.
         self.set_status(format!("doctor: {}", report.summary().counts()), false);

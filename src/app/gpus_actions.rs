@@ -101,10 +101,14 @@ impl AppState {
             Action::Top => self.move_gpu_selection(isize::MIN / 2),
             Action::Bottom => self.move_gpu_selection(isize::MAX / 2),
             Action::SelectRow(row) => {
-                if row < self.gpu_count() {
+                if row < self.gpu_count() && row != self.selected_gpu {
                     self.selected_gpu = row;
+                    self.links_scroll = 0;
                 }
             }
+            Action::CopyGpuUuid => return self.copy_gpu_uuid(),
+            Action::DetailDown => self.links_scroll = self.links_scroll.saturating_add(1),
+            Action::DetailUp => self.links_scroll = self.links_scroll.saturating_sub(1),
             other => return self.update_processes(other),
         }
         // As after any key on these tabs: select a shown process if none is.
@@ -112,8 +116,27 @@ impl AppState {
         Vec::new()
     }
 
+    /// The selected GPU's UUID whole on the clipboard, for `CUDA_VISIBLE_DEVICES`, however
+    /// narrow the pane that shows it.
+    fn copy_gpu_uuid(&self) -> Vec<Command> {
+        let Some(gpu) = self
+            .data()
+            .and_then(|d| d.inventory.gpus.get(self.selected_gpu))
+        else {
+            return Vec::new();
+        };
+        vec![Command::Copy {
+            what: format!("the UUID of GPU {}", gpu.index),
+            text: gpu.uuid.clone(),
+        }]
+    }
+
     fn move_gpu_selection(&mut self, delta: isize) {
         let n = self.gpu_count();
-        self.selected_gpu = offset(self.selected_gpu, delta, n);
+        let selected = offset(self.selected_gpu, delta, n);
+        if selected != self.selected_gpu {
+            self.links_scroll = 0;
+        }
+        self.selected_gpu = selected;
     }
 }

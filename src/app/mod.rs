@@ -311,6 +311,15 @@ impl App {
             state.overlay_scroll = state
                 .overlay_scroll
                 .min(crate::ui::overlay_scroll_limit(area, state, keymap));
+            // The same for the Doctor detail's and the Topology links' `J` (only while scrolled).
+            if state.doctor.detail_scroll > 0 {
+                let limit = crate::ui::doctor_detail_scroll_limit(area, state);
+                state.doctor.detail_scroll = state.doctor.detail_scroll.min(limit);
+            }
+            if state.links_scroll > 0 {
+                let limit = crate::ui::links_scroll_limit(area, state);
+                state.links_scroll = state.links_scroll.min(limit);
+            }
             crate::ui::render(area, buf, state, &theme, keymap);
         })
     }

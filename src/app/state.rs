@@ -61,6 +61,9 @@ pub struct AppState {
     pub tab: Tab,
     pub gpu: GpuStatus,
     pub selected_gpu: usize,
+    /// How far the Topology tab's links pane is scrolled, in peers (`J`/`K`); back to the
+    /// first when another GPU is selected.
+    pub links_scroll: usize,
     pub graph: GraphMetric,
     pub show_power: bool,
     pub compact_threshold: usize,
@@ -111,6 +114,7 @@ impl AppState {
             tab: Tab::Gpus,
             gpu: GpuStatus::Loading,
             selected_gpu: 0,
+            links_scroll: 0,
             graph: config.gpu.graph,
             show_power: false,
             compact_threshold: config.gpu.compact_threshold,

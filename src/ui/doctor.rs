@@ -6,7 +6,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
-use super::scroll::{table_offset, table_row_at};
+use super::scroll::{range_marker, table_offset, table_row_at};
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
 use crate::app::doctor::DoctorView;
@@ -44,7 +44,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             .render(area, buf);
         return;
     };
-    let (list, detail) = layout(area);
+    let (list, detail) = layout(area, view.len());
     let summary = report.summary();
     let age = match (view.made_at, view.running) {
         (_, true) => "running again…".to_string(),
@@ -103,25 +103,71 @@ fn render_detail(area: Rect, buf: &mut Buffer, view: &DoctorView, s: &Styles) {
         block.render(area, buf);
         return;
     };
-    Paragraph::new(detail_lines(c, s))
-        .wrap(Wrap { trim: false })
-        .block(block.title(Span::styled(format!(" {} · {} ", c.title, c.id), s.title())))
+    let text = Paragraph::new(detail_lines(c, s)).wrap(Wrap { trim: false });
+    let inner = block.inner(area);
+    let (first, lines) = detail_window(&text, inner, view.detail_scroll);
+    let mut block = block.title(Span::styled(format!(" {} · {} ", c.title, c.id), s.title()));
+    // A detail longer than its pane says which lines it shows and how to see the others.
+    let shown = usize::from(inner.height).min(lines - first);
+    if let Some(marker) = range_marker(first, shown, lines) {
+        block = block
+            .title_bottom(Line::styled(format!(" lines {marker} J/K "), s.warn()).right_aligned());
+    }
+    text.scroll((u16::try_from(first).unwrap_or(u16::MAX), 0))
+        .block(block)
         .render(area, buf);
 }
 
-fn detail_lines<'a>(c: &'a Check, s: &Styles) -> Vec<Line<'a>> {
-    let mut lines = vec![Line::from(vec![
-        Span::styled(format!("{} ", c.status.word()), status_style(c.status, s)),
-        Span::styled(c.detail.as_str(), s.text()),
-    ])];
-    if let Some(fix) = &c.fix {
-        lines.push(Line::styled(format!("fix: {fix}"), s.accent()));
-    }
-    lines
+/// The first line shown of a detail scrolled `scroll` lines into `inner` (stopping where its
+/// last line is at the bottom), and how many lines it has wrapped to that width.
+fn detail_window(text: &Paragraph<'_>, inner: Rect, scroll: usize) -> (usize, usize) {
+    let lines = text.line_count(inner.width);
+    let last_top = lines.saturating_sub(usize::from(inner.height));
+    (scroll.min(last_top), lines)
 }
 
-/// The checks list and, when there is room, the pane for the selected check.
-fn layout(area: Rect) -> (Rect, Option<Rect>) {
+/// The furthest the selected check's detail scrolls on a screen of `area` (the whole terminal):
+/// the app clamps the scroll to it each frame, so that `K` moves at once after many `J`s.
+pub fn detail_scroll_limit(area: Rect, state: &AppState) -> usize {
+    let body = super::layout::Screen::for_state(area, state).body;
+    let (Some(c), (_, Some(detail))) = (
+        state.doctor.selected_check(),
+        layout(body, state.doctor.len()),
+    ) else {
+        return 0;
+    };
+    let theme = crate::config::Theme::monochrome();
+    let s = Styles::new(&theme);
+    let text = Paragraph::new(detail_lines(c, &s)).wrap(Wrap { trim: false });
+    detail_window(&text, Block::bordered().inner(detail), usize::MAX).0
+}
+
+/// The fix first (it is what the user came for, and a short pane still shows it), then the
+/// finding.
+fn detail_lines<'a>(c: &'a Check, s: &Styles) -> Vec<Line<'a>> {
+    let status = Span::styled(format!("{} ", c.status.word()), status_style(c.status, s));
+    match &c.fix {
+        Some(fix) => vec![
+            Line::from(vec![
+                status,
+                Span::styled(format!("fix: {fix}"), s.accent()),
+            ]),
+            Line::from(vec![
+                Span::styled("found: ", s.muted()),
+                Span::styled(c.detail.as_str(), s.text()),
+            ]),
+        ],
+        None => vec![Line::from(vec![
+            status,
+            Span::styled(c.detail.as_str(), s.text()),
+        ])],
+    }
+}
+
+/// The checks list and, when there is room, the pane for the selected check: the list as tall
+/// as its `checks` need (at least 8 rows), the pane the rest, at least `DETAIL_HEIGHT` rows
+/// (`DETAIL_HEIGHT_SHORT` on a short terminal).
+fn layout(area: Rect, checks: usize) -> (Rect, Option<Rect>) {
     let detail_h = if area.height >= 30 {
         DETAIL_HEIGHT
     } else {
@@ -130,13 +176,14 @@ fn layout(area: Rect) -> (Rect, Option<Rect>) {
     if area.height < detail_h + 8 {
         return (area, None);
     }
+    let wanted = u16::try_from(checks + 3).unwrap_or(u16::MAX).max(8);
     let list = Rect {
-        height: area.height - detail_h,
+        height: wanted.min(area.height - detail_h),
         ..area
     };
     let detail = Rect {
         y: area.y + list.height,
-        height: detail_h,
+        height: area.height - list.height,
         ..area
     };
     (list, Some(detail))
@@ -144,6 +191,6 @@ fn layout(area: Rect) -> (Rect, Option<Rect>) {
 
 /// The check row under a click, on the layout `render` draws.
 pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
-    let (list, _) = layout(area);
+    let (list, _) = layout(area, state.doctor.len());
     table_row_at(list, Some(state.doctor.selected), state.doctor.len(), row)
 }

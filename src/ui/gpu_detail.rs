@@ -134,11 +134,36 @@ fn xid_lines<'a>(xids: Option<&GpuXids>, catalog: &XidCatalog, s: &Styles) -> Ve
     lines
 }
 
+/// The label column of the facts.
+const LABEL: usize = 9;
+
 fn fact<'a>(label: &'a str, value: String, style: Style, s: &Styles) -> Line<'a> {
     Line::from(vec![
-        Span::styled(format!("{label:<9}"), s.muted()),
+        Span::styled(format!("{label:<LABEL$}"), s.muted()),
         Span::styled(value, style),
     ])
+}
+
+/// An identifier users copy (the UUID, for `CUDA_VISIBLE_DEVICES`), always whole in `width`
+/// columns: beside its label when both fit; else alone on its line, where its own prefix
+/// (`GPU-`, `MIG-`) names it (the 46-column pane at 80 columns has 44 inside, the label and a
+/// 40-character UUID need 49); else over as many lines as it needs. Never cut (`c` copies it).
+fn identity_fact<'a>(
+    label: &'a str,
+    value: &str,
+    width: u16,
+    style: Style,
+    s: &Styles,
+) -> Vec<Line<'a>> {
+    let width = usize::from(width).max(1);
+    if LABEL + value.chars().count() <= width {
+        return vec![fact(label, value.to_string(), style, s)];
+    }
+    let chars: Vec<char> = value.chars().collect();
+    chars
+        .chunks(width)
+        .map(|piece| Line::styled(piece.iter().collect::<String>(), style))
+        .collect()
 }
 
 fn facts(
@@ -151,8 +176,9 @@ fn facts(
     s: &Styles,
 ) {
     let t = s.text();
-    let mut lines = vec![
-        fact("UUID", gpu.uuid.clone(), t, s),
+    let mut lines = identity_fact("UUID", &gpu.uuid, area.width.saturating_sub(2), t, s);
+    let after_uuid = lines.len();
+    lines.extend([
         fact("Bus", gpu.pci_bus_id.clone(), t, s),
         fact(
             "Arch",
@@ -176,9 +202,9 @@ fn facts(
             t,
             s,
         ),
-    ];
+    ]);
     // Right under the GPU's identity, so a short pane still shows it.
-    lines.splice(2..2, xid_lines(xids, catalog, s));
+    lines.splice(after_uuid + 1..after_uuid + 1, xid_lines(xids, catalog, s));
     lines.push(pcie_line(gpu, x, s));
     lines.push(fact(
         "Temp",

@@ -4,6 +4,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use super::scroll::range_marker;
 use super::style::{bar, sparkline, Styles};
 use super::{fastline, gpu_detail};
 use crate::app::state::{AppState, GpuData};
@@ -18,12 +19,25 @@ pub struct GpuTabLayout {
     pub detail: Rect,
 }
 
+/// GPUs the list shows (all of them when there are fewer) before the detail pane gets a row.
+const LIST_MIN_GPUS: u16 = 3;
+/// Rows below which the detail pane is not worth drawing (its border and two facts): the list
+/// takes them instead.
+const DETAIL_MIN: u16 = 4;
+
+/// The list on top, as tall as its GPUs need while leaving the detail pane room (9 rows, or half
+/// the body); on a short terminal the detail yields first: the list keeps at least
+/// `LIST_MIN_GPUS` GPUs, and a detail pane too small to say anything gives its rows to the list.
 pub fn layout(body: Rect, state: &AppState, gpus: usize) -> GpuTabLayout {
     let per_row = rows_per_gpu(state, gpus) as u16;
-    let wanted = (gpus as u16).saturating_mul(per_row) + 3;
-    // The list may take most of the screen but always leaves room for a useful detail pane.
+    let count = u16::try_from(gpus).unwrap_or(u16::MAX);
+    let wanted = count.saturating_mul(per_row).saturating_add(3);
+    let floor = LIST_MIN_GPUS.min(count) * per_row + 3;
     let max = body.height.saturating_sub(9).max(body.height / 2);
-    let list_height = wanted.min(max).min(body.height);
+    let mut list_height = wanted.min(max).max(floor).min(body.height);
+    if body.height - list_height < DETAIL_MIN {
+        list_height = wanted.min(body.height);
+    }
     GpuTabLayout {
         list: Rect::new(body.x, body.y, body.width, list_height),
         detail: Rect::new(
@@ -58,13 +72,24 @@ pub fn render_tab(body: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData
 }
 
 fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styles) {
-    let compact = data.inventory.gpus.len() >= state.compact_threshold;
-    let title = if compact {
-        " GPUs (compact) "
-    } else {
-        " GPUs "
-    };
-    let title = Line::from(Span::styled(title, s.title()));
+    let n = data.inventory.gpus.len();
+    let compact = n >= state.compact_threshold;
+    let per = rows_per_gpu(state, n);
+    let visible = (area.height.saturating_sub(3) as usize) / per;
+    let first = scroll_offset(state.selected_gpu, visible);
+    let mut title = vec![Span::styled(
+        if compact {
+            " GPUs (compact) "
+        } else {
+            " GPUs "
+        },
+        s.title(),
+    )];
+    // A list that does not fit says which GPUs it shows, of how many, and where the rest are.
+    if let Some(marker) = range_marker(first, visible.min(n - first.min(n)), n) {
+        title.push(Span::styled(format!("{marker} "), s.warn()));
+    }
+    let title = Line::from(title);
     let inner = fastline::bordered(area, buf, &title, s.border());
     if inner.height == 0 {
         return;
@@ -81,9 +106,6 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
     );
     let header = Line::styled(units::truncate(&header, inner.width as usize), s.header());
     fastline::render(&header, Rect { height: 1, ..inner }, buf);
-    let per = rows_per_gpu(state, data.inventory.gpus.len());
-    let visible = (inner.height as usize - 1) / per;
-    let first = scroll_offset(state.selected_gpu, visible);
     for (slot, (gpu, sample)) in data
         .inventory
         .gpus

@@ -53,6 +53,19 @@ pub fn overlay_scroll_limit(area: Rect, state: &AppState, keymap: &[Binding]) ->
     }
 }
 
+/// The furthest the Doctor tab's detail pane scrolls on a screen of `area`.
+pub fn doctor_detail_scroll_limit(area: Rect, state: &AppState) -> usize {
+    doctor::detail_scroll_limit(area, state)
+}
+
+/// The furthest the Topology tab's links pane scrolls on a screen of `area`.
+pub fn links_scroll_limit(area: Rect, state: &AppState) -> usize {
+    let body = Screen::for_state(area, state).body;
+    state
+        .data()
+        .map_or(0, |data| topology::links_scroll_limit(body, state, data))
+}
+
 /// Draws one frame.
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, keymap: &[Binding]) {
     let styles = Styles::new(theme);

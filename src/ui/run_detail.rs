@@ -22,17 +22,30 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let Some(run) = view.selected_run() else {
         return;
     };
+    let state_word = run.state.to_string();
+    // The id in the title where it fits whole; else `run` there and the id on a line of its
+    // own (wrapped), never cut.
+    let id_fits = run.id.chars().count() + state_word.chars().count() + 5
+        <= usize::from(area.width.saturating_sub(2));
+    let name = if id_fits { run.id.as_str() } else { "run" };
     let block = Block::bordered()
         .title(Line::from(vec![
-            Span::styled(format!(" {} · ", run.id), s.title()),
-            Span::styled(run.state.to_string(), state_style(run.state, s)),
+            Span::styled(format!(" {name} · "), s.title()),
+            Span::styled(state_word, state_style(run.state, s)),
             Span::raw(" "),
         ]))
         .border_style(s.border());
     let inner = block.inner(area);
     block.render(area, buf);
     let detail = view.selected_detail();
-    let mut lines = vec![facts_line(run, state.now, s), use_line(run, s)];
+    let mut lines = Vec::new();
+    if !id_fits {
+        lines.push(Line::from(vec![
+            Span::styled("id ", s.muted()),
+            Span::styled(run.id.clone(), s.text()),
+        ]));
+    }
+    lines.extend([facts_line(run, state.now, s), use_line(run, s)]);
     lines.extend(lost_lines(run, s));
     lines.extend(xid_lines(run, s, inner.width));
     if let Some(d) = detail {

@@ -24,3 +24,35 @@ pub(crate) fn table_row_at(
 pub(crate) fn table_offset(selected: Option<usize>, visible: usize) -> usize {
     selected.map_or(0, |s| s.saturating_sub(visible.saturating_sub(1)))
 }
+
+/// What a list too short for its rows says in its title: which rows it shows, of how many, and
+/// an arrow to each side that hides more: `1-3 of 8 ↓`, `4-6 of 8 ↑↓`, `8 of 8 ↑`, or
+/// `none of 8 shown ↓` when no row fits. `None` when every row is shown.
+pub(crate) fn range_marker(first: usize, shown: usize, total: usize) -> Option<String> {
+    if shown >= total {
+        return None;
+    }
+    let above = if first > 0 { "↑" } else { "" };
+    let below = if first + shown < total { "↓" } else { "" };
+    let range = match shown {
+        0 => "none".to_string(),
+        1 => (first + 1).to_string(),
+        _ => format!("{}-{}", first + 1, first + shown),
+    };
+    let shown_word = if shown == 0 { " shown" } else { "" };
+    Some(format!("{range} of {total}{shown_word} {above}{below}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::range_marker;
+
+    #[test]
+    fn the_marker_names_the_rows_shown_the_total_and_where_the_rest_are() {
+        assert_eq!(range_marker(0, 8, 8), None);
+        assert_eq!(range_marker(0, 3, 8).as_deref(), Some("1-3 of 8 ↓"));
+        assert_eq!(range_marker(3, 3, 8).as_deref(), Some("4-6 of 8 ↑↓"));
+        assert_eq!(range_marker(7, 1, 8).as_deref(), Some("8 of 8 ↑"));
+        assert_eq!(range_marker(0, 0, 8).as_deref(), Some("none of 8 shown ↓"));
+    }
+}

@@ -16,12 +16,25 @@ use crate::services::{Health, ServiceRow};
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, r: &ServiceRow, s: &Styles) {
+    let title = format!(" {} · {} ", r.id, r.kind);
+    // The id in the title where it fits whole; else the kind there and the id on lines of its
+    // own under its label, never cut.
+    let id_fits = title.chars().count() <= usize::from(area.width.saturating_sub(2));
+    let title = if id_fits {
+        title
+    } else {
+        format!(" {} ", r.kind)
+    };
     let block = Block::bordered()
-        .title(Span::styled(format!(" {} · {} ", r.id, r.kind), s.title()))
+        .title(Span::styled(title, s.title()))
         .border_style(s.border());
     let inner = block.inner(area);
     block.render(area, buf);
-    let lines = detail_lines(r, state, inner.width, s);
+    let mut lines = Vec::new();
+    if !id_fits {
+        lines.extend(wrapped("id", &r.id, inner.width, s.text(), s));
+    }
+    lines.extend(detail_lines(r, state, inner.width, s));
     Paragraph::new(lines).render(inner, buf);
 }
 

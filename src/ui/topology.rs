@@ -1,10 +1,11 @@
 //! The Topology tab: the GPU-to-GPU matrix `nvidia-smi topo -m` shows, with a legend and the selected pair explained.
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
+use super::scroll::range_marker;
 use super::style::Styles;
 use crate::app::state::{AppState, GpuData};
 use crate::gpu::{GpuLink, TopoPath};
@@ -29,9 +30,11 @@ fn cell_style(link: Option<GpuLink>, s: &Styles) -> ratatui::style::Style {
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styles) {
     let gpus = &data.inventory.gpus;
-    let matrix_height = (gpus.len() as u16 + 3).min(area.height);
-    let [matrix_area, info_area] =
-        Layout::vertical([Constraint::Length(matrix_height), Constraint::Min(0)]).areas(area);
+    let links = info_area(area, gpus.len());
+    let matrix_area = Rect {
+        height: area.height - links.height,
+        ..area
+    };
     let mut lines = Vec::with_capacity(gpus.len() + 1);
     let mut head = vec![Span::raw(" ".repeat(CELL))];
     for g in gpus {
@@ -71,7 +74,117 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
                 .border_style(s.border()),
         )
         .render(matrix_area, buf);
-    info(info_area, buf, state, data, s);
+    info(links, buf, state, data, s);
+}
+
+/// The legend of the matrix's codes, under the links when there is room.
+const LEGEND: &str = "NV# = # NVLinks (through NVSwitches on HGX/DGX boards) · PIX = one PCIe switch · PXB = several switches · PHB = host bridge · NODE = across host bridges in a NUMA node · SYS = across CPU sockets (slowest for peer-to-peer)";
+
+/// How the selected GPU reaches a peer, in words; with `codes`, an NVLink peer's PCIe path by its
+/// code (the matrix's, which the legend explains) instead of in words.
+fn link_words(link: Option<GpuLink>, codes: bool) -> String {
+    match link {
+        Some(l) if l.nvlinks > 0 => format!(
+            "{} NVLink{}{}; PCIe path {}",
+            l.nvlinks,
+            if l.nvlinks == 1 { "" } else { "s" },
+            if l.nvswitch { " through NVSwitch" } else { "" },
+            if codes {
+                l.path.code()
+            } else {
+                l.path.describe()
+            },
+        ),
+        Some(l) => format!("PCIe only, {}", l.path.describe()),
+        None => "unknown".into(),
+    }
+}
+
+/// The peer's name column: `  GPU7   `.
+const PEER_LABEL: usize = 8;
+
+/// The peers of the selected GPU as lines, each a paragraph of its own (it may wrap): in words
+/// where every peer's line fits `width`, else with the NVLink peers' PCIe paths as codes, all
+/// alike, so that each peer keeps a line of its own at 80 columns.
+fn peer_lines<'a>(state: &AppState, data: &GpuData, width: usize, s: &Styles) -> Vec<Line<'a>> {
+    let gpus = &data.inventory.gpus;
+    let a = state.selected_gpu;
+    let links: Vec<_> = (0..gpus.len())
+        .filter(|b| *b != a)
+        .map(|b| (b, data.inventory.topology.link(a, b)))
+        .collect();
+    let codes = links
+        .iter()
+        .any(|(_, l)| PEER_LABEL + link_words(*l, false).chars().count() > width);
+    links
+        .into_iter()
+        .map(|(b, link)| {
+            Line::from(vec![
+                Span::styled(format!("  GPU{:<3}", gpus[b].index), s.text()),
+                Span::styled(link_words(link, codes), cell_style(link, s)),
+            ])
+        })
+        .collect()
+}
+
+/// Rows each peer takes at `width` (more than one where its line wraps).
+fn heights(peers: &[Line<'_>], width: u16) -> Vec<usize> {
+    peers
+        .iter()
+        .map(|l| {
+            Paragraph::new(l.clone())
+                .wrap(Wrap { trim: false })
+                .line_count(width)
+                .max(1)
+        })
+        .collect()
+}
+
+/// The first peer shown, scrolled `scroll` peers down but no further than where the last peer
+/// is at the bottom of `rows`; and how many peers are shown from there.
+fn peer_window(heights: &[usize], rows: usize, scroll: usize) -> (usize, usize) {
+    let mut last_first = heights.len();
+    let mut used = 0;
+    while last_first > 0 && used + heights[last_first - 1] <= rows {
+        used += heights[last_first - 1];
+        last_first -= 1;
+    }
+    let first = scroll.min(last_first.min(heights.len().saturating_sub(1)));
+    let mut used = 0;
+    let shown = heights[first..]
+        .iter()
+        .take_while(|h| {
+            used += **h;
+            used <= rows
+        })
+        .count();
+    (first, shown)
+}
+
+/// The area of the links pane in the tab's `area`.
+fn info_area(area: Rect, gpus: usize) -> Rect {
+    let matrix_height = (gpus as u16 + 3).min(area.height);
+    Rect {
+        y: area.y + matrix_height,
+        height: area.height - matrix_height,
+        ..area
+    }
+}
+
+/// The furthest the links pane scrolls (`J`/`K`) in the tab's `area`.
+pub fn links_scroll_limit(area: Rect, state: &AppState, data: &GpuData) -> usize {
+    let inner = Block::bordered().inner(info_area(area, data.inventory.gpus.len()));
+    if inner.height < 2 {
+        return 0;
+    }
+    let theme = crate::config::Theme::monochrome();
+    let s = Styles::new(&theme);
+    let peers = peer_lines(state, data, usize::from(inner.width), &s);
+    if peers.is_empty() {
+        return 0;
+    }
+    let rows = usize::from(inner.height) - 1;
+    peer_window(&heights(&peers, inner.width), rows, usize::MAX).0
 }
 
 fn info(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styles) {
@@ -79,46 +192,71 @@ fn info(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s: &Styl
         return;
     }
     let gpus = &data.inventory.gpus;
-    let a = state.selected_gpu;
-    let mut lines = Vec::new();
-    if let Some(ga) = gpus.get(a) {
-        lines.push(Line::styled(
-            format!("GPU{} ({}) reaches:", ga.index, ga.pci_bus_id),
-            s.accent(),
-        ));
-        for (b, gb) in gpus.iter().enumerate().filter(|(b, _)| *b != a) {
-            let link = data.inventory.topology.link(a, b);
-            let how = match link {
-                Some(l) if l.nvlinks > 0 => format!(
-                    "{} NVLink{}{}; PCIe path {}",
-                    l.nvlinks,
-                    if l.nvlinks == 1 { "" } else { "s" },
-                    if l.nvswitch { " through NVSwitch" } else { "" },
-                    l.path.describe()
-                ),
-                Some(l) => format!("PCIe only, {}", l.path.describe()),
-                None => "unknown".into(),
-            };
-            lines.push(Line::from(vec![
-                Span::styled(format!("  GPU{:<3}", gb.index), s.text()),
-                Span::styled(how, cell_style(link, s)),
-            ]));
+    let block = Block::bordered().border_style(s.border());
+    let inner = block.inner(area);
+    let peers = peer_lines(state, data, usize::from(inner.width), s);
+    let rows = usize::from(inner.height).saturating_sub(1);
+    let hs = heights(&peers, inner.width);
+    let (first, shown) = if peers.is_empty() {
+        (0, 0)
+    } else {
+        peer_window(&hs, rows, state.links_scroll)
+    };
+    let mut title = vec![Span::styled(
+        " Links from the selected GPU (↑/↓) ",
+        s.title(),
+    )];
+    // Peers that do not fit are counted, and `J`/`K` bring them in; on a narrow pane the
+    // title gives way to the count.
+    if let Some(marker) = range_marker(first, shown, peers.len()) {
+        let marker = format!("· peers {marker} J/K ");
+        if 36 + marker.chars().count() > usize::from(inner.width) {
+            title[0] = Span::styled(" Links ", s.title());
         }
+        title.push(Span::styled(marker, s.warn()));
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "NV# = # NVLinks (through NVSwitches on HGX/DGX boards) · PIX = one PCIe switch · PXB = several switches · PHB = host bridge · NODE = across host bridges in a NUMA node · SYS = across CPU sockets (slowest for peer-to-peer)",
-        s.muted(),
-    ));
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .block(
-            Block::bordered()
-                .title(Span::styled(
-                    " Links from the selected GPU (↑/↓) ",
-                    s.title(),
-                ))
-                .border_style(s.border()),
-        )
-        .render(area, buf);
+    block.title(Line::from(title)).render(area, buf);
+    let Some(ga) = gpus.get(state.selected_gpu) else {
+        return;
+    };
+    let mut y = inner.y;
+    Paragraph::new(Line::styled(
+        format!("GPU{} ({}) reaches:", ga.index, ga.pci_bus_id),
+        s.accent(),
+    ))
+    .render(
+        Rect {
+            y,
+            height: 1,
+            ..inner
+        },
+        buf,
+    );
+    y += 1;
+    for (line, h) in peers.into_iter().zip(hs).skip(first).take(shown) {
+        let h = h as u16;
+        Paragraph::new(line).wrap(Wrap { trim: false }).render(
+            Rect {
+                y,
+                height: h,
+                ..inner
+            },
+            buf,
+        );
+        y += h;
+    }
+    // The legend below the links, from the second row left (a blank one between).
+    let left = inner.bottom().saturating_sub(y);
+    if first + shown == gpus.len().saturating_sub(1) && left >= 2 {
+        Paragraph::new(Line::styled(LEGEND, s.muted()))
+            .wrap(Wrap { trim: false })
+            .render(
+                Rect {
+                    y: y + 1,
+                    height: left - 1,
+                    ..inner
+                },
+                buf,
+            );
+    }
 }

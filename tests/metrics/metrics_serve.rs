@@ -219,9 +219,11 @@ mod web_config {
             Some(ask(&mut kept, "prom:old-password")).filter(|c| *c == 200)
         });
         write("new-password");
-        wait_for(30, "the old password refused on the kept connection", || {
-            Some(ask(&mut kept, "prom:old-password")).filter(|c| *c == 401)
-        });
+        wait_for(
+            30,
+            "the old password refused on the kept connection",
+            || Some(ask(&mut kept, "prom:old-password")).filter(|c| *c == 401),
+        );
         assert_eq!(ask(&mut kept, "prom:new-password"), 200);
     }
 

@@ -16,6 +16,7 @@ mod compat_views;
 mod docker_views;
 mod doctor_views;
 mod messages_views;
+mod panes_fit;
 mod processes_tab;
 mod runs_slurm_views;
 mod runs_views;

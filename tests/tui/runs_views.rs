@@ -288,7 +288,7 @@ impl Fixture {
 }
 
 /// A Runs tab that has listed two runs: a failed one and, newer, a running one.
-fn runs_state() -> gpudeck::app::state::AppState {
+pub(crate) fn runs_state() -> gpudeck::app::state::AppState {
     fixture().state
 }
 

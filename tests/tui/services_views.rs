@@ -117,7 +117,7 @@ fn tensorboard_ended() -> ServiceRow {
 
 /// A state on the Services tab with a notebook (selected), a Triton server and an ended
 /// TensorBoard, `read_only` or not.
-fn state_with_services(read_only: bool) -> AppState {
+pub(crate) fn state_with_services(read_only: bool) -> AppState {
     let mut config = Config::default();
     config.notebook.idle_alert.0 = Some(Duration::from_secs(3600));
     let mut state = AppState::new(&config, "testhost".into(), read_only);
