@@ -75,25 +75,25 @@ pub(super) fn parse_generic(text: &str) -> Option<ProgressEvent> {
     for Pair { key, raw, loose } in Pairs::loose(text) {
         // nanoGPT and torchtitan print `mfu 12.34%`.
         let raw = raw.strip_suffix('%').unwrap_or(raw);
-        if parse_number(raw).is_none() && split_fraction(raw).is_none() {
-            continue;
-        }
-        let is_metric = is_metric_key(key);
+        let is_number = || parse_number(raw).is_some() || split_fraction(raw).is_some();
         if loose {
-            let progress = is_one_of(last_segment(key), LOOSE_STEP_KEYS);
-            if !(progress || is_metric) {
-                continue;
-            }
-            loose_progress |= progress;
-            if !progress {
+            // Names first: most loose pairs are prose (`line 42`), not worth parsing.
+            if is_one_of(last_segment(key), LOOSE_STEP_KEYS) {
+                if is_number() {
+                    loose_progress = true;
+                    add_pair(&mut event, key, raw);
+                }
+            } else if is_metric_key(key) && is_number() {
                 metric = true;
                 add_pair(&mut event, with_word_before(text, key), raw);
-                continue;
             }
-        } else {
-            known |= is_progress_key(key) || is_metric;
+            continue;
         }
-        metric |= is_metric;
+        if !is_number() {
+            continue;
+        }
+        // A metric under `key=value` makes the line known, which is all `metric` decides.
+        known = known || is_progress_key(key) || is_metric_key(key);
         add_pair(&mut event, key, raw);
     }
     let recognised = known || (loose_progress && (metric || only_step_words(text)));
@@ -242,9 +242,23 @@ fn is_progress_key(key: &str) -> bool {
 
 fn is_metric_key(key: &str) -> bool {
     let name = last_segment(key).as_bytes();
-    METRIC_FRAGMENTS.iter().any(|fragment| {
-        name.windows(fragment.len())
-            .any(|w| w.eq_ignore_ascii_case(fragment.as_bytes()))
+    // Lower-cased once into a buffer: this runs for every numeric pair of every line.
+    let mut buffer = [0u8; MAX_KEY_BYTES];
+    let Some(lower) = buffer.get_mut(..name.len()) else {
+        return false;
+    };
+    for (to, from) in lower.iter_mut().zip(name) {
+        *to = from.to_ascii_lowercase();
+    }
+    let lower = &*lower;
+    (0..lower.len()).any(|i| {
+        // One pass over the name; only bytes that start a fragment look further.
+        matches!(
+            lower[i],
+            b'a' | b'b' | b'e' | b'f' | b'g' | b'l' | b'm' | b'p' | b'r' | b't'
+        ) && METRIC_FRAGMENTS
+            .iter()
+            .any(|fragment| lower[i..].starts_with(fragment.as_bytes()))
     })
 }
 
@@ -398,4 +412,32 @@ fn value_end(bytes: &[u8], at: usize) -> usize {
 
 fn is_value_end(b: u8) -> bool {
     b.is_ascii_whitespace() || b",;|)]}'\"".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `is_metric_key` looks only at bytes that start a fragment: each fragment must be found,
+    /// in any case and inside a longer name.
+    #[test]
+    fn every_metric_fragment_is_found() {
+        for fragment in METRIC_FRAGMENTS {
+            assert!(is_metric_key(fragment), "{fragment}");
+            assert!(is_metric_key(&fragment.to_ascii_uppercase()), "{fragment}");
+            assert!(
+                is_metric_key(&format!("train/x_{fragment}_1")),
+                "{fragment}"
+            );
+        }
+        for name in [
+            "step",
+            "workers",
+            "port",
+            "line",
+            "x".repeat(MAX_KEY_BYTES + 1).as_str(),
+        ] {
+            assert!(!is_metric_key(name), "{name}");
+        }
+    }
 }
