@@ -1,5 +1,6 @@
 //! Training progress read from log lines: Keras, PyTorch Lightning, Hugging Face Trainer, tqdm,
-//! generic `key=value` and JSON lines, folded into bounded series by [`ProgressTracker`].
+//! Megatron-LM, NeMo, DeepSpeed, plain `step 5 loss 0.55`, generic `key=value` and JSON lines,
+//! folded into bounded series by [`ProgressTracker`] (formats: docs/runs.md, Training progress).
 
 mod dict;
 mod event;
