@@ -406,6 +406,21 @@ mod tests {
         }
     }
 
+    /// Bracketed fields are dropped as log prefixes only when they hold no progress:
+    /// eriklindernoren/PyTorch-GAN's `print("[Epoch %d/%d] [Batch %d/%d] [D loss: %f] [G loss: %f]")`.
+    #[test]
+    fn bracketed_progress_is_kept() {
+        let gan = parse_line("[Epoch 3/200] [Batch 40/938] [D loss: 0.512345] [G loss: 0.734567]")
+            .expect("PyTorch-GAN");
+        assert_eq!((gan.epoch, gan.total_epochs), (Some(3), Some(200)));
+        assert_eq!(value(&gan, "loss"), Some(0.512345));
+        let logged =
+            parse_line("[2024-05-01 12:00:00,123] [INFO] [train.py:88:main] step=7 loss=0.25")
+                .expect("logger prefix");
+        assert_eq!(logged.scalars, [("loss".into(), 0.25)]);
+        assert_eq!(logged.step, Some(7));
+    }
+
     #[test]
     fn redraws_and_colours_around_plain_lines() {
         let redrawn = parse_line("step 4 loss 0.6000\rstep 5 loss 0.5500\r\n").expect("redraw");

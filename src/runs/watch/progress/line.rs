@@ -114,7 +114,8 @@ fn strip_prefixes(mut text: &str) -> &str {
     }
 }
 
-/// Drops one leading `[...]` field followed by a space (or ending the line).
+/// Drops one leading `[...]` field followed by a space (or ending the line), unless it holds
+/// progress itself: PyTorch-GAN's `[Epoch 3/10] [Batch 40/100] [D loss: 0.512] [G loss: 0.734]`.
 fn strip_bracketed(text: &str) -> &str {
     let Some(rest) = text.strip_prefix('[') else {
         return text;
@@ -122,6 +123,14 @@ fn strip_bracketed(text: &str) -> &str {
     let Some(close) = rest.find(']').filter(|&i| i <= 64) else {
         return text;
     };
+    let field = &rest[..close];
+    let first_word = field.split(' ').next().unwrap_or("").to_ascii_lowercase();
+    if field.contains(": ")
+        || field.contains('=')
+        || ["epoch", "step", "iter", "iteration", "batch"].contains(&first_word.as_str())
+    {
+        return text;
+    }
     let after = &rest[close + 1..];
     if after.is_empty() || after.starts_with([' ', '\t']) {
         after.trim_start()
