@@ -1,10 +1,12 @@
 //! Training progress read from log lines: Keras, PyTorch Lightning, Hugging Face Trainer, tqdm,
-//! generic `key=value` and JSON lines, folded into bounded series by [`ProgressTracker`].
+//! Megatron-LM, NeMo, DeepSpeed, plain `step 5 loss 0.55`, generic `key=value` and JSON lines,
+//! folded into bounded series by [`ProgressTracker`] (formats: docs/runs.md, Training progress).
 
 mod dict;
 mod event;
 mod keras;
 mod line;
+mod megatron;
 mod pairs;
 mod tqdm;
 mod tracker;
@@ -22,6 +24,10 @@ mod tests {
     const HF_TRAINER: &str = include_str!("testdata/hf_trainer.log");
     const GENERIC: &str = include_str!("testdata/generic.log");
     const JSONL: &str = include_str!("testdata/metrics.jsonl");
+    const MEGATRON: &str = include_str!("testdata/megatron.log");
+    const NEMO: &str = include_str!("testdata/nemo.log");
+    const DEEPSPEED: &str = include_str!("testdata/deepspeed.log");
+    const PLAIN: &str = include_str!("testdata/plain.log");
 
     /// Each non-comment line of a fixture, parsed.
     fn parsed(fixture: &str) -> Vec<Option<ProgressEvent>> {
@@ -209,9 +215,233 @@ mod tests {
             events[5].is_none(),
             "numbers under names that are not metrics"
         );
-        assert!(
-            events[6].is_none(),
-            "`iter 160: loss 3.45` has no separators"
+        // nanoGPT's line (see plain.log): a step word before its number, then a metric.
+        let nanogpt = events[6].as_ref().expect("`iter 160: loss 3.45`");
+        assert_eq!(nanogpt.step, Some(160));
+        assert_eq!(
+            names(nanogpt),
+            ["loss", "mfu"],
+            "`time 23.45ms` is not a value"
+        );
+        assert_eq!(value(nanogpt, "loss"), Some(3.45));
+    }
+
+    #[test]
+    fn megatron_iteration_and_validation_lines() {
+        let events = parsed(MEGATRON);
+        let first = events[0].as_ref().expect("timestamped iteration line");
+        assert_eq!((first.step, first.total_steps), (Some(10), Some(1000)));
+        assert_eq!(first.step_source, StepSource::Named);
+        assert_eq!(
+            names(first),
+            [
+                "consumed samples",
+                "elapsed time per iteration (ms)",
+                "throughput per GPU (TFLOP/s/GPU)",
+                "learning rate",
+                "global batch size",
+                "lm loss",
+                "loss scale",
+                "grad norm",
+                "number of skipped iterations",
+                "number of nan iterations",
+            ]
+        );
+        assert_eq!(value(first, "lm loss"), Some(5.4321));
+        assert_eq!(value(first, "learning rate"), Some(1.5e-4));
+        assert_eq!(value(first, "consumed samples"), Some(5120.0));
+
+        let second = events[1].as_ref().expect("nan grad norm");
+        assert_eq!((second.step, second.total_steps), (Some(20), Some(1000)));
+        assert!(value(second, "grad norm").is_some_and(f64::is_nan));
+
+        assert!(events[2].is_none(), "dashes around the evaluation");
+        let validation = events[3].as_ref().expect("validation line");
+        assert_eq!((validation.step, validation.total_steps), (Some(20), None));
+        assert_eq!(
+            validation.scalars,
+            [
+                ("validation lm loss value".into(), 4.812345),
+                ("validation lm loss PPL".into(), 123.0456),
+            ]
+        );
+        assert!(events[4].is_none());
+
+        let old = events[5].as_ref().expect("no timestamp, rank prefix");
+        assert_eq!((old.step, old.total_steps), (Some(30), Some(1000)));
+        assert_eq!(value(old, "lm loss"), Some(4.5012));
+    }
+
+    #[test]
+    fn nemo_progress_printer_and_megatron_bar() {
+        let events = parsed(NEMO);
+        let first = events[0].as_ref().expect("first iteration");
+        // `iteration 0/99`: the index of the step done, of the last step.
+        assert_eq!(
+            (first.epoch, first.step, first.total_steps),
+            (Some(0), Some(1), Some(100))
+        );
+        assert_eq!(
+            names(first),
+            [
+                "lr",
+                "global_batch_size",
+                "global_step",
+                "reduced_train_loss",
+                "train_step_timing in s",
+                "consumed_samples",
+            ]
+        );
+        assert_eq!(value(first, "reduced_train_loss"), Some(11.03));
+        assert_eq!(value(first, "lr"), Some(1.5e-5));
+
+        let tenth = events[1].as_ref().expect("tenth step");
+        assert_eq!((tenth.step, tenth.total_steps), (Some(10), Some(100)));
+        assert!(events[2].is_none(), "validation counter without values");
+
+        let last = events[3].as_ref().expect("last step");
+        assert_eq!((last.step, last.total_steps), (Some(100), Some(100)));
+        assert_eq!(value(last, "val_loss"), Some(5.412));
+
+        let bar = events[4].as_ref().expect("MegatronProgressBar, no rate");
+        assert_eq!(
+            (bar.epoch, bar.step, bar.total_steps),
+            (Some(0), Some(45), Some(100))
+        );
+        assert_eq!(bar.step_source, StepSource::Bar);
+        assert_eq!(
+            names(bar),
+            [
+                "reduced_train_loss",
+                "global_step",
+                "consumed_samples",
+                "train_step_timing in s"
+            ]
+        );
+        assert_eq!(value(bar, "train_step_timing in s"), Some(0.412));
+    }
+
+    #[test]
+    fn deepspeed_engine_timer_and_pipeline_lines() {
+        let events = parsed(DEEPSPEED);
+        let start = events[0].as_ref().expect("step 0 at start-up");
+        assert_eq!(start.step, Some(0));
+        assert_eq!(start.step_source, StepSource::Engine);
+        // The logger's `[logging.py:128:log_dist]` is not a value; `mom` is a list of pairs.
+        assert_eq!(start.scalars, [("skipped".into(), 0.0), ("lr".into(), 0.0)]);
+
+        let tenth = events[1].as_ref().expect("step 10");
+        assert_eq!(tenth.step, Some(10));
+        assert_eq!(value(tenth, "lr"), Some(9.5e-5), "the first group's rate");
+        assert_eq!(value(tenth, "skipped"), Some(1.0));
+
+        let timer = events[2].as_ref().expect("ThroughputTimer");
+        assert_eq!((timer.epoch, timer.step), (Some(0), Some(10)));
+        assert_eq!(timer.step_source, StepSource::Engine);
+        assert_eq!(
+            names(timer),
+            ["micro_step", "RunningAvgSamplesPerSec", "CurrSamplesPerSec"],
+            "`4.51GB` is not a number"
+        );
+
+        let pipeline = events[3].as_ref().expect("pipeline engine");
+        assert_eq!(pipeline.step, Some(20));
+        assert_eq!(pipeline.step_source, StepSource::Named);
+        assert_eq!(
+            pipeline.scalars,
+            [
+                ("loss".into(), 0.6925),
+                ("iter time (s)".into(), 0.123),
+                ("samples/sec".into(), 260.163),
+            ]
+        );
+    }
+
+    #[test]
+    fn plain_step_and_epoch_lines() {
+        let events = parsed(PLAIN);
+        let spaced = events[0].as_ref().expect("step 5 loss 0.55");
+        assert_eq!(spaced.step, Some(5));
+        assert_eq!(spaced.scalars, [("loss".into(), 0.55)]);
+
+        let comma = events[1].as_ref().expect("Step 1, Loss: 0.15");
+        assert_eq!(comma.step, Some(1));
+        assert_eq!(comma.scalars, [("Loss".into(), 0.15)]);
+        let lower = parse_line("Step 1, loss: 0.15").expect("lower case");
+        assert_eq!(
+            (lower.step, lower.scalars),
+            (Some(1), vec![("loss".into(), 0.15)])
+        );
+
+        let epoch_step = events[2].as_ref().expect("epoch, step of total, loss, lr");
+        assert_eq!(
+            (epoch_step.epoch, epoch_step.step, epoch_step.total_steps),
+            (Some(2), Some(30), Some(500))
+        );
+        assert_eq!(
+            epoch_step.scalars,
+            [("loss".into(), 0.1234), ("lr".into(), 3e-4)]
+        );
+
+        let bare = events[3].as_ref().expect("epoch 3 step 120");
+        assert_eq!((bare.epoch, bare.step), (Some(3), Some(120)));
+        assert!(bare.scalars.is_empty());
+
+        let nanogpt = events[4].as_ref().expect("nanoGPT");
+        assert_eq!(nanogpt.step, Some(160));
+        assert_eq!(
+            nanogpt.scalars,
+            [("loss".into(), 3.45), ("mfu".into(), 12.34)]
+        );
+
+        let evaluation = events[5].as_ref().expect("nanoGPT evaluation");
+        assert_eq!(evaluation.step, Some(2000));
+        assert_eq!(
+            evaluation.scalars,
+            [("train loss".into(), 1.2345), ("val loss".into(), 1.4567)]
+        );
+
+        for (i, event) in events[6..].iter().enumerate() {
+            assert!(event.is_none(), "prose line {i}: {event:?}");
+        }
+    }
+
+    /// Bracketed fields are dropped as log prefixes only when they hold no progress:
+    /// eriklindernoren/PyTorch-GAN's `print("[Epoch %d/%d] [Batch %d/%d] [D loss: %f] [G loss: %f]")`.
+    #[test]
+    fn bracketed_progress_is_kept() {
+        let gan = parse_line("[Epoch 3/200] [Batch 40/938] [D loss: 0.512345] [G loss: 0.734567]")
+            .expect("PyTorch-GAN");
+        assert_eq!((gan.epoch, gan.total_epochs), (Some(3), Some(200)));
+        assert_eq!(value(&gan, "loss"), Some(0.512345));
+        let logged =
+            parse_line("[2024-05-01 12:00:00,123] [INFO] [train.py:88:main] step=7 loss=0.25")
+                .expect("logger prefix");
+        assert_eq!(logged.scalars, [("loss".into(), 0.25)]);
+        assert_eq!(logged.step, Some(7));
+    }
+
+    #[test]
+    fn redraws_and_colours_around_plain_lines() {
+        let redrawn = parse_line("step 4 loss 0.6000\rstep 5 loss 0.5500\r\n").expect("redraw");
+        assert_eq!(
+            (redrawn.step, redrawn.scalars),
+            (Some(5), vec![("loss".into(), 0.55)])
+        );
+        let coloured =
+            parse_line("\u{1b}[31mstep: 10\u{1b}[39m  \u{1b}[32mloss:  2.3456\u{1b}[39m")
+                .expect("coloured");
+        assert_eq!(
+            (coloured.step, coloured.scalars),
+            (Some(10), vec![("loss".into(), 2.3456)])
+        );
+        let megatron = parse_line(
+            "\u{1b}[0m [2024-05-01 12:00:00.123456] iteration       40/    1000 | lm loss: 4.2E+00 |\r",
+        )
+        .expect("Megatron with a reset and a carriage return");
+        assert_eq!(
+            (megatron.step, megatron.total_steps),
+            (Some(40), Some(1000))
         );
     }
 
@@ -351,11 +581,14 @@ mod tests {
         fn fixture_lines() -> &'static [&'static str] {
             static LINES: OnceLock<Vec<&'static str>> = OnceLock::new();
             LINES.get_or_init(|| {
-                [KERAS3, TF_KERAS2, LIGHTNING, HF_TRAINER, GENERIC, JSONL]
-                    .iter()
-                    .flat_map(|fixture| fixture.split('\n'))
-                    .filter(|line| !line.is_empty() && !line.starts_with('#'))
-                    .collect()
+                [
+                    KERAS3, TF_KERAS2, LIGHTNING, HF_TRAINER, GENERIC, JSONL, MEGATRON, NEMO,
+                    DEEPSPEED, PLAIN,
+                ]
+                .iter()
+                .flat_map(|fixture| fixture.split('\n'))
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .collect()
             })
         }
 
@@ -476,6 +709,88 @@ mod tracker_tests {
     }
 
     #[test]
+    fn megatron_steps_have_a_total_and_a_loss_curve() {
+        let tracker = tracked(include_str!("testdata/megatron.log"));
+        let latest = tracker.latest().expect("latest");
+        assert_eq!((latest.step, latest.total_steps), (Some(30), Some(1000)));
+        assert_eq!(
+            tracker.series("lm loss"),
+            [(10.0, 5.4321), (20.0, 4.9876), (30.0, 4.5012)]
+        );
+        assert_eq!(
+            tracker.series("validation lm loss value"),
+            [(20.0, 4.812345)]
+        );
+        assert_eq!(tracker.non_finite_count(), 1, "the nan grad norm");
+    }
+
+    #[test]
+    fn nemo_steps_count_from_one_and_a_bar_does_not_move_them() {
+        let tracker = tracked(include_str!("testdata/nemo.log"));
+        assert_eq!(
+            tracker.series("reduced_train_loss"),
+            [(1.0, 11.03), (10.0, 9.873), (100.0, 5.231)],
+            "the bar's 5.23 at its 45/100 is not plotted"
+        );
+        let latest = tracker.latest().expect("latest");
+        assert_eq!(
+            (latest.epoch, latest.step, latest.total_steps),
+            (Some(0), Some(100), Some(100))
+        );
+    }
+
+    #[test]
+    fn deepspeed_pipeline_steps_outrank_its_engine_lines() {
+        let tracker = tracked(include_str!("testdata/deepspeed.log"));
+        let latest = tracker.latest().expect("latest");
+        assert_eq!((latest.step, latest.total_steps), (Some(20), None));
+        assert_eq!(tracker.series("loss"), [(20.0, 0.6925)]);
+        assert!(
+            tracker.series("lr").is_empty(),
+            "engine points dropped with their axis"
+        );
+
+        let engine_only = tracked(
+            "[2024-05-01 12:00:00,123] [INFO] [logging.py:128:log_dist] [Rank 0] step=0, skipped=0, lr=[0.0], mom=[(0.9, 0.999)]\n\
+             [2024-05-01 12:00:10,456] [INFO] [logging.py:128:log_dist] [Rank 0] step=10, skipped=0, lr=[9.5e-05], mom=[(0.9, 0.999)]",
+        );
+        assert_eq!(engine_only.series("lr"), [(0.0, 0.0), (10.0, 9.5e-5)]);
+    }
+
+    /// The Trainer's bar counts the steps DeepSpeed's engine lines count, and has the total: the
+    /// bar is followed, the engine lines (and DeepSpeed's step 0 at start-up) do not reset it.
+    #[test]
+    fn hf_bar_outranks_deepspeed_engine_lines() {
+        let tracker = tracked(include_str!("testdata/mixed_hf_deepspeed.log"));
+        let latest = tracker.latest().expect("latest");
+        assert_eq!((latest.step, latest.total_steps), (Some(20), Some(60)));
+        assert_eq!(tracker.series("loss"), [(10.0, 0.6925), (20.0, 0.5012)]);
+        assert_eq!(tracker.series("learning_rate").len(), 2);
+        assert!(
+            tracker.series("lr").is_empty(),
+            "{:?}",
+            tracker.series("lr")
+        );
+        assert!(tracker.series("skipped").is_empty());
+    }
+
+    /// A script's tqdm bar counts an epoch's batches, its JSON lines optimizer steps: the named
+    /// steps win, the bar's counter, total and postfix are not taken, its epoch is.
+    #[test]
+    fn named_steps_outrank_a_bar_counting_batches() {
+        let tracker = tracked(include_str!("testdata/mixed_tqdm_jsonl.log"));
+        assert_eq!(
+            tracker.series("loss"),
+            [(10.0, 2.1), (25.0, 1.9), (30.0, 1.7)]
+        );
+        let latest = tracker.latest().expect("latest");
+        assert_eq!(
+            (latest.step, latest.total_steps, latest.epoch),
+            (Some(30), None, Some(1))
+        );
+    }
+
+    #[test]
     fn latest_carries_the_epoch_and_step_forward() {
         let mut tracker = ProgressTracker::new();
         tracker.feed("Epoch 2/5");
@@ -580,6 +895,6 @@ mod tracker_tests {
     }
 }
 
-pub use event::ProgressEvent;
+pub use event::{ProgressEvent, StepSource};
 pub use line::parse_line;
 pub use tracker::{ProgressTracker, DEFAULT_POINTS_PER_SCALAR};

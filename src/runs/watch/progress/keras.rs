@@ -1,7 +1,7 @@
 //! Keras `model.fit` output: `Epoch 3/10` headers and the progress bars of Keras 3
 //! (`45/100 ━━━━ 2s 30ms/step - loss: 0.2345`) and tf.keras 2 (`45/100 [===>...] - ETA: 2s - loss: 0.2345`).
 
-use super::event::ProgressEvent;
+use super::event::{ProgressEvent, StepSource};
 use super::pairs::{add_pair, split_fraction};
 
 /// `Epoch 3/10`, printed by Keras before each epoch's bar.
@@ -31,6 +31,7 @@ pub(super) fn parse_bar(text: &str) -> Option<ProgressEvent> {
     let mut event = ProgressEvent {
         step: Some(step),
         total_steps,
+        step_source: StepSource::Bar,
         ..ProgressEvent::default()
     };
     for part in rest.split(" - ").skip(1) {

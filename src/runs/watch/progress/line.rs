@@ -1,8 +1,8 @@
-//! One log line to the progress it reports: the last redraw of a bar, control characters and
-//! rank prefixes dropped, then each tool's format tried in turn.
+//! One log line to the progress it reports: the last redraw of a bar, control characters, rank
+//! prefixes and bracketed log prefixes dropped, then each tool's format tried in turn.
 
-use super::event::ProgressEvent;
-use super::{dict, keras, pairs, tqdm};
+use super::event::{ProgressEvent, StepSource};
+use super::{dict, keras, megatron, pairs, tqdm};
 
 /// Longer segments are not progress output (a dumped config or a tensor); skipping them keeps the
 /// cost per line bounded whatever a run prints.
@@ -24,7 +24,7 @@ pub fn parse_line(line: &str) -> Option<ProgressEvent> {
     } else {
         segment
     };
-    let text = strip_rank_prefix(text.trim());
+    let text = strip_prefixes(text.trim());
     if text.is_empty() {
         return None;
     }
@@ -51,7 +51,23 @@ fn parse_clean(text: &str) -> Option<ProgressEvent> {
             return Some(event);
         }
     }
-    pairs::parse_generic(text)
+    if text.contains('|') && text.contains("iteration ") {
+        if let Some(event) = megatron::parse_report(text) {
+            return Some(event);
+        }
+    }
+    if text.starts_with("steps: ") {
+        return megatron::parse_pipeline(text);
+    }
+    let mut event = pairs::parse_generic(text)?;
+    if (text.starts_with("step=") && text.contains(", skipped="))
+        || (text.starts_with("epoch=") && text.contains("/micro_step="))
+    {
+        // DeepSpeed's engine (`_report_progress`, `ThroughputTimer`), printed at start-up and
+        // every `steps_per_print` steps whatever else the script prints.
+        event.step_source = StepSource::Engine;
+    }
+    Some(event)
 }
 
 /// The last non-blank carriage-return-separated part of a line, without its line ending.
@@ -83,6 +99,44 @@ fn strip_controls(text: &str) -> String {
         }
     }
     out
+}
+
+/// Drops what launchers and loggers put before a line's message, in any order: rank tags and
+/// bracketed fields (Megatron's ` [2024-05-01 12:00:00.123456] `, DeepSpeed's
+/// `[2024-05-01 12:00:00,123] [INFO] [logging.py:128:log_dist] [Rank 0] `).
+fn strip_prefixes(mut text: &str) -> &str {
+    loop {
+        let stripped = strip_bracketed(strip_rank_prefix(text));
+        if stripped.len() == text.len() {
+            return text;
+        }
+        text = stripped;
+    }
+}
+
+/// Drops one leading `[...]` field followed by a space (or ending the line), unless it holds
+/// progress itself: PyTorch-GAN's `[Epoch 3/10] [Batch 40/100] [D loss: 0.512] [G loss: 0.734]`.
+fn strip_bracketed(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix('[') else {
+        return text;
+    };
+    let Some(close) = rest.find(']').filter(|&i| i <= 64) else {
+        return text;
+    };
+    let field = &rest[..close];
+    let first_word = field.split(' ').next().unwrap_or("").to_ascii_lowercase();
+    if field.contains(": ")
+        || field.contains('=')
+        || ["epoch", "step", "iter", "iteration", "batch"].contains(&first_word.as_str())
+    {
+        return text;
+    }
+    let after = &rest[close + 1..];
+    if after.is_empty() || after.starts_with([' ', '\t']) {
+        after.trim_start()
+    } else {
+        text
+    }
 }
 
 /// Drops the rank tag launchers put before each line: torchrun's `[rank0]:` or `[default0]:`,

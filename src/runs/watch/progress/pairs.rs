@@ -21,6 +21,9 @@ const STEP_KEYS: &[&str] = &[
     "updates",
     "num_updates",
 ];
+/// Step words recognised before a bare number (`step 5`, `iter 160:`, `Epoch 2`); `batch` and
+/// `update` are left out, since prose uses them (`batch 64`).
+const LOOSE_STEP_KEYS: &[&str] = &["step", "global_step", "iter", "iteration", "epoch"];
 const EPOCH_KEYS: &[&str] = &["epoch"];
 const TOTAL_STEP_KEYS: &[&str] = &[
     "total_steps",
@@ -58,22 +61,93 @@ const METRIC_FRAGMENTS: &[&str] = &[
     "per_second",
 ];
 
-/// A generic line: recognised only when one of its numeric keys is a step, an epoch or looks like
-/// a training metric.
+/// A generic line: recognised when one of its `key=value` / `key: value` keys is a step, an epoch
+/// or looks like a training metric, or when it is a plain report: a step or epoch word before its
+/// number and at least one metric value (`step 5 loss 0.55`, `Step 1, loss: 0.15`), or nothing but
+/// step and epoch words and their numbers (`epoch 2 step 30/500`). A loose `word number` pair
+/// counts only under those names (`using 4 workers` is not a value), and a plain word before a
+/// loose metric is part of its name (nanoGPT's `train loss 1.2345, val loss 1.4567`).
 pub(super) fn parse_generic(text: &str) -> Option<ProgressEvent> {
-    if !text.bytes().any(|b| b == b'=' || b == b':') {
-        return None;
-    }
     let mut event = ProgressEvent::default();
     let mut known = false;
-    for (key, raw) in Pairs::new(text) {
-        if parse_number(raw).is_none() && split_fraction(raw).is_none() {
+    let mut loose_progress = false;
+    let mut metric = false;
+    for Pair { key, raw, loose } in Pairs::loose(text) {
+        // nanoGPT and torchtitan print `mfu 12.34%`.
+        let raw = raw.strip_suffix('%').unwrap_or(raw);
+        let is_number = || parse_number(raw).is_some() || split_fraction(raw).is_some();
+        if loose {
+            // Names first: most loose pairs are prose (`line 42`), not worth parsing.
+            if is_one_of(last_segment(key), LOOSE_STEP_KEYS) {
+                if is_number() {
+                    loose_progress = true;
+                    add_pair(&mut event, key, raw);
+                }
+            } else if is_metric_key(key) && is_number() {
+                metric = true;
+                add_pair(&mut event, with_word_before(text, key), raw);
+            }
             continue;
         }
-        known |= is_progress_key(key) || is_metric_key(key);
+        if !is_number() {
+            continue;
+        }
+        // A metric under `key=value` makes the line known, which is all `metric` decides.
+        known = known || is_progress_key(key) || is_metric_key(key);
         add_pair(&mut event, key, raw);
     }
-    (known && !event.is_empty()).then_some(event)
+    let recognised = known || (loose_progress && (metric || only_step_words(text)));
+    (recognised && !event.is_empty()).then_some(event)
+}
+
+/// Words that name which loss a plain report gives (nanoGPT's `train loss 1.2345, val loss 1.4567`).
+const SPLIT_WORDS: &[&str] = &[
+    "train",
+    "training",
+    "val",
+    "valid",
+    "validation",
+    "eval",
+    "test",
+    "mean",
+    "avg",
+    "total",
+];
+
+/// `key` with the split word before it (`val loss`), when one precedes it after a space.
+fn with_word_before<'a>(text: &'a str, key: &'a str) -> &'a str {
+    let start = key.as_ptr() as usize - text.as_ptr() as usize;
+    let Some(before) = text[..start].strip_suffix(' ') else {
+        return key;
+    };
+    let word = before
+        .rsplit([' ', ',', ':', '|', '('])
+        .next()
+        .unwrap_or("");
+    if !is_one_of(word, SPLIT_WORDS) {
+        return key;
+    }
+    &text[start - 1 - word.len()..start + key.len()]
+}
+
+/// The line is nothing but step and epoch words, each before its number (`epoch 2 step 30/500`),
+/// so that prose with a step in it (`Epoch 0, global step 500: 'val_loss' reached 0.21`) is not.
+fn only_step_words(text: &str) -> bool {
+    let mut tokens = text
+        .split([' ', ',', ':', '|', '\t'])
+        .filter(|t| !t.is_empty());
+    let mut pairs = 0;
+    while let Some(word) = tokens.next() {
+        let Some(value) = tokens.next() else {
+            return false;
+        };
+        let is_count = split_fraction(value).is_some() || value.bytes().all(|b| b.is_ascii_digit());
+        if !(is_one_of(word, LOOSE_STEP_KEYS) && is_count) {
+            return false;
+        }
+        pairs += 1;
+    }
+    pairs > 0
 }
 
 /// Files a `key`/`raw value` pair into the event: the step, the epoch, a total or a scalar.
@@ -168,27 +242,73 @@ fn is_progress_key(key: &str) -> bool {
 
 fn is_metric_key(key: &str) -> bool {
     let name = last_segment(key).as_bytes();
-    METRIC_FRAGMENTS.iter().any(|fragment| {
-        name.windows(fragment.len())
-            .any(|w| w.eq_ignore_ascii_case(fragment.as_bytes()))
+    // Lower-cased once into a buffer: this runs for every numeric pair of every line.
+    let mut buffer = [0u8; MAX_KEY_BYTES];
+    let Some(lower) = buffer.get_mut(..name.len()) else {
+        return false;
+    };
+    for (to, from) in lower.iter_mut().zip(name) {
+        *to = from.to_ascii_lowercase();
+    }
+    let lower = &*lower;
+    (0..lower.len()).any(|i| {
+        // One pass over the name; only bytes that start a fragment look further.
+        matches!(
+            lower[i],
+            b'a' | b'b' | b'e' | b'f' | b'g' | b'l' | b'm' | b'p' | b'r' | b't'
+        ) && METRIC_FRAGMENTS
+            .iter()
+            .any(|fragment| lower[i..].starts_with(fragment.as_bytes()))
     })
 }
 
-/// The `key=value` / `key: value` pairs of a line, values unparsed. Keys start at a word boundary
-/// and may hold `_ . / -` (`train/loss`, `lr-Adam`).
+/// One `key=value`, `key: value` or (loose) `key value` pair of a line, the value unparsed.
+pub(super) struct Pair<'a> {
+    pub(super) key: &'a str,
+    pub(super) raw: &'a str,
+    /// Only a space between key and value (`step 5`, `loss 0.55`).
+    pub(super) loose: bool,
+}
+
+/// The pairs of a line. Keys start at a word boundary and may hold `_ . / -` (`train/loss`,
+/// `lr-Adam`). A value may be a list of numbers (`lr=[0.0001, 0.0002]`): its first one is taken.
 pub(super) struct Pairs<'a> {
     text: &'a str,
     at: usize,
+    /// Also yield `key value` pairs whose value is a number.
+    loose: bool,
 }
 
 impl<'a> Pairs<'a> {
+    /// `key=value` and `key: value` pairs only.
     pub(super) fn new(text: &'a str) -> Self {
-        Self { text, at: 0 }
+        Self {
+            text,
+            at: 0,
+            loose: false,
+        }
+    }
+
+    /// Also `key 123` pairs (a space between a word and a number).
+    pub(super) fn loose(text: &'a str) -> Self {
+        Self {
+            text,
+            at: 0,
+            loose: true,
+        }
+    }
+
+    fn pair(&mut self, key: (usize, usize), value: (usize, usize), loose: bool) -> Pair<'a> {
+        Pair {
+            key: &self.text[key.0..key.1],
+            raw: &self.text[value.0..value.1],
+            loose,
+        }
     }
 }
 
 impl<'a> Iterator for Pairs<'a> {
-    type Item = (&'a str, &'a str);
+    type Item = Pair<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let bytes = self.text.as_bytes();
@@ -203,20 +323,58 @@ impl<'a> Iterator for Pairs<'a> {
             // Scanning goes on right after the key, so `INFO:root:step=5` still finds `step`.
             self.at = key_end;
             let sep = skip_while(bytes, key_end, |b| b == b' ');
-            if sep >= bytes.len() || !(bytes[sep] == b'=' || bytes[sep] == b':') {
+            if sep >= bytes.len() {
+                continue;
+            }
+            if !(bytes[sep] == b'=' || bytes[sep] == b':') {
+                if self.loose && sep > key_end && starts_number(&bytes[sep..]) {
+                    let mut value_end = value_end(bytes, sep);
+                    // `iter 160: loss 3.45`: the colon closes the pair.
+                    if bytes[value_end - 1] == b':' {
+                        value_end -= 1;
+                    }
+                    self.at = value_end;
+                    return Some(self.pair((start, key_end), (sep, value_end), true));
+                }
                 continue;
             }
             let value_start = skip_while(bytes, sep + 1, |b| b == b' ');
-            let value_end = skip_while(bytes, value_start, |b| !is_value_end(b));
+            if let Some((first, close)) = first_of_list(bytes, value_start) {
+                self.at = close;
+                return Some(self.pair((start, key_end), first, false));
+            }
+            let value_end = value_end(bytes, value_start);
             if value_end > value_start && parse_candidate(&bytes[value_start..value_end]) {
                 self.at = value_end;
-                return Some((
-                    &self.text[start..key_end],
-                    &self.text[value_start..value_end],
-                ));
+                return Some(self.pair((start, key_end), (value_start, value_end), false));
             }
         }
         None
+    }
+}
+
+/// `[0.0001, 0.0002]` at `at`: the span of its first element and the index after the `]`, when
+/// that element is a number. DeepSpeed prints one learning rate per parameter group this way.
+fn first_of_list(bytes: &[u8], at: usize) -> Option<((usize, usize), usize)> {
+    if bytes.get(at) != Some(&b'[') {
+        return None;
+    }
+    let start = skip_while(bytes, at + 1, |b| b == b' ');
+    if !starts_number(bytes.get(start..)?) {
+        return None;
+    }
+    let end = skip_while(bytes, start, |b| !matches!(b, b',' | b']' | b' '));
+    let close = start + bytes[start..].iter().take(256).position(|&b| b == b']')?;
+    Some(((start, end), close + 1))
+}
+
+/// A digit, or a sign or point before one: what a loose value must start with, so that words
+/// (`in`, `nan` in prose) are never taken for values.
+fn starts_number(bytes: &[u8]) -> bool {
+    match bytes {
+        [b, ..] if b.is_ascii_digit() => true,
+        [b'+' | b'-' | b'.', d, ..] => d.is_ascii_digit(),
+        _ => false,
     }
 }
 
@@ -236,9 +394,50 @@ fn is_key_byte(b: u8) -> bool {
 }
 
 fn is_boundary(b: u8) -> bool {
-    b.is_ascii_whitespace() || b",;|([{:='\"".contains(&b)
+    b.is_ascii_whitespace() || b",;|([{:='\"/".contains(&b)
+}
+
+/// Where a value starting at `at` ends: at a space or closing punctuation, or at a `/` before a
+/// letter (DeepSpeed's `epoch=0/micro_step=10/global_step=10` holds three pairs).
+fn value_end(bytes: &[u8], at: usize) -> usize {
+    let mut end = at;
+    while end < bytes.len() && !is_value_end(bytes[end]) {
+        if bytes[end] == b'/' && bytes.get(end + 1).is_some_and(u8::is_ascii_alphabetic) {
+            break;
+        }
+        end += 1;
+    }
+    end
 }
 
 fn is_value_end(b: u8) -> bool {
     b.is_ascii_whitespace() || b",;|)]}'\"".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `is_metric_key` looks only at bytes that start a fragment: each fragment must be found,
+    /// in any case and inside a longer name.
+    #[test]
+    fn every_metric_fragment_is_found() {
+        for fragment in METRIC_FRAGMENTS {
+            assert!(is_metric_key(fragment), "{fragment}");
+            assert!(is_metric_key(&fragment.to_ascii_uppercase()), "{fragment}");
+            assert!(
+                is_metric_key(&format!("train/x_{fragment}_1")),
+                "{fragment}"
+            );
+        }
+        for name in [
+            "step",
+            "workers",
+            "port",
+            "line",
+            "x".repeat(MAX_KEY_BYTES + 1).as_str(),
+        ] {
+            assert!(!is_metric_key(name), "{name}");
+        }
+    }
 }

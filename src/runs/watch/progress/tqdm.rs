@@ -1,7 +1,7 @@
 //! Progress bars drawn by tqdm (the Hugging Face Trainer, PyTorch Lightning's default bar) and by
 //! rich (Lightning's `RichProgressBar`), with their `key=value` / `key: value` postfix metrics.
 
-use super::event::ProgressEvent;
+use super::event::{ProgressEvent, StepSource};
 use super::pairs::{add_pair, split_fraction, Pairs};
 
 /// Bars of evaluation loops: their steps are not the training step, and they carry no metrics.
@@ -40,7 +40,10 @@ pub(super) fn parse(text: &str) -> Option<ProgressEvent> {
     if is_side_bar(description) {
         return None;
     }
-    let mut event = ProgressEvent::default();
+    let mut event = ProgressEvent {
+        step_source: StepSource::Bar,
+        ..ProgressEvent::default()
+    };
     if let Some(epoch) = description.strip_prefix("Epoch ") {
         let epoch = epoch.split([' ', '/']).next().unwrap_or(epoch);
         event.epoch = Some(epoch.parse().ok()?);
@@ -54,7 +57,15 @@ pub(super) fn parse(text: &str) -> Option<ProgressEvent> {
     if !counts_iterations(bracket) {
         return None;
     }
-    add_postfix(&mut event, bracket);
+    // tqdm joins its postfix as `, key=value`; a key may hold spaces (NeMo's `train_step_timing in s`).
+    for part in bracket.split(", ") {
+        if let Some((key, raw)) = part.split_once('=') {
+            let raw = raw.trim_end().trim_end_matches(']');
+            if !NOT_METRICS.contains(&key.trim()) {
+                add_pair(&mut event, key, raw);
+            }
+        }
+    }
     Some(event)
 }
 
@@ -63,7 +74,10 @@ pub(super) fn parse(text: &str) -> Option<ProgressEvent> {
 pub(super) fn parse_rich(text: &str) -> Option<ProgressEvent> {
     let rest = text.strip_prefix("Epoch ")?;
     let (label, rest) = rest.split_once(' ')?;
-    let mut event = ProgressEvent::default();
+    let mut event = ProgressEvent {
+        step_source: StepSource::Bar,
+        ..ProgressEvent::default()
+    };
     match split_fraction(label) {
         Some((epoch, last)) => {
             event.epoch = u32::try_from(epoch).ok();
@@ -80,17 +94,19 @@ pub(super) fn parse_rich(text: &str) -> Option<ProgressEvent> {
 }
 
 fn add_postfix(event: &mut ProgressEvent, text: &str) {
-    for (key, raw) in Pairs::new(text) {
-        if !NOT_METRICS.contains(&key) {
-            add_pair(event, key, raw);
+    for pair in Pairs::new(text) {
+        if !NOT_METRICS.contains(&pair.key) {
+            add_pair(event, pair.key, pair.raw);
         }
     }
 }
 
 /// A bar counting bytes or examples (`5123.45 examples/s`, `120MB/s`) is not a training loop,
-/// whose rate tqdm shows as `it/s` or `s/it`.
+/// whose rate tqdm shows as `it/s` or `s/it`. NeMo's `MegatronProgressBar` shows no rate: its
+/// postfix follows the times directly.
 fn counts_iterations(bracket: &str) -> bool {
     match bracket.split(", ").nth(1) {
+        Some(postfix) if postfix.contains('=') => true,
         Some(rate) => {
             let rate = rate.trim_end_matches(']').trim();
             rate.ends_with("it/s") || rate.ends_with("s/it")

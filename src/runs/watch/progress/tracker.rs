@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::event::ProgressEvent;
+use super::event::{ProgressEvent, StepSource};
 use super::line::parse_line;
 use crate::runs::watch::series::Series;
 
@@ -18,6 +18,14 @@ const MAX_SCALARS: usize = 64;
 /// when the step restarts every epoch (Keras, Lightning). Before any step is seen (a Trainer log
 /// read without its bar) it is the count of lines that carried values. Feed stdout and stderr of a
 /// rank into one tracker: the Trainer prints its values on one and its bar on the other.
+///
+/// A run may print steps of several kinds ([`StepSource`]): the tracker follows the highest kind
+/// seen so far. Lines that name their step beat progress bars (a script's tqdm bar often counts an
+/// epoch's batches while its `step=` lines count optimizer steps), and bars beat DeepSpeed's
+/// engine lines (which the Hugging Face Trainer's bar counts the same, with a total). A line with
+/// a step of a lower kind is ignored but for its epoch, values and all (they belong to a step the
+/// axis does not count); lines without a step (the Trainer's dicts) are not. On the first step of a higher kind
+/// the axis starts afresh and the points plotted on the old one are dropped.
 #[derive(Debug)]
 pub struct ProgressTracker {
     points_per_scalar: usize,
@@ -26,6 +34,8 @@ pub struct ProgressTracker {
     series: Vec<Series>,
     latest: Option<ProgressEvent>,
     axis: StepAxis,
+    /// The kind of line whose steps the axis follows.
+    step_source: Option<StepSource>,
     non_finite: u64,
 }
 
@@ -50,6 +60,7 @@ impl ProgressTracker {
             series: Vec::new(),
             latest: None,
             axis: StepAxis::default(),
+            step_source: None,
             non_finite: 0,
         }
     }
@@ -72,6 +83,22 @@ impl ProgressTracker {
 
     /// Folds an already parsed event in.
     pub fn record(&mut self, mut event: ProgressEvent) {
+        if event.step.is_some() {
+            match self.step_source {
+                // Its step is not the run's, so its values would land at the wrong one; its
+                // epoch (a bar's `Epoch 1:`) is still the run's.
+                Some(current) if event.step_source < current => {
+                    if let (Some(latest), Some(epoch)) = (&mut self.latest, event.epoch) {
+                        latest.epoch = Some(epoch);
+                        latest.total_epochs = event.total_epochs.or(latest.total_epochs);
+                    }
+                    return;
+                }
+                Some(current) if event.step_source > current => self.follow(event.step_source),
+                Some(_) => {}
+                None => self.step_source = Some(event.step_source),
+            }
+        }
         if self.axis.is_side_bar(&event) {
             // An evaluation loop's bar: its counter is not the training step.
             event.step = None;
@@ -118,6 +145,23 @@ impl ProgressTracker {
     /// How many NaN or infinite values were seen (a diverging run prints `loss: nan`).
     pub fn non_finite_count(&self) -> u64 {
         self.non_finite
+    }
+
+    /// Steps of a higher kind from now on: a new axis, without the points of the old one.
+    fn follow(&mut self, source: StepSource) {
+        self.step_source = Some(source);
+        let valued_lines = self.axis.valued_lines;
+        self.axis = StepAxis {
+            valued_lines,
+            ..StepAxis::default()
+        };
+        for series in &mut self.series {
+            *series = Series::default();
+        }
+        if let Some(latest) = &mut self.latest {
+            latest.step = None;
+            latest.total_steps = None;
+        }
     }
 
     fn push(&mut self, name: &str, x: f64, y: f64) {
