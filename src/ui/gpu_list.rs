@@ -104,7 +104,10 @@ fn render_list(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s
         util_w = bar_w + 6,
         mem_w = bar_w + 13,
     );
-    let header = Line::styled(units::truncate(&header, inner.width as usize), s.header());
+    let header = Line::styled(
+        header_fitted(&header, inner.width, name_w, bar_w),
+        s.header(),
+    );
     fastline::render(&header, Rect { height: 1, ..inner }, buf);
     for (slot, (gpu, sample)) in data
         .inventory
@@ -219,6 +222,37 @@ fn gpu_line(
         row.whole([flag]);
     }
     fastline::render(&row.fitted(area.width), area, buf);
+}
+
+/// The header over rows `width` columns wide: its titles in step with the rows, which draw
+/// each figure whole or not at all (a title over a column the rows left out would say the
+/// column is there); cut with `…` inside the name as the rows are.
+fn header_fitted(header: &str, width: u16, name_w: usize, bar_w: usize) -> String {
+    let width = usize::from(width);
+    if header.chars().count() <= width {
+        return header.to_string();
+    }
+    // Where each part of a row ends: index, name, utilisation, memory, temperature, power.
+    let mut ends = [5, name_w + 1, bar_w + 6, bar_w + 14, 6, 9];
+    for i in 1..ends.len() {
+        ends[i] += ends[i - 1];
+    }
+    let Some(&keep) = ends.iter().rev().find(|&&end| end <= width) else {
+        return units::truncate(header, width);
+    };
+    let chars: Vec<char> = header.chars().collect();
+    let mut cut = keep.min(chars.len());
+    // A title the boundary splits is left out whole.
+    if chars.get(cut).is_some_and(|c| *c != ' ') {
+        while cut > 0 && chars[cut - 1] != ' ' {
+            cut -= 1;
+        }
+    }
+    chars[..cut]
+        .iter()
+        .collect::<String>()
+        .trim_end()
+        .to_string()
 }
 
 /// A GPU row as its parts, left to right: each figure (with its bar) is drawn whole or not at

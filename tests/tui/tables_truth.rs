@@ -384,6 +384,35 @@ fn gpu_rows_every_figure_drawn_is_a_true_figure_at_every_width() {
     });
 }
 
+/// The GPU list's header names a column exactly when the rows under it draw that column: at
+/// 40 columns it read `MEM…` over rows that had left the memory out.
+#[test]
+fn gpu_list_titles_go_in_step_with_the_rows_figures() {
+    let s = demo_state("gpus=3,seed=5,frozen=10", 1);
+    for width in 40..=200u16 {
+        let buf = render(&s, width, HEIGHT);
+        let top = row_of(&buf, "┌ GPUs").expect("the GPU list");
+        let (header, row) = (row_text(&buf, top + 1), row_text(&buf, top + 2));
+        let columns = [
+            ("UTIL", "%"),
+            ("MEMORY", "GiB"),
+            ("TEMP", "°C"),
+            ("POWER", "W "),
+        ];
+        for (title, mark) in columns {
+            assert_eq!(
+                header.contains(title),
+                format!("{row} ").contains(mark),
+                "at {width} columns: {title} in the header, {mark:?} in the row?\n{header}\n{row}"
+            );
+        }
+        assert!(
+            !header.contains('…') || !header.contains("UTIL"),
+            "{header}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Runs
 
