@@ -27,9 +27,7 @@ pub struct Cli {
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
 
-    /// Disable every action that changes the machine: in the dashboard, and the run, rerun,
-    /// stop, pull and shell commands (refused with exit code 2).
-    #[arg(long)]
+    #[arg(long, help = read_only_help())]
     pub read_only: bool,
 
     /// Load this libnvidia-ml instead of the system's libnvidia-ml.so.1.
@@ -50,6 +48,32 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Commands>,
+}
+
+/// The subcommands that change the machine, in the order `--help` names them: read-only mode
+/// refuses each (`read_only::what_it_changes` says what each would change, and its tests hold
+/// the two together).
+pub const CHANGES_THE_MACHINE: &[&str] = &[
+    "run",
+    "rerun",
+    "stop",
+    "pull",
+    "shell",
+    "notebook",
+    "tensorboard",
+    "triton",
+];
+
+/// `--read-only`'s help, naming every command it refuses.
+fn read_only_help() -> String {
+    let (last, rest) = CHANGES_THE_MACHINE
+        .split_last()
+        .expect("some commands change the machine");
+    format!(
+        "Disable every action that changes the machine: in the dashboard, and the {} and {last} \
+         commands (refused with exit code 2)",
+        rest.join(", ")
+    )
 }
 
 /// Where the GPUs are read from, for the subcommands that read them.
