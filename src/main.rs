@@ -197,7 +197,7 @@ fn main() -> ExitCode {
                     slurm: slurm_defaults(&config),
                     scratch: dirs.state.clone(),
                 };
-                return services_cli::restart(&args.run, setup, || gpu_report(sources));
+                return services_cli::restart(args, setup, || gpu_report(sources));
             }
             runs_cli::rerun(
                 args,

@@ -342,7 +342,7 @@ pub struct RunArgs {
     /// Free memory each GPU must have, e.g. 20GiB; pre-flight refuses GPUs with less.
     #[arg(long, value_name = "SIZE")]
     pub gpu_memory: Option<String>,
-    /// Run the ranks in containers of this local image (pull it first: gpudeck pull).
+    /// Run the ranks in containers of this local image (pull it first: `gpudeck pull IMAGE`).
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
     /// Keep a container run's containers after it ends.
@@ -555,6 +555,10 @@ pub struct ExportArgs {
 pub struct RerunArgs {
     /// The run: its id, a unique prefix of it, or a name (the newest run of that name).
     pub run: String,
+    /// GPUs instead of those the run asked for: indices (0,1), UUIDs (GPU-...), count:N, all,
+    /// or none (e.g. while the driver cannot be read).
+    #[arg(long, value_name = "0,1|UUIDS|count:N|all|none")]
+    pub gpus: Option<String>,
     #[command(flatten)]
     pub gpu: GpuFlags,
     #[command(flatten)]
@@ -567,7 +571,7 @@ pub struct RerunArgs {
 /// the config.
 #[derive(Debug, Args)]
 pub struct ShellArgs {
-    /// The local image, e.g. tensorflow/tensorflow:2.17.0-gpu (pull it first: gpudeck pull).
+    /// The local image, e.g. tensorflow/tensorflow:2.17.0-gpu (pull it first: `gpudeck pull IMAGE`).
     #[arg(required_unless_present_any = ["list", "attach"])]
     pub image: Option<String>,
     /// GPUs to give it: none, all, or indices such as 2,3 (as `gpudeck gpus` numbers them).

@@ -19,7 +19,7 @@ use crate::services::{
 };
 
 use super::runs::{say, start_with};
-use super::{NotebookArgs, ServiceFlags, TensorboardArgs, TritonArgs};
+use super::{NotebookArgs, RerunArgs, ServiceFlags, TensorboardArgs, TritonArgs};
 
 /// How long a start waits for the service to answer before it leaves it starting.
 const READY_WAIT: Duration = Duration::from_secs(90);
@@ -114,17 +114,22 @@ fn start_service(
     })
 }
 
-/// `gpudeck rerun SERVICE`: the service started again from its spec (same command, GPUs, port
-/// and token), waited for and told as a start is.
-pub fn restart(id: &str, setup: ServiceSetup<'_>, gpus: impl FnOnce() -> GpuReport) -> ExitCode {
+/// `gpudeck rerun SERVICE [--gpus ...]`: the service started again from its spec (same command,
+/// GPUs unless `--gpus` says others, port and token), waited for and told as a start is.
+pub fn restart(
+    args: &RerunArgs,
+    setup: ServiceSetup<'_>,
+    gpus: impl FnOnce() -> GpuReport,
+) -> ExitCode {
     finish((|| {
-        let old = setup.store.find(id)?;
+        let on = super::runs::rerun_gpus(args)?;
+        let old = setup.store.find(&args.run)?;
         errln!("gpudeck: starting {} again", old.id());
         let started = start_with(
             setup.store,
             (setup.gpu_source, setup.container, setup.slurm),
             gpus,
-            |ctx| crate::runs::rerun(&old, ctx),
+            |ctx| crate::runs::rerun_on(&old, on, ctx),
         )?;
         let run = started.run;
         outln!("{}", run.id());
@@ -199,7 +204,7 @@ fn ways_to_start(command: &ServiceCommand<'_>) -> Vec<String> {
         ],
         ServiceCommand::Triton(a) => vec![
             format!(
-                "In a container: gpudeck triton {} --image nvcr.io/nvidia/tritonserver:25.10-py3{gpus} (pull it first: gpudeck pull).",
+                "In a container: gpudeck triton {} --image nvcr.io/nvidia/tritonserver:25.10-py3{gpus} (pull it first: `gpudeck pull nvcr.io/nvidia/tritonserver:25.10-py3`).",
                 a.repository.display()
             ),
             format!(
