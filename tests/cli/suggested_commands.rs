@@ -215,7 +215,7 @@ fn sample(placeholder: &str) -> String {
 
 fn is_placeholder(word: &str) -> bool {
     let stem = word.strip_suffix(".toml").unwrap_or(word);
-    (stem.len() > 0
+    (!stem.is_empty()
         && stem
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
