@@ -95,7 +95,11 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Commands::Gpus { json, .. }) => gpus(sources, json),
         Some(Commands::Containers { json, .. }) => {
-            docker(DockerTask::Containers { json }, docker_host.as_deref())
+            let gpus = Box::new(move || gpu_samples(sources));
+            docker(
+                DockerTask::Containers { json, gpus },
+                docker_host.as_deref(),
+            )
         }
         Some(Commands::Images { json, .. }) => {
             docker(DockerTask::Images { json }, docker_host.as_deref())
@@ -193,9 +197,7 @@ fn main() -> ExitCode {
                     slurm: slurm_defaults(&config),
                     scratch: dirs.state.clone(),
                 };
-                return services_cli::restart(&args.run, args.keep_token, setup, || {
-                    gpu_report(sources)
-                });
+                return services_cli::restart(args, setup, || gpu_report(sources));
             }
             runs_cli::rerun(
                 args,
@@ -605,6 +607,15 @@ fn container_setup(
 /// The GPU source the flags choose, as a run records it for its supervisor.
 fn gpu_choice(cli: &Cli) -> GpuSourceChoice {
     GpuSourceChoice::from_flags(cli.demo, cli.nvml_lib.clone())
+}
+
+/// One fresh sample of every GPU with its processes, `None` when the GPUs cannot be read.
+fn gpu_samples(sources: Sources) -> Option<Vec<gpudeck::gpu::GpuSample>> {
+    let report = gpu_report(sources);
+    report
+        .error
+        .is_none()
+        .then(|| report.gpus.into_iter().map(|g| g.sample).collect())
 }
 
 /// One fresh sample of every GPU, or the reason there is none.

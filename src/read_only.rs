@@ -136,6 +136,9 @@ mod tests {
             &["pull", "busybox"],
             &["shell", "busybox"],
             &["shell", "--attach", "mine"],
+            &["notebook", "--host"],
+            &["tensorboard", "x"],
+            &["triton", "models"],
         ] {
             assert!(refusal(&command(args), FLAG, 80).is_some(), "{args:?}");
         }
@@ -150,6 +153,64 @@ mod tests {
         ] {
             assert_eq!(refusal(&command(args), FLAG, 80), None, "{args:?}");
         }
+    }
+
+    /// A command line of every subcommand, the fewest arguments it takes.
+    const EVERY_SUBCOMMAND: &[&[&str]] = &[
+        &["gpus"],
+        &["containers"],
+        &["images"],
+        &["compat"],
+        &["doctor"],
+        &["pull", "busybox"],
+        &["shell", "busybox"],
+        &["run", "--", "true"],
+        &["runs"],
+        &["logs", "x"],
+        &["stop", "x"],
+        &["notebook", "--host"],
+        &["tensorboard", "x"],
+        &["triton", "models"],
+        &["services"],
+        &["export", "x", "--format", "csv"],
+        &["rerun", "x"],
+        &["serve", "--metrics", "127.0.0.1:0"],
+        &["completions", "bash"],
+        &["man"],
+        &["__supervise", "/tmp/x"],
+    ];
+
+    /// `--help` names what the refusal refuses: the same list, and every command in it is
+    /// refused (and no other), so neither can leave one out.
+    #[test]
+    fn the_help_names_exactly_the_commands_that_are_refused() {
+        use clap::CommandFactory;
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        let listed: Vec<&str> = EVERY_SUBCOMMAND.iter().map(|args| args[0]).collect();
+        assert_eq!(names, listed, "every subcommand, in clap's order");
+        for args in EVERY_SUBCOMMAND {
+            let refused = refusal(&command(args), FLAG, 80).is_some();
+            let named = crate::cli::CHANGES_THE_MACHINE.contains(&args[0]);
+            assert_eq!(
+                refused, named,
+                "{args:?}: refused {refused}, named in --help {named}"
+            );
+        }
+        let help = Cli::command()
+            .render_long_help()
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            help.contains(
+                "and the run, rerun, stop, pull, shell, notebook, tensorboard and triton commands"
+            ),
+            "{help}"
+        );
     }
 
     #[test]

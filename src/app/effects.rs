@@ -296,7 +296,7 @@ impl Effects {
                     container: parts.container,
                     slurm: parts.slurm,
                 };
-                crate::services::launch::restart(&run, &ctx, false)
+                crate::services::launch::restart(&run, &ctx, (false, None))
             });
             let _ = done.blocking_send(started_line(started));
         });

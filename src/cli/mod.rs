@@ -27,9 +27,7 @@ pub struct Cli {
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
 
-    /// Disable every action that changes the machine: in the dashboard, and the run, rerun,
-    /// stop, pull and shell commands (refused with exit code 2).
-    #[arg(long)]
+    #[arg(long, help = read_only_help())]
     pub read_only: bool,
 
     /// Load this libnvidia-ml instead of the system's libnvidia-ml.so.1.
@@ -50,6 +48,32 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Commands>,
+}
+
+/// The subcommands that change the machine, in the order `--help` names them: read-only mode
+/// refuses each (`read_only::what_it_changes` says what each would change, and its tests hold
+/// the two together).
+pub const CHANGES_THE_MACHINE: &[&str] = &[
+    "run",
+    "rerun",
+    "stop",
+    "pull",
+    "shell",
+    "notebook",
+    "tensorboard",
+    "triton",
+];
+
+/// `--read-only`'s help, naming every command it refuses.
+fn read_only_help() -> String {
+    let (last, rest) = CHANGES_THE_MACHINE
+        .split_last()
+        .expect("some commands change the machine");
+    format!(
+        "Disable every action that changes the machine: in the dashboard, and the {} and {last} \
+         commands (refused with exit code 2)",
+        rest.join(", ")
+    )
 }
 
 /// Where the GPUs are read from, for the subcommands that read them.
@@ -318,7 +342,7 @@ pub struct RunArgs {
     /// Free memory each GPU must have, e.g. 20GiB; pre-flight refuses GPUs with less.
     #[arg(long, value_name = "SIZE")]
     pub gpu_memory: Option<String>,
-    /// Run the ranks in containers of this local image (pull it first: gpudeck pull).
+    /// Run the ranks in containers of this local image (pull it first: `gpudeck pull IMAGE`).
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
     /// Keep a container run's containers after it ends.
@@ -535,6 +559,10 @@ pub struct RerunArgs {
     /// who saw it, no longer gets in).
     #[arg(long)]
     pub keep_token: bool,
+    /// GPUs instead of those the run asked for: indices (0,1), UUIDs (GPU-...), count:N, all,
+    /// or none (e.g. while the driver cannot be read).
+    #[arg(long, value_name = "0,1|UUIDS|count:N|all|none")]
+    pub gpus: Option<String>,
     #[command(flatten)]
     pub gpu: GpuFlags,
     #[command(flatten)]
@@ -547,7 +575,7 @@ pub struct RerunArgs {
 /// the config.
 #[derive(Debug, Args)]
 pub struct ShellArgs {
-    /// The local image, e.g. tensorflow/tensorflow:2.17.0-gpu (pull it first: gpudeck pull).
+    /// The local image, e.g. tensorflow/tensorflow:2.17.0-gpu (pull it first: `gpudeck pull IMAGE`).
     #[arg(required_unless_present_any = ["list", "attach"])]
     pub image: Option<String>,
     /// GPUs to give it: none, all, or indices such as 2,3 (as `gpudeck gpus` numbers them).

@@ -8,15 +8,14 @@ use std::time::Duration;
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::health::XidCatalog;
-use crate::launch_check::LaunchError;
 use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
 use crate::runs::watch::xid_log::{this_boot, wants_kernel_log, KernelXids};
 use crate::runs::watch::xids::XidJudge;
 use crate::runs::{
     export_csv, export_json, listing_json, look_at_jobs, look_at_lost, now_ms, parse_env,
-    print_log, render_runs, rerun as rerun_run, slurm_job, slurm_warnings, stop_run,
-    with_summaries, ContainerSetup, Launcher, LogStream, Run, RunError, RunSpec, RunState,
-    RunStore, SpecOverrides, StartContext, Started, StopOutcome,
+    print_log, render_runs, rerun_on, slurm_job, slurm_warnings, stop_run, with_summaries,
+    ContainerSetup, GpuSelection, Launcher, LogStream, Run, RunError, RunSpec, RunState, RunStore,
+    SpecOverrides, StartContext, Started, StopOutcome,
 };
 use crate::secrets::Secrets;
 
@@ -117,14 +116,20 @@ pub fn rerun(
     gpus: impl FnOnce() -> GpuReport,
     (container, slurm): (ContainerSetup, SlurmDefaults),
 ) -> ExitCode {
-    finish(store.find(&args.run).and_then(|old| {
+    finish(rerun_gpus(args).and_then(|on| {
+        let old = store.find(&args.run)?;
         errln!("gpudeck: running {} again", old.id());
         let backend = old.record.backend;
         let gpus = move || gpus_on(backend, gpus);
         launch(store, (gpu_source, container, slurm), gpus, |ctx| {
-            rerun_run(&old, ctx)
+            rerun_on(&old, on, ctx)
         })
     }))
+}
+
+/// `rerun --gpus`, parsed as `run --gpus` is; `None` keeps the run's own selection.
+pub(crate) fn rerun_gpus(args: &RerunArgs) -> Result<Option<GpuSelection>, RunError> {
+    args.gpus.as_deref().map(str::parse).transpose()
 }
 
 /// This machine's GPUs when a run on `backend` uses them; unread otherwise.
@@ -437,25 +442,14 @@ pub(crate) fn finish(result: Result<u8, RunError>) -> ExitCode {
         Err(e) => {
             let text = format!("gpudeck: {e}\n{}", e.fix());
             match e {
-                RunError::LostGpu { .. }
-                | RunError::CommandBeforeDashes { .. }
-                | RunError::ExtraAfterSpec { .. }
-                | RunError::ScriptAndCommand { .. }
-                | RunError::ScriptMissing { .. }
-                | RunError::TooFewGpus { .. }
-                | RunError::NotEnoughFreeGpus { .. }
-                | RunError::CommandNotFound { .. }
-                | RunError::BadWorkdir { .. }
-                | RunError::NoFreePort { .. }
-                | RunError::ServiceLauncher { .. }
-                | RunError::ServiceOnHostNetwork { .. }
-                | RunError::Launch(
-                    LaunchError::NoSuchGpu { .. } | LaunchError::GpusUnreadable { .. },
-                )
-                | RunError::DamagedRun { .. }
-                | RunError::StoreUnreadable { .. }
-                | RunError::LogGone { .. } => errln!("{}", crate::output::wrap(&text, "")),
-                _ => errln!("{text}"),
+                // What a tool printed (a TOML parser's pointer under the line, sbatch's own
+                // words) keeps its lines as they were.
+                RunError::BadSpec { .. } | RunError::Slurm(_) | RunError::SlurmSubmit(_) => {
+                    errln!("{text}")
+                }
+                // Everything else reads whole at the terminal's width (a list of recent runs,
+                // of GPUs); each line on its own, so the message's own breaks stay.
+                _ => errln!("{}", crate::output::wrap(&text, "")),
             }
             let code = match e.is_usage() {
                 true => EXIT_USAGE,

@@ -11,7 +11,7 @@ use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::runs::slurm::SlurmDefaults;
 use crate::runs::{
-    now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunState, RunStore, ServiceKind,
+    now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunStore, ServiceKind,
 };
 use crate::services::{
     look_blocking, row_of, service_spec, services_of, Health, Placement, ServiceError,
@@ -19,7 +19,7 @@ use crate::services::{
 };
 
 use super::runs::{say, start_with};
-use super::{NotebookArgs, ServiceFlags, TensorboardArgs, TritonArgs};
+use super::{NotebookArgs, RerunArgs, ServiceFlags, TensorboardArgs, TritonArgs};
 
 /// How long a start waits for the service to answer before it leaves it starting.
 const READY_WAIT: Duration = Duration::from_secs(90);
@@ -114,22 +114,23 @@ fn start_service(
     })
 }
 
-/// `gpudeck rerun SERVICE`: the service started again from its spec (same command, GPUs and
-/// port; a notebook gets a new token unless `keep_token`), waited for and told as a start is.
+/// `gpudeck rerun SERVICE [--gpus ...]`: the service started again from its spec (same command,
+/// GPUs unless `--gpus` says others, and port; a notebook gets a new token unless
+/// `--keep-token`), waited for and told as a start is.
 pub fn restart(
-    id: &str,
-    keep_token: bool,
+    args: &RerunArgs,
     setup: ServiceSetup<'_>,
     gpus: impl FnOnce() -> GpuReport,
 ) -> ExitCode {
     finish((|| {
-        let old = setup.store.find(id)?;
+        let on = super::runs::rerun_gpus(args)?;
+        let old = setup.store.find(&args.run)?;
         errln!("gpudeck: starting {} again", old.id());
         let started = start_with(
             setup.store,
             (setup.gpu_source, setup.container, setup.slurm),
             gpus,
-            |ctx| crate::services::launch::restart(&old, ctx, keep_token),
+            |ctx| crate::services::launch::restart(&old, ctx, (args.keep_token, on)),
         )?;
         let run = started.run;
         outln!("{}", run.id());
@@ -204,7 +205,7 @@ fn ways_to_start(command: &ServiceCommand<'_>) -> Vec<String> {
         ],
         ServiceCommand::Triton(a) => vec![
             format!(
-                "In a container: gpudeck triton {} --image nvcr.io/nvidia/tritonserver:25.10-py3{gpus} (pull it first: gpudeck pull).",
+                "In a container: gpudeck triton {} --image nvcr.io/nvidia/tritonserver:25.10-py3{gpus} (pull it first: `gpudeck pull nvcr.io/nvidia/tritonserver:25.10-py3`).",
                 a.repository.display()
             ),
             format!(
@@ -414,24 +415,22 @@ pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The services as a table (WHERE: `host` or `container`), then each live one's image,
-/// address, SSH line, and what it says; nothing is cut, whatever the width.
+/// The services as a table whose STATE and HEALTH are the JSON's `state` and `health` (WHERE:
+/// `host` or `container`), then each live one's image, address, SSH line, and what it says, and
+/// why each one that failed did; nothing is cut, whatever the width.
 pub fn render(rows: &[ServiceRow]) -> String {
     if rows.is_empty() {
-        return "No services. Start one: gpudeck notebook IMAGE --gpus 0 (or --host), \
-                gpudeck tensorboard RUN --host, gpudeck triton REPO --image IMAGE.\n"
+        return "No services. Start one: `gpudeck notebook IMAGE --gpus 0` (or --host), \
+                `gpudeck tensorboard RUN --host`, `gpudeck triton REPO --image IMAGE`.\n"
             .to_string();
     }
     let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(2).max(2);
-    let line = |id: &str, kind: &str, state: &str, gpus: &str, idle: &str, place: &str| {
-        format!("{id:<id_width$}  {kind:<11} {state:<8} {gpus:<7} {idle:<7} {place}\n")
+    let line = |cells: [&str; 7]| {
+        let [id, kind, state, health, gpus, idle, place] = cells;
+        format!("{id:<id_width$}  {kind:<11} {state:<8} {health:<8} {gpus:<7} {idle:<7} {place}\n")
     };
-    let mut out = line("ID", "KIND", "STATE", "GPUS", "IDLE", "WHERE");
+    let mut out = line(["ID", "KIND", "STATE", "HEALTH", "GPUS", "IDLE", "WHERE"]);
     for row in rows {
-        let state = match row.state {
-            RunState::Running => row.health.as_str(),
-            other => other.as_str(),
-        };
         let gpus = match row.gpus.is_empty() {
             true => "-".to_string(),
             false => row.gpu_indices(),
@@ -445,14 +444,23 @@ pub fn render(rows: &[ServiceRow]) -> String {
             Some(_) => "container",
             None => "host",
         };
-        out.push_str(&line(
+        out.push_str(&line([
             &row.id,
             row.kind.as_str(),
-            state,
+            row.state.as_str(),
+            row.health.as_str(),
             &gpus,
             &idle,
             place,
-        ));
+        ]));
+    }
+    for row in rows.iter().filter(|r| r.health == Health::Ended) {
+        if let Some(error) = &row.error {
+            let text = format!("{} {} ({}): {error}", row.id, row.state, row.kind.what());
+            out.push('\n');
+            out.push_str(&crate::output::wrap(&text, "  "));
+            out.push('\n');
+        }
     }
     for row in rows.iter().filter(|r| r.health != Health::Ended) {
         out.push_str(&format!("\n{} ({}):\n", row.id, row.kind.what()));
@@ -499,5 +507,90 @@ fn finish(result: Result<u8, ServiceError>) -> ExitCode {
             );
             ExitCode::from(if e.is_usage() { 2 } else { 1 })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runs::{RunGpu, RunState, ServiceKind};
+
+    fn row(id: &str, state: RunState, health: Health) -> ServiceRow {
+        ServiceRow {
+            id: id.into(),
+            kind: ServiceKind::Notebook,
+            name: "notebook".into(),
+            state,
+            health,
+            problem: None,
+            url: "http://127.0.0.1:8888/lab?token=abc".into(),
+            ssh: "ssh -N -L 8888:127.0.0.1:8888 alice@node".into(),
+            ports: Vec::new(),
+            gpus: vec![RunGpu {
+                index: 1,
+                uuid: "GPU-1".into(),
+                name: "H100".into(),
+            }],
+            image: None,
+            started_ms: Some(1),
+            ended_ms: None,
+            error: None,
+            idle_seconds: None,
+            idle_alert: false,
+            kernels: Vec::new(),
+            models: Vec::new(),
+        }
+    }
+
+    /// Each column word is the JSON field of the same name, so the text and `--json` agree.
+    #[test]
+    fn the_table_says_state_and_health_as_the_json_does_and_why_a_service_failed() {
+        let live = row(
+            "20270115-070000-notebook-1a2b",
+            RunState::Running,
+            Health::Ready,
+        );
+        let failed = ServiceRow {
+            error: Some("jupyter exited with code 1 before it answered".into()),
+            ended_ms: Some(2),
+            ..row(
+                "20270115-060000-notebook-9f9f",
+                RunState::Failed,
+                Health::Ended,
+            )
+        };
+        let text = render(&[live.clone(), failed.clone()]);
+        let lines: Vec<&str> = text.lines().collect();
+        let words = |line: &str| {
+            line.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            words(lines[0]),
+            ["ID", "KIND", "STATE", "HEALTH", "GPUS", "IDLE", "WHERE"]
+        );
+        assert_eq!(
+            words(lines[1])[2..4],
+            [live.state.as_str(), live.health.as_str()]
+        );
+        assert_eq!(words(lines[1])[2..4], ["running", "ready"]);
+        assert_eq!(words(lines[2])[2..4], ["failed", "ended"]);
+        let json = serde_json::to_value(&failed).unwrap();
+        assert_eq!(
+            (json["state"].as_str(), json["health"].as_str()),
+            (Some("failed"), Some("ended"))
+        );
+        assert_eq!(
+            json["error"],
+            "jupyter exited with code 1 before it answered"
+        );
+        assert!(
+            text.replace("\n  ", " ").contains(
+                "20270115-060000-notebook-9f9f failed (JupyterLab): jupyter exited with code 1 \
+                 before it answered"
+            ),
+            "{text}"
+        );
     }
 }

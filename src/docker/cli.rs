@@ -4,7 +4,10 @@ use std::process::ExitCode;
 
 use super::connect::{resolve_host, Engine};
 use super::error::DockerError;
-use super::render::{render_containers_text, render_images_text};
+use super::render::{render_containers_text, render_images_text, ContainerListing};
+use super::types::ContainerInfo;
+use crate::gpu::container_use::container_gpu_use;
+use crate::gpu::GpuSample;
 
 /// The JSON schema id of `gpudeck containers --json`; bump it when a field changes meaning.
 pub const CONTAINERS_SCHEMA: &str = "gpudeck.containers/v1";
@@ -12,11 +15,24 @@ pub const CONTAINERS_SCHEMA: &str = "gpudeck.containers/v1";
 /// The JSON schema id of `gpudeck images --json`.
 pub const IMAGES_SCHEMA: &str = "gpudeck.images/v1";
 
+/// One sample of every GPU, to see which containers' processes hold them; `None` when the
+/// GPUs cannot be read (no driver).
+pub type GpuSamples = Box<dyn FnOnce() -> Option<Vec<GpuSample>>>;
+
 /// What a Docker subcommand should do.
 pub enum DockerTask {
-    Containers { json: bool },
-    Images { json: bool },
-    Pull { image: String, json: bool },
+    /// The containers, each with what its processes hold on the GPUs (read with `gpus`).
+    Containers {
+        json: bool,
+        gpus: GpuSamples,
+    },
+    Images {
+        json: bool,
+    },
+    Pull {
+        image: String,
+        json: bool,
+    },
 }
 
 /// Runs one Docker subcommand to completion on `runtime`; exit code 0 ok, 1 failed, 2 bad input.
@@ -37,15 +53,15 @@ pub fn run(
             }
         };
         match task {
-            DockerTask::Containers { json } => print(
-                engine.containers().await,
+            DockerTask::Containers { json, gpus } => print(
+                engine.containers().await.map(|c| with_gpu_use(c, gpus)),
                 json.then_some((CONTAINERS_SCHEMA, "containers")),
-                render_containers_text,
+                |rows| render_containers_text(rows, crate::output::width()),
             ),
             DockerTask::Images { json } => print(
                 engine.images().await,
                 json.then_some((IMAGES_SCHEMA, "images")),
-                render_images_text,
+                |rows| render_images_text(rows, crate::output::width()),
             ),
             DockerTask::Pull { image, json } => {
                 let code = crate::pull::pull_cli(engine.client().clone(), &image, None, json).await;
@@ -53,6 +69,24 @@ pub fn run(
             }
         }
     })
+}
+
+/// Each container with the GPUs its processes hold, as the Containers tab reads them; the GPUs
+/// are read only when there is a container to look for.
+pub fn with_gpu_use(containers: Vec<ContainerInfo>, gpus: GpuSamples) -> Vec<ContainerListing> {
+    let samples = match containers.is_empty() {
+        true => None,
+        false => gpus(),
+    };
+    containers
+        .into_iter()
+        .map(|info| {
+            let used = samples
+                .as_ref()
+                .and_then(|samples| container_gpu_use(samples, &info.id));
+            ContainerListing::new(info, used, samples.is_some())
+        })
+        .collect()
 }
 
 async fn connect(host_override: Option<&str>) -> Result<Engine, DockerError> {
@@ -122,6 +156,71 @@ impl<T: serde::Serialize> serde::Serialize for Listing<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn container(id: &str, name: &str) -> ContainerInfo {
+        ContainerInfo {
+            id: id.to_string(),
+            name: name.to_string(),
+            image: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime".into(),
+            image_id: "sha256:00".into(),
+            command: "python train.py".into(),
+            state: crate::docker::ContainerState::Running,
+            status: "Up 3 hours".into(),
+            created: 0,
+            started_at: None,
+            exit_code: None,
+            gpus: vec![],
+            labels: Default::default(),
+        }
+    }
+
+    #[test]
+    fn containers_carry_the_gpus_their_processes_hold_from_one_read_of_the_gpus() {
+        use crate::gpu::GpuProcess;
+        use crate::host::{ContainerRef, ContainerRuntime};
+        let (train, idle) = ("a".repeat(64), "b".repeat(64));
+        let held = |gpu: u32, gib: u64| GpuSample {
+            processes: vec![GpuProcess {
+                gpu_index: gpu,
+                pid: 4450077 + gpu,
+                kind: crate::gpu::ProcessKind::Compute,
+                used_memory_bytes: Some(gib << 30),
+                user: None,
+                command: None,
+                container: Some(ContainerRef {
+                    runtime: ContainerRuntime::Docker,
+                    id: train.clone(),
+                }),
+                identity: None,
+                gpu_util: None,
+                cpu_pct: None,
+                host_memory_bytes: None,
+            }],
+            ..GpuSample::default()
+        };
+        let samples = vec![held(0, 30), GpuSample::default(), held(2, 21)];
+        let listed = with_gpu_use(
+            vec![container(&train, "train"), container(&idle, "idle")],
+            Box::new(move || Some(samples)),
+        );
+        assert_eq!(listed[0].gpus_used, Some(vec![0, 2]));
+        assert_eq!(listed[0].gpu_memory_bytes, Some(51 << 30));
+        assert_eq!(listed[1].gpus_used, Some(vec![]));
+        let text = render_containers_text(&listed, 200);
+        assert!(text.contains("uses 0,2   51.0GiB   train"), "{text}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&listing_json(CONTAINERS_SCHEMA, "containers", &listed).unwrap())
+                .unwrap();
+        assert_eq!(doc["containers"][0]["gpus_used"], serde_json::json!([0, 2]));
+
+        let unread = with_gpu_use(vec![container(&train, "train")], Box::new(|| None));
+        assert_eq!(unread[0].gpus_used, None, "unknown, not none");
+        let none = with_gpu_use(
+            vec![],
+            Box::new(|| panic!("no GPUs read for no containers")),
+        );
+        assert!(none.is_empty());
+    }
 
     #[test]
     fn listings_carry_their_schema_and_the_list_under_a_key() {

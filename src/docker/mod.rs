@@ -23,6 +23,6 @@ pub use connect::{resolve_host, Engine, HostSpec, TlsFiles, DEFAULT_HOST, MIN_AP
 pub(crate) use error::classify;
 pub use error::DockerError;
 pub use gpus::gpu_grants;
-pub use render::{gpus_cell, render_containers_text, render_images_text};
+pub use render::{gpus_summary, render_containers_text, render_images_text, ContainerListing};
 pub(crate) use time::unix_seconds;
 pub use types::*;

@@ -2,6 +2,7 @@
 
 pub mod choice;
 pub mod collector;
+pub mod container_use;
 pub mod counters;
 pub mod history;
 pub mod nvlinks;

@@ -271,7 +271,7 @@ fn write_processes(out: &mut String, r: &GpuReport, width: usize) {
     );
     // The command gets what the fixed columns leave, cut with an ellipsis.
     let command_width = width.saturating_sub(PROCESS_FIXED).max(10);
-    for p in procs {
+    for p in &procs {
         let _ = writeln!(
             out,
             "{:<3} {:>8} {:<12} {:>10} {:<12} {}",
@@ -283,6 +283,18 @@ fn write_processes(out: &mut String, r: &GpuReport, width: usize) {
             p.container.as_ref().map_or("-", |c| c.short_id()),
             units::truncate(p.command.as_deref().unwrap_or(NA), command_width),
         );
+    }
+    if procs
+        .iter()
+        .any(|p| p.container.as_ref().is_some_and(|c| c.is_simulated()))
+    {
+        out.push_str(&crate::output::wrap_to(
+            "  (The containers are simulated (--demo): no Docker Engine has them; `gpudeck \
+             gpus --json` says \"runtime\": \"simulated\".)",
+            "   ",
+            width,
+        ));
+        out.push('\n');
     }
 }
 

@@ -362,7 +362,8 @@ impl ProcessTable for SimProcessTable {
             user: Some(p.user),
             command: Some(p.name),
             container: p.container.map(|id| ContainerRef {
-                runtime: ContainerRuntime::Docker,
+                // Marked, so no view takes it for one the engine has.
+                runtime: ContainerRuntime::Simulated,
                 id,
             }),
             identity: Some(identity),

@@ -15,6 +15,8 @@ pub enum ContainerRuntime {
     CriO,
     /// A Kubernetes pod under the cgroupfs driver: the path names the pod but not the runtime.
     Kubernetes,
+    /// A container of the simulation (`--demo`): no engine on this machine has it.
+    Simulated,
 }
 
 impl fmt::Display for ContainerRuntime {
@@ -25,6 +27,7 @@ impl fmt::Display for ContainerRuntime {
             Self::Containerd => "containerd",
             Self::CriO => "cri-o",
             Self::Kubernetes => "kubernetes",
+            Self::Simulated => "simulated",
         })
     }
 }
@@ -41,6 +44,11 @@ impl ContainerRef {
     /// The 12-character id that `docker ps` and friends show.
     pub fn short_id(&self) -> &str {
         self.id.get(..12).unwrap_or(&self.id)
+    }
+
+    /// A container of the simulation (`--demo`), which no Docker Engine lists.
+    pub fn is_simulated(&self) -> bool {
+        self.runtime == ContainerRuntime::Simulated
     }
 }
 

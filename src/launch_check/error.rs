@@ -86,7 +86,7 @@ impl LaunchError {
                 workload.without_gpus()
             ),
             LaunchError::ImageNotLocal { image } => format!(
-                "Pull it first: gpudeck pull {image} (gpudeck never pulls on its own; `gpudeck images` lists what is here)."
+                "Pull it first: `gpudeck pull {image}` (gpudeck never pulls on its own; `gpudeck images` lists what is here)."
             ),
             LaunchError::WontRun { workload, .. } => {
                 let otherwise = match workload {

@@ -12,7 +12,7 @@ use super::error::RunError;
 use super::local::detach::{start_run, StartContext, Started};
 use super::local::stop::stop_local;
 use super::slurm::{Backend, SlurmSettings};
-use super::spec::RunSpec;
+use super::spec::{GpuSelection, RunSpec};
 use super::store::{Run, StopOutcome};
 
 impl Backend {
@@ -119,22 +119,40 @@ pub fn slurm_warnings(spec: &RunSpec) -> Vec<String> {
 /// the work dir `run` ran in, wherever the caller is; pre-flight checks it afresh. A Slurm run
 /// is submitted again with the settings it was submitted with.
 pub fn rerun(run: &Run, ctx: &StartContext<'_>) -> Result<Started, RunError> {
+    rerun_on(run, None, ctx)
+}
+
+/// [`rerun`] on `gpus` instead of the GPUs the spec asks for, when given (`gpudeck rerun RUN
+/// --gpus none` where the GPUs cannot be read).
+pub fn rerun_on(
+    run: &Run,
+    gpus: Option<GpuSelection>,
+    ctx: &StartContext<'_>,
+) -> Result<Started, RunError> {
     match run.record.backend {
-        Backend::Local => rerun_local(run, ctx),
+        Backend::Local => rerun_local(run, gpus, ctx),
         Backend::Slurm => Ok(Started {
-            run: super::slurm::run::resubmit(run, ctx.store)?,
+            run: super::slurm::run::resubmit(run, gpus, ctx.store)?,
             warnings: Vec::new(),
         }),
     }
 }
 
-/// A local run started again from its spec, in the work dir it ran in.
-fn rerun_local(run: &Run, ctx: &StartContext<'_>) -> Result<Started, RunError> {
-    rerun_local_as(run, run.spec()?, ctx)
+/// A local run started again from its spec (on `gpus` when given), in the work dir it ran in.
+fn rerun_local(
+    run: &Run,
+    gpus: Option<GpuSelection>,
+    ctx: &StartContext<'_>,
+) -> Result<Started, RunError> {
+    let mut spec = run.spec()?;
+    if let Some(gpus) = gpus {
+        spec.gpus = gpus;
+    }
+    rerun_local_as(run, spec, ctx)
 }
 
 /// A local run (a service: always local) started again from `spec`, its own spec as the
-/// caller changed it (a service's fresh token), in the work dir it ran in.
+/// caller changed it (other GPUs, a service's fresh token), in the work dir it ran in.
 pub fn rerun_local_as(
     run: &Run,
     mut spec: RunSpec,

@@ -16,7 +16,7 @@ mod spec;
 mod store;
 pub mod watch;
 
-pub use backend::{rerun, rerun_local_as, start, stop_run};
+pub use backend::{rerun, rerun_local_as, rerun_on, start, stop_run};
 pub(crate) use backend::{slurm_job, slurm_warnings};
 pub(crate) use clock::now_ms;
 pub use container::check::ContainerSetup;

@@ -95,6 +95,8 @@ mod tests {
             }],
             image: None,
             started_ms: None,
+            ended_ms: None,
+            error: None,
             idle_seconds: idle,
             idle_alert: alert,
             kernels: Vec::new(),

@@ -60,7 +60,7 @@ impl ServiceKind {
     fn install(self) -> &'static str {
         match self {
             ServiceKind::Notebook => {
-                "Install it in your environment (`pip install jupyterlab`) and activate that environment, or run it in an image that has it: `gpudeck notebook IMAGE` (e.g. a PyTorch or TensorFlow -jupyter image; `gpudeck pull` lists them)."
+                "Install it in your environment (`pip install jupyterlab`) and activate that environment, or run it in an image that has it: `gpudeck notebook IMAGE` (an image with JupyterLab, e.g. `gpudeck pull tensorflow/tensorflow:2.17.0-gpu-jupyter`; `gpudeck compat` lists the catalog's images)."
             }
             ServiceKind::Tensorboard => {
                 "Install it in your environment (`pip install tensorboard`) and activate that environment, or run it in an image that has it with --image."
@@ -305,9 +305,12 @@ mod tests {
 pub fn restart(
     run: &crate::runs::Run,
     ctx: &crate::runs::StartContext<'_>,
-    keep_token: bool,
+    (keep_token, gpus): (bool, Option<GpuSelection>),
 ) -> Result<crate::runs::Started, crate::runs::RunError> {
     let mut spec = run.spec()?;
+    if let Some(gpus) = gpus {
+        spec.gpus = gpus;
+    }
     if !keep_token {
         fresh_token(&mut spec).map_err(|why| crate::runs::RunError::SupervisorFailed {
             id: run.id().to_string(),

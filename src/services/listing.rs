@@ -39,6 +39,11 @@ pub struct ServiceRow {
     pub image: Option<String>,
     /// Unix ms.
     pub started_ms: Option<u64>,
+    /// When it ended, Unix ms; null while it runs.
+    pub ended_ms: Option<u64>,
+    /// Why it failed or could not start, in words (the run's `error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// A notebook whose kernels have all been idle: for how long.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_seconds: Option<u64>,
@@ -215,6 +220,8 @@ pub fn row_of(run: &Run, now: u64) -> ServiceRow {
         gpus: record.gpus.clone(),
         image: record.image.clone(),
         started_ms: record.started_ms,
+        ended_ms: record.ended_ms.filter(|_| !live),
+        error: record.error.clone(),
         idle_seconds: None,
         idle_alert: false,
         kernels: Vec::new(),

@@ -59,15 +59,10 @@ pub fn run(args: &ShellOptions, env: ShellEnv<'_>, runtime: &tokio::runtime::Run
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
+            // Wrapped line by line to the terminal's width: the message's own breaks stay, and a
+            // long one (a bad `--gpus`, a list of GPUs) reads whole.
             let text = format!("gpudeck: {e}\n{}", e.fix());
-            match e {
-                ShellError::Launch(
-                    LaunchError::GpusUnreadable { .. } | LaunchError::NoSuchGpu { .. },
-                ) => {
-                    errln!("{}", crate::output::wrap(&text, ""));
-                }
-                _ => errln!("{text}"),
-            }
+            errln!("{}", crate::output::wrap(&text, ""));
             ExitCode::from(EXIT_GPUDECK_FAILED)
         }
     }
@@ -203,21 +198,36 @@ async fn open_checked(
     )
     .await?
     {
-        (_, Err(ShellError::Rlimit { limit, detail })) => {
+        (first, Err(ShellError::Rlimit { limit, detail })) => {
             tracing::warn!("{detail}");
             errln!(
-                "gpudeck: warning: Docker may not raise the {limit} limit to the configured value; \
-                 retrying with Docker's own (`{limit} = \"default\"` under [shell] in config.toml skips this try)"
+                "{}",
+                crate::output::wrap(&rlimit_retry(limit, &first), "  ")
             );
             match limit {
                 "stack" => defaults.stack = None,
                 _ => defaults.memlock = None,
             }
-            launch(engine, req, (&defaults, checked), cwd, (hangup, claim)).await?
+            // The first container never started and is gone: the second takes its name, so
+            // the shell has one name whatever was tried.
+            let again = ShellRequest {
+                name: Some(first),
+                ..req.clone()
+            };
+            launch(engine, &again, (&defaults, checked), cwd, (hangup, claim)).await?
         }
         launched => launched,
     };
     exit_code(code, &name, req.keep)
+}
+
+/// What is said when Docker refused to raise `limit`: the retry, and that it keeps `name`.
+fn rlimit_retry(limit: &str, name: &str) -> String {
+    format!(
+        "gpudeck: warning: Docker may not raise the {limit} limit to the configured value; \
+         {name} never started and was removed; retrying as {name} with Docker's own {limit} \
+         limit (`{limit} = \"default\"` under [shell] in config.toml skips this try)"
+    )
 }
 
 /// One container for the request and its session; the container is gone afterwards unless
@@ -381,4 +391,23 @@ fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The retry keeps the first container's name and says so: the shell has one name.
+    #[test]
+    fn the_rlimit_retry_says_the_shell_keeps_its_name() {
+        let text = rlimit_retry("memlock", "modest_jemison");
+        assert!(
+            text.contains("modest_jemison never started and was removed; retrying as modest_jemison with Docker's own memlock limit"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`memlock = \"default\"` under [shell]"),
+            "{text}"
+        );
+    }
 }

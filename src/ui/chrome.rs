@@ -123,10 +123,65 @@ pub fn footer(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding]
         spans.push(Span::styled(format!("{}▏", filter.text), s.text()));
         spans.push(Span::styled("  Enter done  Esc clear", s.muted()));
     } else {
+        // Whole hints only: one that does not fit is left out, never cut (`Tab ta`).
+        let mut room = usize::from(area.width);
         for (label, desc) in footer_hints(state, keymap) {
-            spans.push(Span::styled(format!(" {label}"), s.accent()));
-            spans.push(Span::styled(format!(" {desc} "), s.muted()));
+            let key = Span::styled(format!(" {label}"), s.accent());
+            let what = Span::styled(format!(" {desc} "), s.muted());
+            // The trailing space may fall off the edge; the words may not.
+            let needed = key.width() + what.width() - 1;
+            if needed > room {
+                continue;
+            }
+            room = room.saturating_sub(needed + 1);
+            spans.push(key);
+            spans.push(what);
         }
     }
     fastline::render(&Line::from(spans), area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::action::Tab;
+    use crate::app::keymap::bindings;
+    use crate::config::Config;
+
+    /// The footer's row is whole hints one after another: at no width is one cut (`Tab ta` at
+    /// 80 columns in the logs view was).
+    #[test]
+    fn the_footer_shows_whole_hints_at_every_width() {
+        let keymap = bindings();
+        let theme = crate::config::Theme::builtin("dark").unwrap();
+        let styles = Styles::new(&theme);
+        for tab in Tab::ALL {
+            let mut state = AppState::new(&Config::default(), "testhost".into(), false);
+            state.tab = tab;
+            let hints = footer_hints(&state, &keymap);
+            for width in 20..=200u16 {
+                let area = Rect::new(0, 0, width, 1);
+                let mut buf = Buffer::empty(area);
+                footer(area, &mut buf, &state, &keymap, &styles);
+                let row: String = (0..width).map(|x| buf[(x, 0)].symbol()).collect();
+                let row = row.trim_end();
+                let mut rest = row;
+                for (label, desc) in &hints {
+                    let hint = format!(" {label} {desc}");
+                    if let Some(after) = rest.strip_prefix(&hint) {
+                        rest = after.strip_prefix(' ').unwrap_or(after);
+                    }
+                }
+                assert!(
+                    rest.is_empty(),
+                    "{tab:?} at {width}: {rest:?} left of {row:?}"
+                );
+                let (label, desc) = hints[0];
+                assert!(
+                    width < 40 || row.starts_with(&format!(" {label} {desc}")),
+                    "{tab:?} at {width}: {row:?}"
+                );
+            }
+        }
+    }
 }

@@ -6,13 +6,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
-use super::inspect::grant_summary;
 use super::scroll::table_offset;
 use super::style::Styles;
 use super::table::{self, Column, TableRow};
 use super::{docker_status, inspect, logs};
 use crate::app::state::AppState;
 use crate::docker::{ContainerInfo, ContainerState};
+use crate::gpu::container_use::container_gpu_use;
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -98,7 +98,7 @@ fn container_row(c: &ContainerInfo, state: &AppState, s: &Styles) -> TableRow {
             Span::raw(c.image.clone()),
             Span::styled(c.state.to_string(), state_style(c.state, s)),
             Span::raw(up),
-            Span::raw(grant_summary(&c.gpus, &gpus_used)),
+            Span::raw(crate::docker::gpus_summary(&c.gpus, &gpus_used)),
             Span::raw(gpu_mem),
             Span::raw(gpu_util),
             Span::raw(stats.map_or_else(|| "-".into(), |st| format!("{:.0}%", st.cpu_pct))),
@@ -119,27 +119,18 @@ fn state_style(state: ContainerState, s: &Styles) -> Style {
     }
 }
 
-/// GPU memory held by the container's processes (from the GPU view), the mean utilisation of the
-/// GPUs they run on (per-process utilisation costs milliseconds per GPU in NVML, so it is not
-/// sampled), and which GPUs those are.
+/// GPU memory held by the container's processes (from the GPU view, read as `gpudeck
+/// containers` reads it), the mean utilisation of the GPUs they run on (per-process utilisation
+/// costs milliseconds per GPU in NVML, so it is not sampled), and which GPUs those are.
 fn gpu_use(c: &ContainerInfo, state: &AppState) -> (String, String, Vec<u32>) {
     let Some(data) = state.data() else {
         return ("-".into(), "-".into(), Vec::new());
     };
-    let procs: Vec<_> = data
-        .samples
-        .iter()
-        .flat_map(|s| s.processes.iter())
-        .filter(|p| p.container.as_ref().is_some_and(|r| r.id == c.id))
-        .collect();
-    if procs.is_empty() {
+    let Some(used) = container_gpu_use(&data.samples, &c.id) else {
         return ("-".into(), "-".into(), Vec::new());
-    }
-    let bytes: u64 = procs.iter().filter_map(|p| p.used_memory_bytes).sum();
-    let mut gpus: Vec<u32> = procs.iter().map(|p| p.gpu_index).collect();
-    gpus.sort_unstable();
-    gpus.dedup();
-    let utils: Vec<u32> = gpus
+    };
+    let utils: Vec<u32> = used
+        .gpus
         .iter()
         .filter_map(|&g| data.samples.get(g as usize)?.util_gpu_pct)
         .collect();
@@ -148,5 +139,5 @@ fn gpu_use(c: &ContainerInfo, state: &AppState) -> (String, String, Vec<u32>) {
     } else {
         format!("{}%", utils.iter().sum::<u32>() / utils.len() as u32)
     };
-    (units::human_bytes(bytes), util, gpus)
+    (units::human_bytes(used.memory_bytes), util, used.gpus)
 }

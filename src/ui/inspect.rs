@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 use super::style::Styles;
-use crate::docker::{ContainerDetails, GpuGrant, GpuSelection};
+use crate::docker::ContainerDetails;
 
 pub fn render(area: Rect, buf: &mut Buffer, details: Option<&ContainerDetails>, s: &Styles) {
     let block = Block::bordered()
@@ -43,7 +43,7 @@ pub fn render(area: Rect, buf: &mut Buffer, details: Option<&ContainerDetails>, 
                 d.user.clone()
             },
         ),
-        field("GPUs", grant_summary(&d.info.gpus, &[])),
+        field("GPUs", crate::docker::gpus_summary(&d.info.gpus, &[])),
         field("Runtime", d.runtime.clone()),
         field("Network", d.network_mode.clone()),
         field("Restart", d.restart_policy.clone()),
@@ -66,31 +66,4 @@ pub fn render(area: Rect, buf: &mut Buffer, details: Option<&ContainerDetails>, 
         .wrap(Wrap { trim: false })
         .block(block)
         .render(area, buf);
-}
-
-/// What GPUs a container was given, shortly; the GPUs its processes are on when nothing was granted.
-pub fn grant_summary(grants: &[GpuGrant], in_use: &[u32]) -> String {
-    let selection = |sel: &GpuSelection| match sel {
-        GpuSelection::All => "all".to_string(),
-        GpuSelection::Count(n) => format!("{n} any"),
-        GpuSelection::Devices(d) => d.join(","),
-        GpuSelection::None => "none".to_string(),
-    };
-    let parts: Vec<String> = grants
-        .iter()
-        .map(|g| match g {
-            GpuGrant::DeviceRequest { devices } => selection(devices),
-            GpuGrant::Cdi { devices } => format!("cdi:{}", devices.len()),
-            GpuGrant::Env { devices } => format!("env:{}", selection(devices)),
-        })
-        .collect();
-    if parts.is_empty() && !in_use.is_empty() {
-        let list: Vec<String> = in_use.iter().map(u32::to_string).collect();
-        return format!("uses {}", list.join(","));
-    }
-    if parts.is_empty() {
-        "-".into()
-    } else {
-        parts.join(" ")
-    }
 }

@@ -168,6 +168,11 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     if !state.processes.filter.is_empty() {
         title.push_str(&format!("· filter \"{}\" ", state.processes.filter.text));
     }
+    let simulated = |p: &&GpuProcess| p.container.as_ref().is_some_and(|c| c.is_simulated());
+    if procs.iter().any(simulated) {
+        // The ids are the simulation's: the Containers tab (the real engine) has none of them.
+        title.push_str("· containers simulated ");
+    }
     if let Some(pid) = state.processes.view_pid {
         super::process_view::render(area, buf, state, pid, s);
         return;

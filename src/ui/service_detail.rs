@@ -50,18 +50,12 @@ pub fn detail_lines(
     s: &Styles,
 ) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    let (shown, style) = shown_state(r, s);
-    let mut status = vec![Span::styled(shown, style)];
-    if let (Some(started), true) = (r.started_ms, state.now > 0) {
-        let ago = (state.now as u64 * 1000).saturating_sub(started) / 1000;
-        status.push(Span::styled(
-            format!(" · started {} ago", units::age(ago as i64)),
-            s.muted(),
-        ));
-    }
-    lines.push(labelled("state", status, s));
+    lines.push(labelled("state", status_spans(r, state, s), s));
     let place = crate::app::services::where_and_gpus(r);
     lines.extend(wrapped("where", &place, width, s.text(), s));
+    if let (Some(error), Health::Ended) = (&r.error, r.health) {
+        lines.extend(wrapped("why", error, width, s.error(), s));
+    }
     if let Some(problem) = &r.problem {
         let what = format!("not answering: {problem}");
         lines.extend(wrapped("problem", &what, width, s.error(), s));
@@ -237,8 +231,35 @@ pub fn fill(text: &str, room: usize) -> Vec<String> {
     lines
 }
 
-/// What `gpudeck services` says in its STATE column: a running service's health, else the run's
-/// state.
+/// The run's state and the service's health as `gpudeck services` has them (`running · ready`),
+/// then when it started, or for one that ended, when it ended and how long it ran: "stopped ·
+/// ended 2m ago · ran 24s", never a start time alone that reads as if it still ran.
+fn status_spans(r: &ServiceRow, state: &AppState, s: &Styles) -> Vec<Span<'static>> {
+    let (_, style) = shown_state(r, s);
+    let mut status = vec![Span::styled(r.state.to_string(), style)];
+    if r.health != Health::Ended {
+        status.push(Span::styled(format!(" · {}", r.health.as_str()), style));
+    }
+    let now_ms = state.now.max(0) as u64 * 1000;
+    let ago = |ms: u64| units::age((now_ms.saturating_sub(ms) / 1000) as i64);
+    let when = match (r.started_ms, r.ended_ms, state.now > 0) {
+        (Some(start), Some(end), true) => format!(
+            " · ended {} ago · ran {}",
+            ago(end),
+            units::run_duration(end.saturating_sub(start))
+        ),
+        (_, Some(end), true) => format!(" · ended {} ago", ago(end)),
+        (Some(start), None, true) if r.health != Health::Ended => {
+            format!(" · started {} ago", ago(start))
+        }
+        _ => String::new(),
+    };
+    status.push(Span::styled(when, s.muted()));
+    status
+}
+
+/// What the Services tab says in its STATUS column: a running service's health (`gpudeck
+/// services` has it under HEALTH), else the run's state (under STATE).
 pub(super) fn shown_state(r: &ServiceRow, s: &Styles) -> (String, Style) {
     match (r.state, r.health) {
         (RunState::Running, Health::Ready) => ("ready".into(), s.ok()),

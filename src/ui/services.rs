@@ -85,11 +85,12 @@ fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
 
 /// As `gpudeck services`: the whole id where the tab is wide, the id without its date where not
 /// (cut in the middle past 34); figures are never cut. Narrower than every column, they drop
-/// out in this order: KIND, WHERE, IDLE, GPUS, STATE; the id stays.
+/// out in this order: KIND, WHERE, IDLE, GPUS, STATUS; the id stays.
+/// STATUS is its HEALTH while the run runs, else its STATE.
 const COLUMNS: [Column; 6] = [
     Column::fit("SERVICE", 7, 34).ident().keep(9),
     Column::fixed("KIND", 11).keep(2),
-    Column::fixed("STATE", 9).keep(8),
+    Column::fixed("STATUS", 9).keep(8),
     Column::fit("GPUS", 4, 24).number().keep(6),
     Column::fixed("IDLE", 7).number().keep(5),
     Column::flex("WHERE", 9).keep(3),
@@ -157,8 +158,9 @@ fn service_row(r: &ServiceRow, state: &AppState, whole: bool, s: &Styles) -> Tab
     )
 }
 
-/// "0 3.1GiB,1 40GiB": each GPU with the memory used on it now, from the GPU data the dashboard
-/// reads anyway; "-" for none.
+/// "1 (GPU 24.2GiB)", "0,1 (GPUs 43.1GiB)": the service's GPUs and the memory in use on them
+/// now, the whole GPUs' (everyone's processes, from the GPU data the dashboard reads anyway),
+/// labelled so it does not read as the service's own; "-" for none.
 fn gpus_with_memory(r: &ServiceRow, state: &AppState) -> String {
     if r.gpus.is_empty() {
         return "-".into();
@@ -168,14 +170,14 @@ fn gpus_with_memory(r: &ServiceRow, state: &AppState) -> String {
         let at = data.inventory.gpus.iter().position(|g| g.index == index)?;
         data.samples.get(at)?.memory_used_bytes
     };
-    let live = r.health != Health::Ended;
-    let list: Vec<String> = r
-        .gpus
-        .iter()
-        .map(|g| match used(g.index).filter(|_| live) {
-            Some(bytes) => format!("{} {}", g.index, units::human_bytes(bytes)),
-            None => g.index.to_string(),
-        })
-        .collect();
-    list.join(",")
+    let indices: Vec<String> = r.gpus.iter().map(|g| g.index.to_string()).collect();
+    let indices = indices.join(",");
+    let on_all: Option<u64> = r.gpus.iter().map(|g| used(g.index)).sum();
+    match on_all.filter(|_| r.health != Health::Ended) {
+        Some(bytes) => {
+            let noun = if r.gpus.len() == 1 { "GPU" } else { "GPUs" };
+            format!("{indices} ({noun} {})", units::human_bytes(bytes))
+        }
+        None => indices,
+    }
 }

@@ -1023,6 +1023,91 @@ mod text_width {
         assert!(!everything.contains("left out"), "{everything}");
         assert_eq!(everything.lines().count(), 3, "{everything}");
     }
+
+    /// Long errors wrap at the width as every other message does: the runs a mistyped id
+    /// could have meant, and a GPU selection that is not one.
+    #[test]
+    fn long_errors_wrap_to_the_width() {
+        let dirs = Dirs::new();
+        let data = dirs.root.path().join("data");
+        let ids: Vec<String> = (0..8)
+            .map(|i| format!("20261125-0{i}0000-resnet50-imagenet-{i:04}"))
+            .collect();
+        for (i, id) in ids.iter().enumerate() {
+            FakeRun::write(
+                &data,
+                &RunFacts {
+                    id,
+                    state: "succeeded",
+                    gpus: &[0],
+                    ranks: 1,
+                    started_ms: 1_800_000_000_000 + i as u64 * 60_000,
+                    ended_ms: Some(1_800_000_000_000 + i as u64 * 60_000 + 5_000),
+                    exit_code: Some(0),
+                    supervised: false,
+                },
+            );
+        }
+        let told = |args: &[&str]| {
+            let out = dirs
+                .gpudeck("")
+                .env("COLUMNS", "80")
+                .args(args)
+                .output()
+                .expect("gpudeck runs");
+            assert!(!out.status.success(), "{args:?}");
+            stderr(&out)
+        };
+        let err = told(&["logs", "no-such-run"]);
+        assert!(err.lines().all(|l| l.chars().count() <= 80), "{err}");
+        assert!(err.contains("Recent runs"), "{err}");
+        let words = err.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains(&ids[7]), "{err}");
+
+        let gpus = "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,x";
+        let err = told(&["--demo", "run", "--gpus", gpus, "--", "true"]);
+        assert!(err.lines().all(|l| l.chars().count() <= 80), "{err}");
+        assert!(err.contains("is not a GPU selection"), "{err}");
+    }
+
+    /// A Slurm submission the scheduler refused: its reason is in `gpudeck runs` as in the Runs
+    /// tab's detail and the JSON, not only in the TUI.
+    #[test]
+    fn a_failed_runs_reason_is_in_the_text_as_in_the_json() {
+        let dirs = Dirs::new();
+        let data = dirs.root.path().join("data");
+        let id = "20261128-085030-train-5e1f";
+        let run = FakeRun::write(
+            &data,
+            &RunFacts {
+                id,
+                state: "failed",
+                gpus: &[],
+                ranks: 1,
+                started_ms: 1_800_000_000_000,
+                ended_ms: Some(1_800_000_000_100),
+                exit_code: None,
+                supervised: false,
+            },
+        );
+        let reason = "sbatch refused the job: sbatch: error: Batch job submission failed: \
+                      Invalid partition name specified";
+        let path = run.dir.join("run.json");
+        let mut record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        record["backend"] = "slurm".into();
+        record["error"] = reason.into();
+        std::fs::write(&path, record.to_string()).unwrap();
+
+        let text = printed(&dirs, "", 80, &["runs"]);
+        assert_fits("runs", &text, 80);
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains(&format!("{id} failed: {reason}")), "{text}");
+        let json = printed(&dirs, "", 80, &["runs", "--json"]);
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(doc["runs"][0]["error"], reason);
+        assert_eq!(doc["runs"][0]["state"], "failed");
+    }
 }
 
 #[test]

@@ -24,3 +24,4 @@ mod examples;
 mod host_procfs;
 mod nvml_real_path;
 mod readme;
+mod suggested_commands;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use bollard::models::{ContainerCreateBody, DeviceRequest, HostConfig};
 use bollard::query_parameters::CreateContainerOptionsBuilder;
 use gpudeck::docker::{
-    render_containers_text, ContainerInfo, ContainerState, DockerError, Engine, GpuGrant,
-    GpuSelection,
+    render_containers_text, ContainerInfo, ContainerListing, ContainerState, DockerError, Engine,
+    GpuGrant, GpuSelection,
 };
 use support::docker::{connect as engine, docker, engine_or_skip, unique};
 use support::docker_cleanup::Cleanup;
@@ -90,7 +90,11 @@ async fn the_list_shows_a_created_container_and_its_env_gpus() {
         Some(found),
         "by name, the same as in the list"
     );
-    let text = render_containers_text(&all);
+    let listed: Vec<ContainerListing> = all
+        .iter()
+        .map(|c| ContainerListing::new(c.clone(), None, false))
+        .collect();
+    let text = render_containers_text(&listed, 1000);
     let row = text.lines().find(|l| l.ends_with(&name)).expect("a row");
     assert!(row.starts_with(&id[..12]), "{text}");
     assert!(row.contains("env:0,1"), "{text}");

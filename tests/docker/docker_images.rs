@@ -48,7 +48,7 @@ async fn the_image_list_reads_cuda_facts_from_the_env() {
         ]
     );
 
-    let text = render_images_text(&images);
+    let text = render_images_text(&images, 1000);
     let (repo, version) = tag.split_once(':').unwrap();
     let row = text
         .lines()

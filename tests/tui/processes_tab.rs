@@ -215,7 +215,7 @@ fn enter_opens_the_process_view_and_esc_goes_back_to_the_filtered_list() {
         "% of one core",
         "resident on the host",
         "Container",
-        "(docker)",
+        "(simulated)",
         "GPU 2",
         "SM ",
         "Esc",

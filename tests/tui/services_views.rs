@@ -42,6 +42,8 @@ fn notebook() -> ServiceRow {
         }],
         image: None,
         started_ms: Some(T0),
+        ended_ms: None,
+        error: None,
         idle_seconds: Some(7_500),
         idle_alert: true,
         kernels: vec![Kernel {
@@ -474,4 +476,35 @@ fn the_runs_tab_lists_no_service_and_says_where_they_are() {
     let screen = text(&render(&state, 80, 24));
     assert!(screen.contains("No training runs yet."), "{screen}");
     assert!(screen.contains("3 services in tab 9"), "{screen}");
+}
+
+/// The detail says both of the JSON's fields (`running · ready`), and an ended service when it
+/// ended, how long it ran and why it failed: never "started 24s ago" alone, which reads as live.
+#[test]
+fn the_detail_says_state_and_health_and_when_an_ended_service_ended() {
+    let mut state = state_with_services(false);
+    let screen = text(&render(&state, 120, 40));
+    assert!(screen.contains("running · ready · started"), "{screen}");
+    let failed = ServiceRow {
+        state: RunState::Failed,
+        started_ms: Some(T0),
+        ended_ms: Some(T0 + 24_000),
+        error: Some("tensorboard exited with code 2 before it answered".into()),
+        ..tensorboard_ended()
+    };
+    state.apply_services(ServicesUpdate {
+        rows: vec![failed],
+        store_error: None,
+    });
+    let screen = text(&render(&state, 120, 40));
+    let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("failed · ended 2h 9m ago · ran 24s"),
+        "{screen}"
+    );
+    assert!(!words.contains("started"), "{screen}");
+    assert!(
+        words.contains("why tensorboard exited with code 2 before it answered"),
+        "{screen}"
+    );
 }

@@ -250,7 +250,7 @@ mod tests {
         );
         assert!(err
             .fix()
-            .starts_with("Pull it first: gpudeck pull tensorflow/tensorflow:2.17.0-gpu"));
+            .starts_with("Pull it first: `gpudeck pull tensorflow/tensorflow:2.17.0-gpu`"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub fn waiting(job_id: &str, reason: &str) -> String {
         None => format!("pending in the Slurm queue ({reason}): {what}"),
         Some(fix) => format!(
             "pending in the Slurm queue ({reason}): {what}; it will not start as it is. {fix}, \
-             or cancel it with `gpudeck stop` (scancel {job_id})"
+             or cancel it with `gpudeck stop RUN` (scancel {job_id})"
         ),
     }
 }

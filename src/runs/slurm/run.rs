@@ -11,7 +11,7 @@ use super::{
 use crate::runs::clock::{self, wait_for};
 use crate::runs::error::RunError;
 use crate::runs::record::{RankRecord, RunRecord, RunState};
-use crate::runs::spec::RunSpec;
+use crate::runs::spec::{GpuSelection, RunSpec};
 use crate::runs::store::{log_path, write_atomic, LogStream, Run, RunStore, StopOutcome};
 
 /// The batch script's name in the run directory.
@@ -70,10 +70,12 @@ pub fn submit(spec: &RunSpec, settings: &SlurmSettings, store: &RunStore) -> Res
     Ok(run)
 }
 
-/// Submits `run`'s job again as a new run: the same script settings, command and work dir.
-pub fn resubmit(run: &Run, store: &RunStore) -> Result<Run, RunError> {
+/// Submits `run`'s job again as a new run: the same script settings, command and work dir,
+/// on `gpus` when given.
+pub fn resubmit(run: &Run, gpus: Option<GpuSelection>, store: &RunStore) -> Result<Run, RunError> {
     let spec = run.spec()?;
     let spec = RunSpec {
+        gpus: gpus.unwrap_or_else(|| spec.gpus.clone()),
         // Submitted runs keep an absolute work dir; older ones ran where they were submitted.
         workdir: spec.workdir.clone().or(Some(run.record.workdir.clone())),
         ..spec

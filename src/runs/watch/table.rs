@@ -82,7 +82,8 @@ const FOLD_ORDER: [usize; 6] = [1, 5, 4, 8, 7, 9];
 /// less telling columns gets it there; a line then says which are left out. UTIL is the GPUs'
 /// mean utilisation, BUSY the share of the GPU-seconds held that they were busy (`-` without
 /// metrics); a run without GPUs shows `none` under GPUS, as in the Runs tab. A run an Xid hit
-/// says so under STATE, and a paragraph under the table says what it was and whom it points at.
+/// says so under STATE, and a paragraph under the table says what it was and whom it points at;
+/// a run that failed or could not start (a Slurm submission refused) has its reason there too.
 pub fn render_runs(
     runs: &[(Run, Option<RunSummary>)],
     now_ms: u64,
@@ -158,9 +159,26 @@ pub fn render_runs(
         out.push('\n');
     }
     for ((run, _), hits) in runs.iter().zip(&hits) {
+        out.push_str(&error_paragraph(run, width));
         out.push_str(&xid_paragraph(run.id(), hits, width));
     }
     out
+}
+
+/// Why a run failed or could not start (its record's `error`, as the Runs tab's detail says
+/// it); empty for a run without one.
+fn error_paragraph(run: &Run, width: usize) -> String {
+    match &run.record.error {
+        Some(error) => format!(
+            "\n{}\n",
+            crate::output::wrap_to(
+                &format!("{} {}: {error}", run.id(), run.state()),
+                "  ",
+                width
+            )
+        ),
+        None => String::new(),
+    }
 }
 
 /// What the telling Xid of a run was, what to do, and how many more there were; empty without.
