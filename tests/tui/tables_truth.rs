@@ -624,6 +624,8 @@ fn service_row(i: usize, f: &ServiceFigures) -> ServiceRow {
             .container
             .then(|| "nvcr.io/nvidia/tritonserver:25.10-py3".into()),
         started_ms: Some((NOW as u64 - 3600) * 1000),
+        ended_ms: None,
+        error: None,
         idle_seconds: f.idle_s,
         idle_alert: f.idle_s.is_some_and(|s| s > 3600),
         kernels: Vec::new(),
@@ -655,21 +657,21 @@ fn services_every_figure_drawn_is_a_true_figure_at_every_width() {
                 .iter()
                 .map(|r| {
                     let mut g = Given::default();
-                    let gpus: Vec<String> = r
+                    // "0,1 (GPUs 43.1GiB)": the indices, and the memory in use on all of them.
+                    let indices: Vec<String> =
+                        r.gpus.iter().map(|gpu| gpu.index.to_string()).collect();
+                    let used: Option<u64> = r
                         .gpus
                         .iter()
-                        .map(|gpu| {
-                            let used = data.samples[gpu.index as usize].memory_used_bytes;
-                            match used {
-                                Some(b) => format!("{} {}", gpu.index, units::human_bytes(b)),
-                                None => gpu.index.to_string(),
-                            }
-                        })
-                        .collect();
-                    g.figure(if gpus.is_empty() {
-                        "-".into()
-                    } else {
-                        gpus.join(",")
+                        .map(|gpu| data.samples[gpu.index as usize].memory_used_bytes)
+                        .sum();
+                    let noun = if r.gpus.len() == 1 { "GPU" } else { "GPUs" };
+                    g.figure(match (indices.is_empty(), used) {
+                        (true, _) => "-".into(),
+                        (false, Some(b)) => {
+                            format!("{} ({noun} {})", indices.join(","), units::human_bytes(b))
+                        }
+                        (false, None) => indices.join(","),
                     })
                     .figure(r.idle_seconds.map_or("-".into(), |secs| {
                         let d = units::run_duration(secs * 1000);
