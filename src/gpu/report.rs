@@ -260,24 +260,36 @@ fn topology_entries(topo: &Topology, gpus: &[GpuEntry]) -> Vec<TopologyEntry> {
     out
 }
 
+/// For the PCIe rule's tests in every view: an H100 (Gen5 x16 at best) reading this link,
+/// P-state and utilisation.
+#[cfg(test)]
+pub(crate) fn pcie_case(
+    gen: u32,
+    width: u32,
+    pstate: Option<u32>,
+    util: u32,
+) -> (GpuStatic, GpuSample) {
+    let info = GpuStatic {
+        pcie_gen_max: Some(5),
+        pcie_width_max: Some(16),
+        ..GpuStatic::default()
+    };
+    let sample = GpuSample {
+        pcie_gen: Some(gen),
+        pcie_width: Some(width),
+        pstate,
+        util_gpu_pct: Some(util),
+        ..GpuSample::default()
+    };
+    (info, sample)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// An H100 (Gen5 x16 at best) reading this link, P-state and utilisation.
     fn entry(gen: u32, width: u32, pstate: Option<u32>, util: u32) -> GpuEntry {
-        let info = GpuStatic {
-            pcie_gen_max: Some(5),
-            pcie_width_max: Some(16),
-            ..GpuStatic::default()
-        };
-        let sample = GpuSample {
-            pcie_gen: Some(gen),
-            pcie_width: Some(width),
-            pstate,
-            util_gpu_pct: Some(util),
-            ..GpuSample::default()
-        };
+        let (info, sample) = pcie_case(gen, width, pstate, util);
         GpuEntry::new(info, sample)
     }
 

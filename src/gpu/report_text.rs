@@ -352,18 +352,7 @@ mod tests {
     use crate::gpu::{GpuSample, GpuStatic};
 
     fn notes_of(gen: u32, width: u32, pstate: u32, util: u32) -> Vec<String> {
-        let info = GpuStatic {
-            pcie_gen_max: Some(5),
-            pcie_width_max: Some(16),
-            ..GpuStatic::default()
-        };
-        let sample = GpuSample {
-            pcie_gen: Some(gen),
-            pcie_width: Some(width),
-            pstate: Some(pstate),
-            util_gpu_pct: Some(util),
-            ..GpuSample::default()
-        };
+        let (info, sample) = crate::gpu::report::pcie_case(gen, width, Some(pstate), util);
         gpu_notes(&GpuEntry::new(info, sample))
     }
 

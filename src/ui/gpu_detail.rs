@@ -448,18 +448,7 @@ mod tests {
     fn pcie_of(gen: u32, width: u32, pstate: u32, util: u32) -> (String, Vec<Style>) {
         let theme = crate::config::Theme::builtin("dark").expect("built in");
         let s = Styles::new(&theme);
-        let gpu = GpuStatic {
-            pcie_gen_max: Some(5),
-            pcie_width_max: Some(16),
-            ..GpuStatic::default()
-        };
-        let x = GpuSample {
-            pcie_gen: Some(gen),
-            pcie_width: Some(width),
-            pstate: Some(pstate),
-            util_gpu_pct: Some(util),
-            ..GpuSample::default()
-        };
+        let (gpu, x) = crate::gpu::report::pcie_case(gen, width, Some(pstate), util);
         let line = pcie_line(&gpu, &x, &s);
         let text = line.spans.iter().map(|sp| sp.content.as_ref()).collect();
         (text, line.spans.iter().skip(1).map(|sp| sp.style).collect())

@@ -371,18 +371,7 @@ mod pcie_flag_tests {
     fn flagged(gen: u32, width: u32, pstate: u32, util: u32) -> bool {
         let theme = crate::config::Theme::builtin("dark").expect("built in");
         let s = Styles::new(&theme);
-        let gpu = GpuStatic {
-            pcie_gen_max: Some(5),
-            pcie_width_max: Some(16),
-            ..GpuStatic::default()
-        };
-        let sample = GpuSample {
-            pcie_gen: Some(gen),
-            pcie_width: Some(width),
-            pstate: Some(pstate),
-            util_gpu_pct: Some(util),
-            ..GpuSample::default()
-        };
+        let (gpu, sample) = crate::gpu::report::pcie_case(gen, width, Some(pstate), util);
         let spans = flags(&gpu, &sample, &s);
         let pcie: Vec<_> = spans.iter().filter(|sp| sp.content == " PCIe↓").collect();
         assert!(pcie.iter().all(|sp| sp.style == s.warn()));
