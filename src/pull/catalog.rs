@@ -360,6 +360,61 @@ mod tests {
         );
     }
 
+    /// The `YY.MM` months on ngc.toml's header line starting `# Not found, {name}:` and the
+    /// `#   ` lines that continue it.
+    fn ngc_months_left_out(name: &str) -> Vec<String> {
+        let text = BUILTIN_FILES
+            .iter()
+            .find(|(file, _)| *file == "ngc.toml")
+            .map(|(_, text)| *text)
+            .unwrap();
+        let marker = format!("# Not found, {name}:");
+        let mut lines = text.lines().skip_while(|l| !l.starts_with(&marker));
+        let first = lines
+            .next()
+            .unwrap_or_else(|| panic!("ngc.toml's header has no `{marker}` line"));
+        std::iter::once(&first[marker.len()..])
+            .chain(lines.map_while(|l| l.strip_prefix("#   ")))
+            .flat_map(str::split_whitespace)
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn ngc_header_names_every_month_it_leaves_out() {
+        // From 23.01 on, each monthly NGC PyTorch and TensorFlow release is either in the
+        // catalog (its notes were read) or named in the header as not found, never both.
+        let catalog = builtin();
+        for (name, repository, suffix, last) in [
+            ("PyTorch", "pytorch", "py3", (25, 12)),
+            ("TensorFlow", "tensorflow", "tf2-py3", (25, 2)),
+        ] {
+            let left_out = ngc_months_left_out(name);
+            let mut months = Vec::new();
+            for year in 23..=last.0 {
+                let end = if year == last.0 { last.1 } else { 12 };
+                months.extend((1..=end).map(|month| format!("{year}.{month:02}")));
+            }
+            for month in &months {
+                let reference = format!("nvcr.io/nvidia/{repository}:{month}-{suffix}");
+                let listed = catalog.find(&reference).is_some();
+                let named = left_out.contains(month);
+                assert!(
+                    listed != named,
+                    "{reference}: in the catalog {listed}, named as not found {named}"
+                );
+            }
+            for month in &left_out {
+                assert!(
+                    months.contains(month),
+                    "{name} {month} is not a release month"
+                );
+            }
+        }
+        assert!(ngc_months_left_out("PyTorch").contains(&"23.05".to_string()));
+        assert!(ngc_months_left_out("TensorFlow").contains(&"25.02".to_string()));
+    }
+
     #[test]
     fn triton_entries_carry_the_cuda_of_their_release_notes() {
         let catalog = builtin();
