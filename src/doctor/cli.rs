@@ -80,7 +80,7 @@ pub fn run(
             }
         }
     } else if colour() {
-        out!("{}", report.render_text_coloured(crate::output::width()));
+        crate::output::print_styled(&report.render_text_coloured(crate::output::width()));
     } else {
         out!("{}", report.render_text(crate::output::width()));
     }

@@ -17,6 +17,7 @@ mod cli;
 mod compat_cli;
 mod config_env;
 mod config_load;
+mod control_chars;
 mod doctor_cli;
 mod doctor_counters;
 mod doctor_xid;
