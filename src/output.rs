@@ -120,6 +120,23 @@ pub fn print_bytes(bytes: &[u8]) {
     }
 }
 
+/// Prints an export (a run's JSON or CSV): as it is to a pipe or a file, where it is data; with
+/// its control characters shown as escapes on a terminal, which would act on them (a run's name
+/// holds what its user typed). JSON reads the same either way.
+pub fn print_data(bytes: &[u8]) {
+    use std::io::IsTerminal;
+    print_bytes(&data_for(bytes, io::stdout().is_terminal()));
+}
+
+/// [`print_data`]'s bytes for a terminal or not.
+fn data_for(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
+    if !terminal {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    std::borrow::Cow::Owned(crate::sanitise::text(&text).into_owned().into_bytes())
+}
+
 /// Prints to stdout for a command that goes on whether or not anyone reads it (`serve`'s
 /// banner); the failure is returned for the log.
 pub fn try_print(text: fmt::Arguments<'_>) -> Result<(), StdoutError> {
@@ -327,6 +344,16 @@ mod tests {
         let mut buf = Vec::new();
         write_to(&mut buf, format_args!("{}-{}", 1, 2)).unwrap();
         assert_eq!(buf, b"1-2");
+    }
+
+    #[test]
+    fn an_export_is_cleaned_for_a_terminal_only() {
+        let export = "name,loss\n\u{1b}]0;x\u{7}\u{202e},1\n".as_bytes();
+        assert_eq!(data_for(export, false), export);
+        assert_eq!(
+            data_for(export, true),
+            "name,loss\n\\u001b]0;x\\u0007\\u202e,1\n".as_bytes()
+        );
     }
 
     #[test]

@@ -379,7 +379,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
 }
 
 fn print_all(bytes: &[u8]) -> Result<(), RunError> {
-    crate::output::print_bytes(bytes);
+    crate::output::print_data(bytes);
     Ok(())
 }
 
