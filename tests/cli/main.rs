@@ -23,5 +23,6 @@ mod doctor_counters;
 mod doctor_xid;
 mod examples;
 mod host_procfs;
+mod kernel_log_bounds;
 mod nvml_real_path;
 mod readme;
