@@ -113,9 +113,9 @@ fn encode_into<'a>(
         // drawing, bars, braille), copied without a call to `memcpy`. A symbol that may hold a
         // character the terminal would act on (a control, a bidi control from an image's or a
         // process's text: all are in U+0000-U+009F, U+061C or U+2000-U+207F) is cleaned first.
-        match cell.symbol().as_bytes() {
-            &[b] if !b.is_ascii_control() => out.push(b),
-            &[b0, b1, b2] if b0 != 0xE2 || b1 > 0x81 => out.extend_from_slice(&[b0, b1, b2]),
+        match *cell.symbol().as_bytes() {
+            [b] if !b.is_ascii_control() => out.push(b),
+            [b0, b1, b2] if b0 != 0xE2 || b1 > 0x81 => out.extend_from_slice(&[b0, b1, b2]),
             _ => push_symbol(out, cell.symbol()),
         }
     }
