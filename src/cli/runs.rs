@@ -417,6 +417,23 @@ pub fn stop(args: &StopArgs, store: &RunStore) -> ExitCode {
                     exit_text(&run)
                 );
             }
+            StopOutcome::EndNotRecorded {
+                signal,
+                why,
+                supervisor_alive,
+            } => {
+                let end = StopOutcome::end_not_recorded(run.id(), &why, supervisor_alive);
+                errln!(
+                    "{}",
+                    crate::output::wrap(
+                        &format!(
+                            "gpudeck: stopped {} (last signal needed: {signal}); {end}",
+                            run.id()
+                        ),
+                        "  "
+                    )
+                );
+            }
         }
         Ok(EXIT_OK)
     })())
