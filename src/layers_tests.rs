@@ -31,7 +31,14 @@ const ABOVE: &[&str] = &[
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "plumbing: units, terminal output, logging, private files",
-        &["units", "output", "logging", "private_files", "secrets"],
+        &[
+            "units",
+            "sanitise",
+            "output",
+            "logging",
+            "private_files",
+            "secrets",
+        ],
     ),
     ("configuration", &["config"]),
     (

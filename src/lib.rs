@@ -27,6 +27,7 @@ pub mod pull;
 pub mod read_only;
 pub mod registry;
 pub mod runs;
+pub mod sanitise;
 pub mod secrets;
 pub mod services;
 pub mod shell;

@@ -27,7 +27,7 @@ use gpudeck::read_only;
 use gpudeck::runs::{self, RunStore};
 use gpudeck::secrets::Secrets;
 use gpudeck::shell::cli as shell_cli;
-use gpudeck::{errln, out, outln};
+use gpudeck::{errln, errout, out, outln};
 
 /// Exit code for a bad command line or an explicitly given bad config file.
 const EXIT_USAGE: u8 = 2;
@@ -245,9 +245,27 @@ fn parse() -> Cli {
                 say_wrapped(&hint);
                 std::process::exit(i32::from(EXIT_USAGE));
             }
-            e.exit()
+            exit_with_clap_error(&e, &words)
         }
     }
+}
+
+/// Ends with clap's message; where an argument holds a control character (clap quotes what
+/// was typed), the message is printed plain, with the characters shown as escapes.
+fn exit_with_clap_error(e: &clap::Error, argv: &[String]) -> ! {
+    if !argv
+        .iter()
+        .any(|a| a.chars().any(gpudeck::sanitise::is_unsafe))
+    {
+        e.exit()
+    }
+    let text = e.render().to_string();
+    if e.use_stderr() {
+        errout!("{text}");
+    } else {
+        out!("{text}");
+    }
+    std::process::exit(e.exit_code())
 }
 
 /// See [`parse`]: only for an unknown flag after `gpudeck run PROGRAM ...`.

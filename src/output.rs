@@ -5,6 +5,12 @@
 //!
 //! Only the printing commands use [`outln!`](crate::outln)/[`out!`](crate::out); the TUI draws
 //! through its own backend, and `serve` prints its banner with [`try_print`], which never ends it.
+//!
+//! Everything printed here goes through [`sanitise::text`](crate::sanitise::text) first: a
+//! value from outside (an image's ENV, a run's name, what the user typed) shows its control
+//! characters as escapes instead of driving the terminal. gpudeck's own text has none, but for
+//! the doctor's coloured status words, printed with [`print_styled`] after its values were
+//! cleaned. A run's own log ([`print_bytes`]) is passed as it is, as `docker logs` does.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -47,7 +53,6 @@ impl fmt::Display for StdoutError {
     }
 }
 
-/// Writes `text` whole to `out` and flushes it, so a failure shows here and not at exit.
 /// An error and its sources on one line, each cause said once: "client error (Connect): tcp
 /// connect error: Connection refused" says what failed underneath.
 pub fn with_causes(error: &dyn std::error::Error) -> String {
@@ -64,10 +69,25 @@ pub fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// Writes `text` whole to `out` and flushes it, so a failure shows here and not at exit.
+/// Control characters are shown as escapes ([`sanitise::text`](crate::sanitise::text)).
 pub fn write_to(out: &mut impl Write, text: fmt::Arguments<'_>) -> Result<(), StdoutError> {
-    out.write_fmt(text)?;
+    write_str(out, &crate::sanitise::text(&formatted(text)))
+}
+
+/// Writes `text` as it is and flushes it.
+fn write_str(out: &mut impl Write, text: &str) -> Result<(), StdoutError> {
+    out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// The text of `args`, without a copy when it is a plain string.
+fn formatted(args: fmt::Arguments<'_>) -> std::borrow::Cow<'static, str> {
+    match args.as_str() {
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(args.to_string()),
+    }
 }
 
 /// Prints to stdout; when that fails the command ends here: quietly when the reader went away,
@@ -79,7 +99,18 @@ pub fn print(text: fmt::Arguments<'_>) {
     }
 }
 
-/// Writes bytes to stdout (logs, exports), ending the command as [`print`] does.
+/// Prints text that carries gpudeck's own escape sequences (the doctor's colours) as it is,
+/// ending the command as [`print`] does. Every value from outside in it must have been cleaned
+/// with [`sanitise::text`](crate::sanitise::text) or [`sanitise::line`](crate::sanitise::line).
+pub fn print_styled(text: &str) {
+    if let Err(e) = write_str(&mut io::stdout().lock(), text) {
+        end(&e);
+    }
+}
+
+/// Writes bytes to stdout as they are (a run's log, the program's own output, colours and
+/// progress bars included, as `docker logs` passes them; generated scripts), ending the
+/// command as [`print`] does.
 pub fn print_bytes(bytes: &[u8]) {
     let mut out = io::stdout().lock();
     let written = out.write_all(bytes).and_then(|()| out.flush());
@@ -87,6 +118,23 @@ pub fn print_bytes(bytes: &[u8]) {
     if let Err(e) = written {
         end(&StdoutError::from(e));
     }
+}
+
+/// Prints an export (a run's JSON or CSV): as it is to a pipe or a file, where it is data; with
+/// its control characters shown as escapes on a terminal, which would act on them (a run's name
+/// holds what its user typed). JSON reads the same either way.
+pub fn print_data(bytes: &[u8]) {
+    use std::io::IsTerminal;
+    print_bytes(&data_for(bytes, io::stdout().is_terminal()));
+}
+
+/// [`print_data`]'s bytes for a terminal or not.
+fn data_for(bytes: &[u8], terminal: bool) -> std::borrow::Cow<'_, [u8]> {
+    if !terminal {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    std::borrow::Cow::Owned(crate::sanitise::text(&text).into_owned().into_bytes())
 }
 
 /// Prints to stdout for a command that goes on whether or not anyone reads it (`serve`'s
@@ -110,9 +158,12 @@ pub fn stdout_reader_gone() -> bool {
 }
 
 /// Prints a message to stderr; a stderr nobody reads any more loses it, and nothing else happens.
+/// Control characters are shown as escapes, as on stdout.
 pub fn eprint(text: fmt::Arguments<'_>) {
-    let mut err = io::stderr().lock();
-    let _ = err.write_fmt(text).and_then(|()| err.flush());
+    let _ = write_str(
+        &mut io::stderr().lock(),
+        &crate::sanitise::text(&formatted(text)),
+    );
 }
 
 /// Ends the process after stdout failed.
@@ -293,6 +344,27 @@ mod tests {
         let mut buf = Vec::new();
         write_to(&mut buf, format_args!("{}-{}", 1, 2)).unwrap();
         assert_eq!(buf, b"1-2");
+    }
+
+    #[test]
+    fn an_export_is_cleaned_for_a_terminal_only() {
+        let export = "name,loss\n\u{1b}]0;x\u{7}\u{202e},1\n".as_bytes();
+        assert_eq!(data_for(export, false), export);
+        assert_eq!(
+            data_for(export, true),
+            "name,loss\n\\u001b]0;x\\u0007\\u202e,1\n".as_bytes()
+        );
+    }
+
+    #[test]
+    fn what_is_printed_shows_control_characters_as_escapes() {
+        let mut buf = Vec::new();
+        let name = "\x1b]0;pwned\x07\u{9b}2J\u{202e}";
+        write_to(&mut buf, format_args!("run {name} not found\n")).unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "run \\u001b]0;pwned\\u0007\\u009b2J\\u202e not found\n"
+        );
     }
 
     #[test]

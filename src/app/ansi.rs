@@ -110,11 +110,13 @@ fn encode_into<'a>(
             underline = cell.underline_color;
         }
         // `Print`: the symbol as it is; most are one byte (digits, letters) or three (box
-        // drawing, bars, braille), copied without a call to `memcpy`.
-        match cell.symbol().as_bytes() {
-            &[b] => out.push(b),
-            &[b0, b1, b2] => out.extend_from_slice(&[b0, b1, b2]),
-            bytes => out.extend_from_slice(bytes),
+        // drawing, bars, braille), copied without a call to `memcpy`. A symbol that may hold a
+        // character the terminal would act on (a control, a bidi control from an image's or a
+        // process's text: all are in U+0000-U+009F, U+061C or U+2000-U+207F) is cleaned first.
+        match *cell.symbol().as_bytes() {
+            [b] if !b.is_ascii_control() => out.push(b),
+            [b0, b1, b2] if b0 != 0xE2 || b1 > 0x81 => out.extend_from_slice(&[b0, b1, b2]),
+            _ => push_symbol(out, cell.symbol()),
         }
     }
     // The resets `draw` ends with, whatever the frame left in force.
@@ -122,6 +124,24 @@ fn encode_into<'a>(
     push_color_command(out, Layer::Back, Color::Reset, colors);
     push_color_command(out, Layer::Under, Color::Reset, colors);
     push_attribute(out, sgr::RESET);
+}
+
+/// `symbol` without the characters a terminal would act on
+/// ([`sanitise::is_unsafe`](crate::sanitise::is_unsafe)); a symbol of nothing else is written
+/// as a space, so that the terminal's cursor stays on the cell the next one is drawn after.
+fn push_symbol(out: &mut Vec<u8>, symbol: &str) {
+    if !symbol.chars().any(crate::sanitise::is_unsafe) {
+        out.extend_from_slice(symbol.as_bytes());
+        return;
+    }
+    let start = out.len();
+    for c in symbol.chars().filter(|&c| !crate::sanitise::is_unsafe(c)) {
+        let mut utf8 = [0; 4];
+        out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+    }
+    if out.len() == start {
+        out.push(b' ');
+    }
 }
 
 /// `SetAttribute`: `ESC [ {sgr} m`.
@@ -421,6 +441,29 @@ mod tests {
             ),
         ) {
             assert_same(&updates)?;
+        }
+    }
+
+    /// A symbol carrying a control or bidi control (set on a cell directly, or a zero-width
+    /// bidi control ratatui added to the cell before it) reaches the terminal without it.
+    #[test]
+    fn controls_in_symbols_never_reach_the_terminal() {
+        for (symbol, shown) in [
+            ("a\u{202e}", "a"),
+            ("\u{2066}", " "),
+            ("\x1b", " "),
+            ("\u{9b}", " "),
+            ("x\u{200f}\u{61c}", "x"),
+            ("\u{2013}", "\u{2013}"),
+            ("\u{2581}", "\u{2581}"),
+        ] {
+            let bytes = ours(&[(0, 0, Cell::new(symbol))]);
+            let text = String::from_utf8(bytes).unwrap();
+            let printed = text
+                .strip_prefix("\x1b[1;1H")
+                .and_then(|t| t.strip_suffix(END))
+                .unwrap_or_else(|| panic!("{text:?}"));
+            assert_eq!(printed, shown, "{symbol:?}");
         }
     }
 

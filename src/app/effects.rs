@@ -232,6 +232,22 @@ impl Effects {
                     false,
                     None,
                 ),
+                Ok(crate::runs::StopOutcome::EndNotRecorded {
+                    signal,
+                    why,
+                    supervisor_alive,
+                }) => {
+                    let end = crate::runs::StopOutcome::end_not_recorded(
+                        &id,
+                        &why.replace('\n', " "),
+                        supervisor_alive,
+                    );
+                    run_done(
+                        format!("stopped {id} (ranks gone after {signal}); {end}"),
+                        true,
+                        None,
+                    )
+                }
                 // One status line: a message wrapped for the terminal is joined back up.
                 Err(e) => run_done(e.to_string().replace('\n', " "), true, None),
             };

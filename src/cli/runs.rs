@@ -384,7 +384,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
 }
 
 fn print_all(bytes: &[u8]) -> Result<(), RunError> {
-    crate::output::print_bytes(bytes);
+    crate::output::print_data(bytes);
     Ok(())
 }
 
@@ -420,6 +420,23 @@ pub fn stop(args: &StopArgs, store: &RunStore) -> ExitCode {
                     run.id(),
                     run.state(),
                     exit_text(&run)
+                );
+            }
+            StopOutcome::EndNotRecorded {
+                signal,
+                why,
+                supervisor_alive,
+            } => {
+                let end = StopOutcome::end_not_recorded(run.id(), &why, supervisor_alive);
+                errln!(
+                    "{}",
+                    crate::output::wrap(
+                        &format!(
+                            "gpudeck: stopped {} (last signal needed: {signal}); {end}",
+                            run.id()
+                        ),
+                        "  "
+                    )
                 );
             }
         }

@@ -1,7 +1,7 @@
 //! `gpudeck doctor` on the command line: gather the facts, judge them, print text or JSON and
 //! exit with the verdict (0 all passed, 1 warnings, 2 failures).
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -17,35 +17,30 @@ pub struct Health {
     pub xids: XidCatalog,
 }
 
-/// `--kernel-log FILE` read whole (`-`: stdin), or the live log without it. Err is the message
-/// for a file that cannot be read: a path given on the command line fails loudly.
+/// `--kernel-log FILE` (`-`: stdin) read as a stream, line by line, in memory that does not
+/// grow with the file (see [`crate::health::kernel_log::read`]), or the live log without it.
+/// Err is the message for a file that cannot be read: a path given on the command line fails
+/// loudly.
 pub fn kernel_log_choice(path: Option<&Path>) -> Result<KernelLogChoice, String> {
     let Some(path) = path else {
         return Ok(KernelLogChoice::Live);
     };
-    let mut bytes = Vec::new();
     let (source, read) = if path == Path::new("-") {
-        (
-            "standard input".to_string(),
-            std::io::stdin().read_to_end(&mut bytes),
-        )
+        let source = "standard input".to_string();
+        let read = KernelLogChoice::saved(source.clone(), std::io::stdin().lock());
+        (source, read)
     } else {
-        let shown = path.display().to_string();
-        (
-            shown,
-            std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)),
-        )
+        let source = path.display().to_string();
+        let read = std::fs::File::open(path)
+            .and_then(|f| KernelLogChoice::saved(source.clone(), std::io::BufReader::new(f)));
+        (source, read)
     };
-    match read {
-        Ok(_) => Ok(KernelLogChoice::Saved {
-            source,
-            text: String::from_utf8_lossy(&bytes).into_owned(),
-        }),
-        Err(e) => Err(format!(
+    read.map_err(|e| {
+        format!(
             "gpudeck: cannot read the kernel log {source}: {e}.\nSave it first and pass that \
              file, e.g. `sudo dmesg > kernel.log && gpudeck doctor --kernel-log kernel.log`."
-        )),
-    }
+        )
+    })
 }
 
 /// Runs the diagnosis on `runtime`; `gpu` is the freshly collected GPU report (NVML or demo),
@@ -80,7 +75,7 @@ pub fn run(
             }
         }
     } else if colour() {
-        out!("{}", report.render_text_coloured(crate::output::width()));
+        crate::output::print_styled(&report.render_text_coloured(crate::output::width()));
     } else {
         out!("{}", report.render_text(crate::output::width()));
     }
@@ -103,12 +98,10 @@ mod tests {
         let path = dir.path().join("kernel.log");
         std::fs::write(&path, b"[1.0] NVRM: Xid (PCI:0000:18:00): 79, x\xff\n").expect("write");
         match kernel_log_choice(Some(&path)) {
-            Ok(KernelLogChoice::Saved { source, text }) => {
+            Ok(KernelLogChoice::Saved { source, log }) => {
                 assert_eq!(source, path.display().to_string());
-                assert!(
-                    text.starts_with("[1.0] NVRM: Xid"),
-                    "bad bytes do not stop it"
-                );
+                assert_eq!(log.xids.len(), 1, "bad bytes do not stop it: {log:?}");
+                assert_eq!(log.xids[0].text, "x\u{fffd}");
             }
             other => panic!("{other:?}"),
         }

@@ -8,18 +8,34 @@ use serde::Serialize;
 use super::host_env::HostEnv;
 use crate::gpu::report::GpuReport;
 use crate::gpu::SourceKind;
+use crate::health::kernel_log::{ReadLog, MAX_XID_LINES};
 use crate::health::{kernel_log, XidLine};
 
 /// Where the kernel's boot time is (`btime`, seconds since the epoch).
 pub const PROC_STAT: &str = "/proc/stat";
 
 /// Which kernel log to read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum KernelLogChoice {
     /// This machine's, since boot, when it may be read.
     Live,
-    /// A saved log (`--kernel-log FILE`): where it came from, and its text.
-    Saved { source: String, text: String },
+    /// A saved log (`--kernel-log FILE`): where it came from, and what was read of it.
+    Saved { source: String, log: ReadLog },
+}
+
+impl KernelLogChoice {
+    /// A saved log, read from `reader` as a stream: memory does not grow with its size.
+    pub fn saved(source: String, reader: impl std::io::BufRead) -> std::io::Result<Self> {
+        let log = kernel_log::read(reader, this_year(), MAX_XID_LINES)?;
+        Ok(KernelLogChoice::Saved { source, log })
+    }
+}
+
+/// The year now in UTC, for the log stamps that leave it out.
+fn this_year() -> i16 {
+    jiff::tz::Offset::UTC
+        .to_datetime(jiff::Timestamp::now())
+        .year()
 }
 
 /// The Xids the kernel log holds, or why it was not read.
@@ -33,7 +49,10 @@ pub enum KernelLogFacts {
         live: bool,
         /// The boot time (seconds since the epoch), to place a live log's boot-relative times.
         boot_time_s: Option<i64>,
+        /// The last [`MAX_XID_LINES`] Xid lines.
         xids: Vec<XidLine>,
+        /// The Xid lines before those, counted and not judged.
+        earlier_xids: usize,
     },
     /// The live log could not be read: why, for each place tried.
     Unreadable { tried: Vec<String> },
@@ -58,14 +77,10 @@ impl KernelLogFacts {
 /// Reads the chosen log. The live log is skipped for simulated GPUs (`--demo`): the host's
 /// kernel log is not about them.
 pub fn gather(choice: &KernelLogChoice, gpu: &GpuReport, env: &dyn HostEnv) -> KernelLogFacts {
-    let year = jiff::tz::Offset::UTC
-        .to_datetime(jiff::Timestamp::now())
-        .year();
     match choice {
-        KernelLogChoice::Saved { source, text } => {
-            let xids = kernel_log::parse(text, year);
-            if xids.is_empty() && !kernel_log::looks_like_kernel_log(text, year) {
-                let what = if text.trim().is_empty() {
+        KernelLogChoice::Saved { source, log } => {
+            if log.xids.is_empty() && log.earlier_xids == 0 && !log.looks_like_kernel_log {
+                let what = if log.blank {
                     "is empty".to_string()
                 } else {
                     "does not look like a kernel log: no line begins with the time stamp of \
@@ -83,7 +98,8 @@ pub fn gather(choice: &KernelLogChoice, gpu: &GpuReport, env: &dyn HostEnv) -> K
                 source: source.clone(),
                 live: false,
                 boot_time_s: None,
-                xids,
+                xids: log.xids.clone(),
+                earlier_xids: log.earlier_xids,
             }
         }
         KernelLogChoice::Live
@@ -96,15 +112,21 @@ pub fn gather(choice: &KernelLogChoice, gpu: &GpuReport, env: &dyn HostEnv) -> K
             }
         }
         KernelLogChoice::Live => match env.kernel_log() {
-            Ok(log) => KernelLogFacts::Read {
-                source: log.source,
-                live: true,
-                boot_time_s: env
-                    .read_file(Path::new(PROC_STAT))
-                    .as_deref()
-                    .and_then(boot_time),
-                xids: kernel_log::parse(&log.text, year),
-            },
+            Ok(log) => {
+                // Read from memory: no error but none of the stream's.
+                let read = kernel_log::read(log.text.as_bytes(), this_year(), MAX_XID_LINES)
+                    .unwrap_or_default();
+                KernelLogFacts::Read {
+                    source: log.source,
+                    live: true,
+                    boot_time_s: env
+                        .read_file(Path::new(PROC_STAT))
+                        .as_deref()
+                        .and_then(boot_time),
+                    xids: read.xids,
+                    earlier_xids: read.earlier_xids,
+                }
+            }
             Err(tried) => KernelLogFacts::Unreadable { tried },
         },
     }
@@ -138,6 +160,7 @@ mod tests {
                 live,
                 boot_time_s,
                 xids,
+                ..
             } => {
                 assert_eq!((source.as_str(), *live), ("/dev/kmsg", true));
                 assert_eq!(*boot_time_s, Some(1_764_000_000));
@@ -158,10 +181,7 @@ mod tests {
             ("model,loss\n1,0.5\n", "does not look like a kernel log"),
             ("", "is empty"),
         ] {
-            let saved = KernelLogChoice::Saved {
-                source: "notes.txt".into(),
-                text: text.into(),
-            };
+            let saved = KernelLogChoice::saved("notes.txt".into(), text.as_bytes()).unwrap();
             match gather(&saved, &healthy().gpu, &env) {
                 KernelLogFacts::NotRead { why } => {
                     assert!(why.starts_with("notes.txt "), "{why}");
@@ -172,10 +192,11 @@ mod tests {
             }
         }
         // A kernel log without Xids is read, and says none.
-        let quiet = KernelLogChoice::Saved {
-            source: "kernel.log".into(),
-            text: "[    0.000000] Linux version 6.1.0-18-amd64\n".into(),
-        };
+        let quiet = KernelLogChoice::saved(
+            "kernel.log".into(),
+            "[    0.000000] Linux version 6.1.0-18-amd64\n".as_bytes(),
+        )
+        .unwrap();
         assert!(matches!(
             gather(&quiet, &healthy().gpu, &env),
             KernelLogFacts::Read { ref xids, .. } if xids.is_empty()
@@ -200,10 +221,7 @@ mod tests {
             KernelLogFacts::NotRead { .. }
         ));
         // A saved log is read whatever the GPUs, and its times are not placed on this boot.
-        let saved = KernelLogChoice::Saved {
-            source: "kernel.log".into(),
-            text: LINE.into(),
-        };
+        let saved = KernelLogChoice::saved("kernel.log".into(), LINE.as_bytes()).unwrap();
         let facts = gather(&saved, &demo, &env);
         assert!(
             matches!(&facts, KernelLogFacts::Read { live: false, xids, .. } if xids.len() == 1)

@@ -191,7 +191,8 @@ impl DoctorReport {
 
     fn render(&self, colour: bool, width: usize) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "{}", pack(&self.headline_parts(), width));
+        let headline = pack(&self.headline_parts(), width);
+        let _ = writeln!(out, "{}", crate::sanitise::text(&headline));
         let title_width = self.checks.iter().map(|c| c.title.len()).max().unwrap_or(0);
         let mut family = None;
         for c in &self.checks {
@@ -199,7 +200,7 @@ impl DoctorReport {
                 family = Some(c.family);
                 let _ = writeln!(out, "\n{}", c.family.heading());
             }
-            write_check(&mut out, c, title_width, width, colour);
+            write_check(&mut out, &cleaned(c), title_width, width, colour);
         }
         let _ = writeln!(
             out,
@@ -259,6 +260,20 @@ fn pack(parts: &[String], width: usize) -> String {
         .map(|l| crate::output::wrap_to(l, INDENT, width))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `c` with the control characters of its detail and fix shown as escapes: they quote the
+/// machine (a kernel log's process names, a driver's words), and the coloured text is printed
+/// as it is, so that its status words keep their colours.
+fn cleaned(c: &Check) -> Check {
+    Check {
+        detail: crate::sanitise::text(&c.detail).into_owned(),
+        fix: c
+            .fix
+            .as_deref()
+            .map(|f| crate::sanitise::text(f).into_owned()),
+        ..c.clone()
+    }
 }
 
 fn write_check(out: &mut String, c: &Check, title_width: usize, width: usize, colour: bool) {
@@ -432,6 +447,31 @@ mod tests {
         let text = r.render_text_coloured(100);
         assert!(text.contains("\x1b[1;31mFAIL\x1b[0m"), "{text:?}");
         assert_eq!(text.matches('\x1b').count(), 2, "{text:?}");
+    }
+
+    #[test]
+    fn coloured_text_shows_the_machine_s_control_characters_as_escapes() {
+        let mut r = report(&[]);
+        r.host = "box\x1b]0;pwned\x07".into();
+        r.push(
+            Check::new(
+                "a.one",
+                Family::Gpus,
+                "Title",
+                Status::Fail,
+                "name=\x1b[2J\u{9b}31m \u{202e}x",
+            )
+            .with_fix("see \x1b]52;c;eA==\x07"),
+        );
+        let text = r.render_text_coloured(100);
+        // Only the status word's colour and its reset.
+        assert_eq!(text.matches('\x1b').count(), 2, "{text:?}");
+        assert!(!text.contains(['\u{9b}', '\u{202e}', '\u{7}']), "{text:?}");
+        assert!(
+            text.contains("name=\\u001b[2J\\u009b31m \\u202ex"),
+            "{text}"
+        );
+        assert!(text.contains("box\\u001b]0;pwned\\u0007"), "{text}");
     }
 
     #[test]

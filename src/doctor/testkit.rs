@@ -127,6 +127,7 @@ pub fn healthy() -> HostFacts {
             live: true,
             boot_time_s: Some(1_764_000_000),
             xids: Vec::new(),
+            earlier_xids: 0,
         },
         xid_catalog: crate::health::XidCatalog::builtin(),
     }

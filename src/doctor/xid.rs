@@ -21,7 +21,7 @@ pub const PERMISSION_FIX: &str = "Add yourself to the `adm` or `systemd-journal`
 
 /// One check per GPU (or unknown bus) with Xids; one passing or skipped check otherwise.
 pub fn checks(f: &HostFacts) -> Vec<Check> {
-    let (source, live, xids) = match &f.kernel_log {
+    let (source, live, xids, earlier) = match &f.kernel_log {
         KernelLogFacts::NotRead { why } => {
             return vec![check(XID, TITLE, Status::Skip, why.clone())];
         }
@@ -33,8 +33,12 @@ pub fn checks(f: &HostFacts) -> Vec<Check> {
             return vec![check(XID, TITLE, Status::Skip, detail).with_fix(PERMISSION_FIX)];
         }
         KernelLogFacts::Read {
-            source, live, xids, ..
-        } => (source, *live, xids),
+            source,
+            live,
+            xids,
+            earlier_xids,
+            ..
+        } => (source, *live, xids, *earlier_xids),
     };
     let gpus: Vec<(PciAddress, u32)> = f
         .gpu
@@ -60,7 +64,17 @@ pub fn checks(f: &HostFacts) -> Vec<Check> {
         }
     }
     groups.sort_by_key(|g| g[0].gpu.map_or(u64::MAX, u64::from));
-    groups.into_iter().map(|g| gpu_check(f, g)).collect()
+    let mut checks: Vec<Check> = groups.into_iter().map(|g| gpu_check(f, g)).collect();
+    if earlier > 0 {
+        for c in &mut checks {
+            c.detail.push_str(&format!(
+                " (the log holds {earlier} more Xid lines before the last {}, which alone are \
+                 judged here)",
+                xids.len()
+            ));
+        }
+    }
+    checks
 }
 
 /// The check for the Xids of one bus id.
@@ -179,6 +193,7 @@ mod tests {
             live,
             boot_time_s: Some(1_764_000_000),
             xids: parse(log, 2026),
+            earlier_xids: 0,
         };
         f
     }

@@ -28,46 +28,174 @@ pub struct XidLine {
     pub text: String,
     pub time: LogTime,
 }
+/// A line longer than this is cut here and the rest of it skipped: the kernel writes a record
+/// of at most 1 KiB (printk's `PRINTKRB_RECORD_MAX`), so a longer line is not the kernel's, and
+/// a log of one 200 MB line must not be held whole.
+pub const MAX_LINE_BYTES: usize = 4096;
+
+/// A process name is the kernel's `comm`: at most 15 bytes (`TASK_COMM_LEN` is 16 with its NUL).
+/// Longer is not the kernel's; it is cut here.
+pub const MAX_NAME_CHARS: usize = 16;
+
+/// The bus as written (`PCI:0000:3a:00` is 14), cut here.
+pub const MAX_BUS_TEXT_CHARS: usize = 32;
+
+/// The driver's text after the number, pid and name, cut here.
+pub const MAX_TEXT_CHARS: usize = 512;
+
+/// The Xid lines a saved or live log keeps for the doctor: the last ones, which say how the GPU
+/// is now; a log with more (an Xid storm, or a file made to exhaust memory) has the earlier
+/// ones counted. About 30 MB at most with every field at its cap.
+pub const MAX_XID_LINES: usize = 50_000;
+
+/// How many lines from the start of a log are looked at to tell whether it is a kernel log.
+const LOOKS_LINES: usize = 10_000;
+
 /// Every Xid line in `log`, in order. `year` dates the short syslog/journalctl stamps
 /// (`Nov 24 03:14:07`), which leave it out: the current year, normally.
 pub fn parse(log: &str, year: i16) -> Vec<XidLine> {
     log.lines()
         .enumerate()
-        .filter_map(|(i, raw)| {
-            let raw = raw.trim_end_matches('\r');
-            let at = raw.find(MARKER)?;
-            let mut xid = message(&raw[at + MARKER.len()..])?;
-            xid.line = i + 1;
-            xid.time = prefix_time(&raw[..at], year);
-            Some(xid)
-        })
+        .filter_map(|(i, raw)| xid_line(cut(raw), i + 1, year))
         .collect()
+}
+
+/// `raw` cut to [`MAX_LINE_BYTES`] at a character's boundary.
+fn cut(raw: &str) -> &str {
+    if raw.len() <= MAX_LINE_BYTES {
+        return raw;
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    &raw[..end]
+}
+
+/// The Xid on line `number` (`raw`, without its `\n`), if it holds one.
+fn xid_line(raw: &str, number: usize, year: i16) -> Option<XidLine> {
+    let raw = raw.trim_end_matches('\r');
+    let at = raw.find(MARKER)?;
+    let mut xid = message(&raw[at + MARKER.len()..])?;
+    xid.line = number;
+    xid.time = prefix_time(&raw[..at], year);
+    Some(xid)
 }
 
 /// Whether `log` reads as a kernel log in a form `parse` knows: some line begins with the time
 /// stamp of `dmesg`, `dmesg -T`, journalctl, syslog or a `/dev/kmsg` record. A file with no Xid
 /// that is not a kernel log at all (the wrong file, a binary) must not read as "no Xids".
 pub fn looks_like_kernel_log(log: &str, year: i16) -> bool {
-    log.lines().take(10_000).any(|raw| {
-        let line = raw.trim_end_matches('\r').trim_start();
-        let kmsg = line
-            .find(';')
-            .is_some_and(|end| prefix_time(&line[..=end], year).since_boot.is_some());
-        let dmesg = line.starts_with('[')
-            && line.find(']').is_some_and(|end| {
-                let t = prefix_time(&line[..=end], year);
-                t.since_boot.is_some() || t.wall.is_some()
-            });
-        let words: Vec<&str> = line.split_whitespace().take(3).collect();
-        kmsg || dmesg || prefix_time(&words.join(" "), year).wall.is_some()
-    })
+    log.lines()
+        .take(LOOKS_LINES)
+        .any(|raw| kernel_line(cut(raw), year))
+}
+
+/// Whether `raw` begins with a kernel log's time stamp.
+fn kernel_line(raw: &str, year: i16) -> bool {
+    let line = raw.trim_end_matches('\r').trim_start();
+    let kmsg = line
+        .find(';')
+        .is_some_and(|end| prefix_time(&line[..=end], year).since_boot.is_some());
+    let dmesg = line.starts_with('[')
+        && line.find(']').is_some_and(|end| {
+            let t = prefix_time(&line[..=end], year);
+            t.since_boot.is_some() || t.wall.is_some()
+        });
+    let words: Vec<&str> = line.split_whitespace().take(3).collect();
+    kmsg || dmesg || prefix_time(&words.join(" "), year).wall.is_some()
+}
+
+/// A log read as a stream, line by line: what the doctor needs of it, in memory that does not
+/// grow with the log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadLog {
+    /// The last [`MAX_XID_LINES`] Xid lines, in order.
+    pub xids: Vec<XidLine>,
+    /// The Xid lines before those, counted and not kept.
+    pub earlier_xids: usize,
+    /// Whether it reads as a kernel log ([`looks_like_kernel_log`]).
+    pub looks_like_kernel_log: bool,
+    /// Whether it holds nothing but white space.
+    pub blank: bool,
+}
+
+/// Reads `log` line by line: each line cut to [`MAX_LINE_BYTES`], each Xid's fields to their
+/// caps, the last `keep` Xid lines kept. Bytes that are not UTF-8 are read as U+FFFD.
+pub fn read(mut log: impl std::io::BufRead, year: i16, keep: usize) -> std::io::Result<ReadLog> {
+    let mut read = ReadLog {
+        blank: true,
+        ..ReadLog::default()
+    };
+    let mut kept = std::collections::VecDeque::new();
+    let mut line = Vec::with_capacity(256);
+    let mut number = 0;
+    while next_line(&mut log, &mut line)? {
+        number += 1;
+        let text = String::from_utf8_lossy(&line);
+        if read.blank && !text.trim().is_empty() {
+            read.blank = false;
+        }
+        if number <= LOOKS_LINES && !read.looks_like_kernel_log {
+            read.looks_like_kernel_log = kernel_line(&text, year);
+        }
+        if let Some(xid) = xid_line(&text, number, year) {
+            if kept.len() == keep {
+                kept.pop_front();
+                read.earlier_xids += 1;
+            }
+            if keep > 0 {
+                kept.push_back(xid);
+            } else {
+                read.earlier_xids += 1;
+            }
+        }
+    }
+    read.xids = kept.into();
+    Ok(read)
+}
+
+/// The next line of `log` into `line` (without its `\n`, cut to [`MAX_LINE_BYTES`], the rest
+/// of it read past); false at the end.
+fn next_line(log: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    line.clear();
+    let mut any = false;
+    loop {
+        let buf = match log.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (part, used, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => (&buf[..at], at + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        log.consume(used);
+        if ended {
+            return Ok(true);
+        }
+    }
+}
+
+/// `text` cut to `max` characters, with `…` where it was cut.
+fn capped(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 /// ` (PCI:0000:3a:00): 79, pid=..., name=..., text` after the marker.
 fn message(rest: &str) -> Option<XidLine> {
     let rest = rest.trim_start().strip_prefix('(')?;
     let close = rest.find(')')?;
-    let bus_text = rest[..close].trim().to_string();
+    let bus_text = capped(rest[..close].trim(), MAX_BUS_TEXT_CHARS);
     let rest = rest[close + 1..]
         .trim_start()
         .strip_prefix(':')?
@@ -89,8 +217,8 @@ fn message(rest: &str) -> Option<XidLine> {
         pid: pid.and_then(|p| p.parse().ok()).filter(|p| *p != 0),
         process: name
             .filter(|n| !n.is_empty() && *n != "<unknown>")
-            .map(str::to_string),
-        text: rest.trim().to_string(),
+            .map(|n| capped(n, MAX_NAME_CHARS)),
+        text: capped(rest.trim(), MAX_TEXT_CHARS),
         time: LogTime::default(),
     })
 }
@@ -259,6 +387,75 @@ mod tests {
             Some("00000018:01:00.0")
         );
         assert!(n.text.starts_with("RLW_RXPIPE Nonfatal"), "{}", n.text);
+    }
+
+    /// A log of one very long line, read through a small buffer so that the line spans many.
+    fn read_small(log: &[u8], keep: usize) -> ReadLog {
+        read(std::io::BufReader::with_capacity(64, log), 2026, keep).unwrap()
+    }
+
+    #[test]
+    fn a_long_line_is_cut_and_each_field_capped() {
+        let name = "n".repeat(100_000);
+        let text = "t".repeat(100_000);
+        let log = format!(
+            "[1.0] NVRM: Xid (PCI:0000:18:00{}): 13, pid=7, name={name}, {text}\n\
+             [2.0] NVRM: Xid (PCI:0000:18:00): 79, pid=0, fell off\n",
+            "b".repeat(100)
+        );
+        let read = read_small(log.as_bytes(), 10);
+        assert_eq!(
+            read.xids.len(),
+            2,
+            "{:?}",
+            read.xids.iter().map(|x| x.line).collect::<Vec<_>>()
+        );
+        let first = &read.xids[0];
+        assert_eq!(
+            first.process.as_deref().map(|n| n.chars().count()),
+            Some(MAX_NAME_CHARS + 1)
+        );
+        assert!(first.process.as_deref().unwrap().ends_with('…'));
+        assert_eq!(first.bus_text.chars().count(), MAX_BUS_TEXT_CHARS + 1);
+        // The line was cut at 4 KiB, before the name's end: no text is left after it.
+        assert!(first.text.chars().count() <= MAX_TEXT_CHARS + 1);
+        let second = &read.xids[1];
+        assert_eq!(
+            (second.line, second.xid, second.text.as_str()),
+            (2, 79, "fell off")
+        );
+        assert!(read.looks_like_kernel_log && !read.blank);
+        // The same through `parse`.
+        let parsed = parse(&log, 2026);
+        assert_eq!(parsed.len(), 2);
+        assert_eq!(parsed[0].process, first.process);
+    }
+
+    #[test]
+    fn only_the_last_xid_lines_are_kept_and_the_earlier_counted() {
+        let log: String = (0..1000)
+            .map(|i| {
+                format!(
+                    "[{i}.0] NVRM: Xid (PCI:0000:18:00): 13, pid={}, x\nnoise\n",
+                    i + 1
+                )
+            })
+            .collect();
+        let read = read_small(log.as_bytes(), 100);
+        assert_eq!((read.xids.len(), read.earlier_xids), (100, 900));
+        assert_eq!(read.xids[0].pid, Some(901));
+        assert_eq!(read.xids[99].line, 1999);
+        let all = read_small(log.as_bytes(), 5000);
+        assert_eq!((all.xids, all.earlier_xids), (parse(&log, 2026), 0));
+        // No line end at the end, bad bytes, blank files.
+        let odd = read_small(
+            b"\xff\xfe\n[1.0] NVRM: Xid (PCI:0000:18:00): 79, pid=0, y",
+            10,
+        );
+        assert_eq!(odd.xids.len(), 1);
+        assert_eq!(odd.xids[0].line, 2);
+        assert!(read_small(b" \n\n\t\n", 10).blank);
+        assert!(!read_small(b"hello\n", 10).looks_like_kernel_log);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct XidSeen {
     pub lines: usize,
     pub first: LogTime,
     pub last: LogTime,
-    /// The processes the lines name, each once, in order.
+    /// The processes the lines name, each once, in order (the first [`MAX_PROCESSES`]).
     pub processes: Vec<XidProcess>,
     /// The driver's text of the last occurrence.
     pub text: String,
@@ -43,6 +43,10 @@ pub struct XidProcess {
     pub pid: Option<u32>,
     pub name: Option<String>,
 }
+
+/// The processes kept for one Xid on one GPU; more are not named (a storm of short-lived
+/// processes, or a hostile log, would otherwise make each line a search of all of them).
+pub const MAX_PROCESSES: usize = 64;
 
 /// Lines closer than this count as one occurrence.
 const EVENT_GAP: std::time::Duration = std::time::Duration::from_secs(1);
@@ -56,6 +60,9 @@ pub fn summarise(
     boot: Option<Timestamp>,
 ) -> Vec<XidSeen> {
     let mut seen: Vec<XidSeen> = Vec::new();
+    // Where each (bus, Xid) is in `seen`: a log of many buses (a hostile one) stays linear.
+    let mut index: std::collections::HashMap<(String, u32), usize> =
+        std::collections::HashMap::new();
     for line in lines {
         let bus_id = line
             .bus
@@ -69,9 +76,9 @@ pub fn summarise(
             name: line.process.clone(),
         };
         let named = process.pid.is_some() || process.name.is_some();
-        match seen
-            .iter_mut()
-            .find(|s| s.bus_id == bus_id && s.xid == line.xid)
+        match index
+            .get(&(bus_id.clone(), line.xid))
+            .and_then(|&i| seen.get_mut(i))
         {
             Some(s) => {
                 let same_process = !named || s.processes.last() == Some(&process);
@@ -82,27 +89,30 @@ pub fn summarise(
                 s.last = time;
                 s.severity = s.severity.max(severity);
                 s.text.clone_from(&line.text);
-                if named && !s.processes.contains(&process) {
+                if named && s.processes.len() < MAX_PROCESSES && !s.processes.contains(&process) {
                     s.processes.push(process);
                 }
             }
-            None => seen.push(XidSeen {
-                gpu,
-                bus_id,
-                xid: line.xid,
-                name: info.map(|i| i.name.clone()),
-                meaning: info.map(|i| i.meaning.clone()),
-                class: info.map(|i| i.class),
-                severity,
-                action: info.map(|i| i.action),
-                action_text: info.map(|i| i.action_text.clone()),
-                count: 1,
-                lines: 1,
-                first: time,
-                last: time,
-                processes: if named { vec![process] } else { Vec::new() },
-                text: line.text.clone(),
-            }),
+            None => {
+                index.insert((bus_id.clone(), line.xid), seen.len());
+                seen.push(XidSeen {
+                    gpu,
+                    bus_id,
+                    xid: line.xid,
+                    name: info.map(|i| i.name.clone()),
+                    meaning: info.map(|i| i.meaning.clone()),
+                    class: info.map(|i| i.class),
+                    severity,
+                    action: info.map(|i| i.action),
+                    action_text: info.map(|i| i.action_text.clone()),
+                    count: 1,
+                    lines: 1,
+                    first: time,
+                    last: time,
+                    processes: if named { vec![process] } else { Vec::new() },
+                    text: line.text.clone(),
+                })
+            }
         }
     }
     seen

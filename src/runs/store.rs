@@ -325,6 +325,27 @@ pub enum StopOutcome {
     AlreadyFinished(RunState),
     /// The ranks are gone; `signal` is the last one that was needed; `run` as recorded after.
     Stopped { signal: &'static str, run: Box<Run> },
+    /// The ranks are gone, but the end could not be written (`why`: a full disk): the run's
+    /// supervisor, when `supervisor_alive`, keeps trying and records it once it can; otherwise
+    /// another `gpudeck stop` records it.
+    EndNotRecorded {
+        signal: &'static str,
+        why: String,
+        supervisor_alive: bool,
+    },
+}
+
+impl StopOutcome {
+    /// What a stop whose end was not recorded says after "stopped RUN": why, and when the end
+    /// will be recorded.
+    pub fn end_not_recorded(id: &str, why: &str, supervisor_alive: bool) -> String {
+        let when = if supervisor_alive {
+            "its supervisor records it as soon as there is space again (free some)".to_string()
+        } else {
+            format!("free some space, then `gpudeck stop {id}` records it")
+        };
+        format!("its end could not be recorded yet ({why}); {when}")
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod control_chars;
 mod docker_containers;
 mod docker_engine;
 mod docker_images;

@@ -17,6 +17,7 @@ mod runs_cli;
 mod runs_container;
 mod runs_container_lifecycle;
 mod runs_container_service;
+mod runs_full_disk;
 mod runs_lifecycle;
 mod runs_record;
 mod runs_slurm;

@@ -48,7 +48,16 @@ pub(crate) fn stop_local(run: &Run, grace: Duration) -> Result<StopOutcome, RunE
         // A container run's end can still be read from its containers.
         let settled = run.record.container.is_some() && settle_stopped(run)?;
         if !settled {
-            record_stopped_ourselves(run)?;
+            // The ranks are gone whatever happens now: a store that cannot be written (a full
+            // disk) does not make the stop a failure, it leaves the end to be recorded later.
+            if let Err(e) = record_stopped_ourselves(run) {
+                let supervisor_alive = run.reload().is_ok_and(|r| r.state() != RunState::Lost);
+                return Ok(StopOutcome::EndNotRecorded {
+                    signal,
+                    why: e.to_string(),
+                    supervisor_alive,
+                });
+            }
         }
     }
     Ok(StopOutcome::Stopped {
