@@ -1,0 +1,286 @@
+//! The torchrun launcher: the command torchrun is handed, one log per worker, and no worker
+//! outliving its run. torch is not installed where these run, so `torchrun` here is a shell
+//! stand-in that does what gpudeck depends on, as PyTorch's torch/distributed/run.py and
+//! torch/distributed/elastic do it: it parses the options gpudeck passes, starts
+//! `--nproc-per-node` workers each in a session of its own (`start_new_session=True`) with
+//! RANK/LOCAL_RANK/WORLD_SIZE and the agent's environment, runs the script with `python -u`
+//! unless `--no-python`, writes each worker's output to
+//! `<log-dir>/<rdzv id>_<random>/attempt_0/<local rank>/{stdout,stderr}.log` with
+//! `--redirects=3`, and on SIGTERM/SIGINT signals the workers and exits without waiting for them.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::support::runs::{
+    gpudeck, output, record, run_dir, start_with, wait_state, wait_until, GroupGuard,
+};
+use crate::support::{stderr, stdout, Dirs};
+
+const FAKE_TORCHRUN: &str = r#"#!/bin/sh
+echo "torchrun $*"
+n=1; logdir=; redirects=0; python=python3; module=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --standalone) ;;
+    --nproc-per-node=*) n=${1#*=} ;;
+    --log-dir=*) logdir=${1#*=} ;;
+    --redirects=*) redirects=${1#*=} ;;
+    --no-python) python= ;;
+    -m) module=-m ;;
+    -*) echo "torchrun: error: unrecognized arguments: $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+  shift
+done
+[ "$redirects" = 3 ] && [ -n "$logdir" ] || { echo "expected --log-dir and --redirects=3" >&2; exit 2; }
+pids=
+r=0
+while [ "$r" -lt "$n" ]; do
+  d="$logdir/0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5_x7k2m9/attempt_0/$r"
+  mkdir -p "$d"
+  RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n TORCHELASTIC_RUN_ID=fake \
+    setsid $python ${python:+-u} $module "$@" >"$d/stdout.log" 2>"$d/stderr.log" &
+  pids="$pids $!"
+  r=$((r + 1))
+done
+trap 'kill -TERM $pids 2>/dev/null; exit 143' TERM INT
+code=0
+for p in $pids; do wait "$p" || code=$?; done
+exit $code
+"#;
+
+/// A work dir with the stand-in torchrun on PATH and the given executable files in it.
+struct Setup {
+    dirs: Dirs,
+    work: PathBuf,
+    path: String,
+}
+
+fn setup(files: &[(&str, &str, u32)]) -> Setup {
+    let dirs = Dirs::new();
+    let bin = dirs.root.path().join("bin");
+    let work = dirs.root.path().join("work");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::create_dir(&work).unwrap();
+    write(&bin.join("torchrun"), FAKE_TORCHRUN, 0o755);
+    for (name, text, mode) in files {
+        write(&work.join(name), text, *mode);
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Setup { dirs, work, path }
+}
+
+fn write(file: &Path, text: &str, mode: u32) {
+    std::fs::write(file, text).unwrap();
+    std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+impl Setup {
+    fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut all = vec!["run", "--gpus", "0,1", "--launcher", "torchrun", "--"];
+        all.extend_from_slice(args);
+        let mut cmd = gpudeck(&self.dirs, &all);
+        cmd.env("PATH", &self.path).current_dir(&self.work);
+        cmd
+    }
+
+    /// Starts the run; the guard ends every process of it when the test ends.
+    fn start(&self, args: &[&str]) -> (String, RunGuard) {
+        let (id, group) = start_with(&self.dirs, self.command(args));
+        (id.clone(), RunGuard(id, group))
+    }
+
+    fn torchrun_output(&self, id: &str) -> String {
+        std::fs::read_to_string(run_dir(&self.dirs, id).join("torchrun.stdout.log"))
+            .unwrap_or_default()
+    }
+
+    fn logs(&self, id: &str, rank: &str) -> std::process::Output {
+        let mut cmd = gpudeck(&self.dirs, &["logs", id, "--rank", rank]);
+        cmd.current_dir(&self.work);
+        cmd.output().unwrap()
+    }
+}
+
+/// The live processes that carry the run's id (as every process of a run does).
+fn run_pids(id: &str) -> Vec<i32> {
+    let tag = format!("GPUDECK_RUN_ID={id}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
+                .unwrap_or(true);
+            !zombie
+                && std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|e| e == tag.as_bytes()))
+        })
+        .collect()
+}
+
+/// Kills whatever of the run is left when the test ends, pass or fail (its workers are in
+/// sessions of their own, out of the group guard's reach).
+struct RunGuard(String, #[allow(dead_code)] GroupGuard);
+
+impl Drop for RunGuard {
+    fn drop(&mut self) {
+        for pid in run_pids(&self.0) {
+            // SAFETY: kill(2) on a process of this test's own run; no memory is touched.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[test]
+fn torchrun_is_handed_its_own_grammar_and_what_cannot_work_is_refused() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let s = setup(&[
+        ("train.py", "print('step=1 loss=0.5')\n", 0o644),
+        ("run.sh", "#!/bin/sh\necho shell\n", 0o755),
+        ("notes.sh", "echo not executable\n", 0o644),
+    ]);
+    let log_dir = |id: &str| run_dir(&s.dirs, id).join("torchrun");
+    for (args, want) in [
+        (
+            &["python", "train.py", "--lr", "0.1"][..],
+            "train.py --lr 0.1",
+        ),
+        (&["python3", "-u", "-m", "pkg.train"][..], "-m pkg.train"),
+        (&["train.py"][..], "train.py"),
+        (&["./run.sh", "a"][..], "--no-python ./run.sh a"),
+        (&["sh", "run.sh"][..], "--no-python sh run.sh"),
+    ] {
+        let (id, _guard) = s.start(args);
+        wait_until(&format!("{id} to end"), || {
+            record(&s.dirs, &id)["ended_ms"].is_u64()
+        });
+        let text = s.torchrun_output(&id);
+        let expected = format!(
+            "torchrun --standalone --nproc-per-node=2 --log-dir={} --redirects=3 {want}\n",
+            log_dir(&id).display()
+        );
+        assert!(text.starts_with(&expected), "{args:?}:\n{text}");
+    }
+
+    for (args, why, instead) in [
+        (
+            &["notes.sh"][..],
+            "notes.sh is neither a Python script nor executable",
+            "gpudeck run --launcher torchrun -- sh notes.sh",
+        ),
+        (
+            &["python", "tain.py"][..],
+            "the script tain.py is not in the work directory",
+            "gpudeck run --launcher torchrun -- python tain.py",
+        ),
+        (
+            &["python"][..],
+            "`python` names no script or module to run",
+            "gpudeck run --launcher torchrun -- python train.py",
+        ),
+    ] {
+        let out = s.command(args).output().unwrap();
+        let err = stderr(&out).replace('\n', " ");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(err.contains(instead), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn each_torchrun_worker_has_its_own_log_and_progress_is_rank_0s() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let worker = "#!/bin/sh\n\
+                  i=1; while [ $i -le 20 ]; do echo \"step=$i loss=$RANK.5 rank=$RANK\"; i=$((i+1)); done\n\
+                  echo \"warning from $RANK\" >&2\n";
+    let s = setup(&[("worker.sh", worker, 0o755)]);
+    let (id, _guard) = s.start(&["./worker.sh"]);
+    wait_state(&s.dirs, &id, "succeeded");
+    for rank in ["0", "1"] {
+        let out = s.logs(&id, rank);
+        assert!(out.status.success(), "rank {rank}: {}", stderr(&out));
+        let text = stdout(&out);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 20, "rank {rank}: {text}");
+        assert!(
+            lines.iter().all(|l| l.ends_with(&format!("rank={rank}"))),
+            "rank {rank} holds another worker's lines: {text}"
+        );
+    }
+    let err = gpudeck(&s.dirs, &["logs", &id, "--rank", "1", "--stderr"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&err), "warning from 1\n", "{}", stderr(&err));
+    // The record counts the workers, whose logs these are; gpudeck started one process.
+    let rec = record(&s.dirs, &id);
+    assert_eq!(rec["torchrun_workers"], 2, "{rec}");
+    assert_eq!(rec["ranks"].as_array().map(Vec::len), Some(1), "{rec}");
+}
+
+/// Workers that ignore SIGINT and SIGTERM, as a training loop stuck in a collective does.
+const STUBBORN: &str =
+    "#!/bin/sh\ntrap '' INT TERM\necho \"up $RANK\"\nwhile :; do sleep 0.1; done\n";
+
+fn wait_workers_up(s: &Setup, id: &str) {
+    wait_until("both workers to be up", || {
+        (0..2).all(|rank| {
+            std::fs::read_to_string(run_dir(&s.dirs, id).join(format!("rank-{rank}.stdout.log")))
+                .is_ok_and(|t| t.contains("up"))
+        })
+    });
+}
+
+#[test]
+fn a_killed_torchrun_agent_takes_its_workers_with_its_run() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let s = setup(&[("worker.sh", STUBBORN, 0o755)]);
+    let (id, _guard) = s.start(&["./worker.sh"]);
+    wait_workers_up(&s, &id);
+    assert!(run_pids(&id).len() >= 3, "the agent and two workers");
+    let agent = record(&s.dirs, &id)["ranks"][0]["pid"].as_i64().unwrap();
+    // SAFETY: kill(2) on the torchrun agent this test started.
+    unsafe {
+        libc::kill(agent as i32, libc::SIGKILL);
+    }
+    let rec = wait_state(&s.dirs, &id, "failed");
+    assert_eq!(rec["exit_code"], 137, "{rec}");
+    assert_eq!(
+        run_pids(&id),
+        Vec::<i32>::new(),
+        "the workers outlived their run"
+    );
+    let log = std::fs::read_to_string(run_dir(&s.dirs, &id).join("supervisor.log")).unwrap();
+    assert!(log.contains("outlived its ranks"), "{log}");
+}
+
+#[test]
+fn stop_ends_stubborn_torchrun_workers_before_it_says_stopped() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let s = setup(&[("worker.sh", STUBBORN, 0o755)]);
+    let (id, _guard) = s.start(&["./worker.sh"]);
+    wait_workers_up(&s, &id);
+    let out = output(&s.dirs, &["stop", &id, "--grace", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("last signal needed: SIGKILL"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        run_pids(&id),
+        Vec::<i32>::new(),
+        "stopped while workers live"
+    );
+    let rec = record(&s.dirs, &id);
+    let log = std::fs::read_to_string(run_dir(&s.dirs, &id).join("supervisor.log")).unwrap();
+    assert_eq!(rec["state"], "stopped", "{rec}\n{log}");
+}
