@@ -199,10 +199,14 @@ fn torchrun_gets_standalone_and_one_process_per_gpu() {
         "{text}"
     );
 
-    let refused = output(
+    // A PATH without torchrun (the test venv's may be on the caller's).
+    let refused = gpudeck(
         &dirs,
         &["run", "--gpus", "1", "--launcher", "torchrun", "--", "x.py"],
-    );
+    )
+    .env("PATH", "/usr/bin:/bin")
+    .output()
+    .unwrap();
     assert_eq!(refused.status.code(), Some(1));
     assert!(
         stderr(&refused).contains("the command `torchrun` was not found"),

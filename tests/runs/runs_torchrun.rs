@@ -59,11 +59,19 @@ struct Setup {
 fn setup(files: &[(&str, &str, u32)]) -> Setup {
     let dirs = Dirs::new();
     let bin = dirs.root.path().join("bin");
-    let work = dirs.root.path().join("work");
     std::fs::create_dir(&bin).unwrap();
-    std::fs::create_dir(&work).unwrap();
     write(&bin.join("torchrun"), FAKE_TORCHRUN, 0o755);
+    setup_with(dirs, &bin, files)
+}
+
+/// A work dir with the given files, and `bin` (where a torchrun is) first on PATH.
+fn setup_with(dirs: Dirs, bin: &Path, files: &[(&str, &str, u32)]) -> Setup {
+    let work = dirs.root.path().join("work");
+    std::fs::create_dir(&work).unwrap();
     for (name, text, mode) in files {
+        if let Some(parent) = Path::new(name).parent() {
+            std::fs::create_dir_all(work.join(parent)).unwrap();
+        }
         write(&work.join(name), text, *mode);
     }
     let path = format!(
@@ -283,4 +291,162 @@ fn stop_ends_stubborn_torchrun_workers_before_it_says_stopped() {
     let rec = record(&s.dirs, &id);
     let log = std::fs::read_to_string(run_dir(&s.dirs, &id).join("supervisor.log")).unwrap();
     assert_eq!(rec["state"], "stopped", "{rec}\n{log}");
+}
+
+// The real torchrun (PyTorch from the test venv `.ci/run` makes), with CPU workers over gloo.
+
+/// Two workers of DDP over gloo on the CPU, each printing `[rankN] step=S loss=L` per step.
+const TRAIN: &str = r#"import os
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(rank)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+for step in range(1, 41):
+    x = torch.randn(16, 4)
+    loss = ((model(x) - x.sum(dim=1, keepdim=True)) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print(f"[rank{rank}] step={step} loss={loss.item():.4f}")
+dist.destroy_process_group()
+"#;
+
+/// A worker that joins the group, then ignores SIGINT and SIGTERM (as one stuck in a
+/// collective does) and keeps going.
+const STUBBORN_TRAIN: &str = r#"import os, signal, time
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print(f"up {dist.get_rank()}", flush=True)
+while True:
+    time.sleep(0.1)
+"#;
+
+/// The real torchrun's directory, or None after saying why the test is skipped.
+fn real_torchrun(test: &str) -> Option<PathBuf> {
+    let torchrun = crate::support::services::or_skip(test, crate::support::services::torchrun())?;
+    Some(torchrun.parent().unwrap().to_path_buf())
+}
+
+/// rank N's stdout lines, as `gpudeck logs --rank N` prints them.
+fn rank_lines(s: &Setup, id: &str, rank: usize) -> Vec<String> {
+    let out = s.logs(id, &rank.to_string());
+    assert!(out.status.success(), "rank {rank}: {}", stderr(&out));
+    stdout(&out).lines().map(String::from).collect()
+}
+
+#[test]
+fn real_torchrun_runs_python_train_py_with_one_log_per_worker() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let Some(bin) = real_torchrun("real_torchrun_runs_python_train_py_with_one_log_per_worker")
+    else {
+        return;
+    };
+    let s = setup_with(
+        Dirs::new(),
+        &bin,
+        &[
+            ("train.py", TRAIN, 0o644),
+            ("pkg/__init__.py", "", 0o644),
+            (
+                "pkg/hello.py",
+                "import os\nprint('module rank', os.environ['RANK'])\n",
+                0o644,
+            ),
+            (
+                "hello.sh",
+                "#!/bin/sh\necho \"shell rank $RANK of $WORLD_SIZE\"\n",
+                0o755,
+            ),
+        ],
+    );
+    // The way every PyTorch tutorial writes it.
+    let (id, _guard) = s.start(&["python", "train.py"]);
+    let rec = wait_state(&s.dirs, &id, "succeeded");
+    assert_eq!(rec["name"], "train.py", "{rec}");
+    for rank in 0..2 {
+        let lines = rank_lines(&s, &id, rank);
+        let steps: Vec<&String> = lines.iter().filter(|l| l.contains("step=")).collect();
+        assert_eq!(steps.len(), 40, "rank {rank}: {lines:?}");
+        for (line, step) in steps.iter().zip(1..) {
+            assert!(
+                line.starts_with(&format!("[rank{rank}] step={step} loss=")),
+                "rank {rank}, step {step}: {line:?} (another worker's line, or spliced)"
+            );
+        }
+    }
+    let agent = s.torchrun_output(&id)
+        + &std::fs::read_to_string(run_dir(&s.dirs, &id).join("torchrun.stderr.log")).unwrap();
+    assert!(
+        !agent.contains("step="),
+        "a worker's line on torchrun's output: {agent}"
+    );
+    assert_eq!(run_pids(&id), Vec::<i32>::new());
+
+    // python -m, and a shell script torchrun must not run with Python.
+    for (args, rank_1_says) in [
+        (&["python", "-m", "pkg.hello"][..], "module rank 1"),
+        (&["./hello.sh"][..], "shell rank 1 of 2"),
+    ] {
+        let (id, _guard) = s.start(args);
+        let rec = wait_state(&s.dirs, &id, "succeeded");
+        let lines = rank_lines(&s, &id, 1);
+        assert_eq!(lines, [rank_1_says], "{args:?}: {rec}");
+    }
+}
+
+#[test]
+fn real_torchrun_workers_end_with_their_run_when_the_agent_is_killed() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let test = "real_torchrun_workers_end_with_their_run_when_the_agent_is_killed";
+    let Some(bin) = real_torchrun(test) else {
+        return;
+    };
+    let s = setup_with(Dirs::new(), &bin, &[("train.py", STUBBORN_TRAIN, 0o644)]);
+    let (id, _guard) = s.start(&["python", "train.py"]);
+    wait_workers_up(&s, &id);
+    let agent = record(&s.dirs, &id)["ranks"][0]["pid"].as_i64().unwrap();
+    let workers: Vec<i32> = run_pids(&id)
+        .into_iter()
+        .filter(|p| i64::from(*p) != agent)
+        .collect();
+    assert!(workers.len() >= 2, "{workers:?}");
+    // SAFETY: kill(2) on the torchrun agent this test started.
+    unsafe {
+        libc::kill(agent as i32, libc::SIGKILL);
+    }
+    let rec = wait_state(&s.dirs, &id, "failed");
+    assert_eq!(rec["exit_code"], 137, "{rec}");
+    assert_eq!(run_pids(&id), Vec::<i32>::new(), "workers outlived the run");
+}
+
+#[test]
+fn real_torchrun_stubborn_workers_are_gone_when_stop_returns() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let Some(bin) = real_torchrun("real_torchrun_stubborn_workers_are_gone_when_stop_returns")
+    else {
+        return;
+    };
+    let s = setup_with(Dirs::new(), &bin, &[("train.py", STUBBORN_TRAIN, 0o644)]);
+    let (id, _guard) = s.start(&["python", "train.py"]);
+    wait_workers_up(&s, &id);
+    let out = output(&s.dirs, &["stop", &id, "--grace", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("last signal needed: SIGKILL"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        run_pids(&id),
+        Vec::<i32>::new(),
+        "stopped while workers live"
+    );
+    assert_eq!(record(&s.dirs, &id)["state"], "stopped");
 }
