@@ -1,6 +1,8 @@
 //! The torchrun launcher: the command torchrun is handed, one log per worker, and no worker
-//! outliving its run. torch is not installed where these run, so `torchrun` here is a shell
-//! stand-in that does what gpudeck depends on, as PyTorch's torch/distributed/run.py and
+//! outliving its run. The `real_torchrun_*` tests (at the end) run PyTorch's torchrun from the
+//! test venv with CPU workers over gloo, and say SKIPPED without it. The others check what needs
+//! exact control (every command form, refusals, shell workers that ignore signals) against a
+//! shell stand-in that does what gpudeck depends on, as PyTorch's torch/distributed/run.py and
 //! torch/distributed/elastic do it: it parses the options gpudeck passes, starts
 //! `--nproc-per-node` workers each in a session of its own (`start_new_session=True`) with
 //! RANK/LOCAL_RANK/WORLD_SIZE and the agent's environment, runs the script with `python -u`
@@ -205,7 +207,7 @@ fn torchrun_is_handed_its_own_grammar_and_what_cannot_work_is_refused() {
 }
 
 #[test]
-fn each_torchrun_worker_has_its_own_log_and_progress_is_rank_0s() {
+fn each_torchrun_worker_has_its_own_log() {
     let _gate = crate::support::gate::gate(module_path!());
     let worker = "#!/bin/sh\n\
                   i=1; while [ $i -le 20 ]; do echo \"step=$i loss=$RANK.5 rank=$RANK\"; i=$((i+1)); done\n\
@@ -231,6 +233,11 @@ fn each_torchrun_worker_has_its_own_log_and_progress_is_rank_0s() {
     // The record counts the workers, whose logs these are; gpudeck started one process.
     let rec = record(&s.dirs, &id);
     assert_eq!(rec["torchrun_workers"], 2, "{rec}");
+    let mode = std::fs::metadata(run_dir(&s.dirs, &id).join("torchrun"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700, "torchrun's log directory is private");
     assert_eq!(rec["ranks"].as_array().map(Vec::len), Some(1), "{rec}");
 }
 

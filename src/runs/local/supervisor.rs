@@ -385,6 +385,19 @@ async fn write_end(run: &Run, record: &RunRecord, [sigterm, sigint]: [&mut Signa
 /// log files: the ranks write to the files themselves, so no line waits in gpudeck's memory and
 /// none is lost if the supervisor dies (a pipe would also hand the ranks SIGPIPE then).
 fn spawn_ranks(run: &Run, record: &mut RunRecord) -> Result<Vec<Child>, (usize, std::io::Error)> {
+    if record.torchrun_workers.is_some() {
+        // Private like the rest of the run's directory (torchrun would make it 0755); it may
+        // already be there.
+        let dir = run.dir.join(crate::runs::store::TORCHRUN_LOG_DIR);
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                errln!("gpudeck supervisor: {}: {e}", dir.display());
+            }
+            _ => {}
+        }
+    }
     let mut children: Vec<Child> = Vec::new();
     let mut group: Option<u32> = None;
     for rank in 0..record.ranks.len() {
