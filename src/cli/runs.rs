@@ -209,7 +209,7 @@ fn launch(
         run.state(),
         image.unwrap_or_default(),
         run.record.launcher.as_str(),
-        crate::units::plural(run.record.ranks.len(), "rank"),
+        crate::units::plural(run.record.log_ranks(), "rank"),
         run.dir.display()
     ));
     say(&format!(

@@ -233,6 +233,7 @@ mod tests {
             gpu_source: None,
             metrics_error: None,
             service: None,
+            torchrun_workers: None,
             lost_gpus: Vec::new(),
             backend: Default::default(),
             slurm: None,

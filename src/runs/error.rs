@@ -72,6 +72,8 @@ pub enum RunError {
     NotEnoughFreeGpus { wanted: usize, free: String },
     #[error("the command `{program}` was not found: {why}")]
     CommandNotFound { program: String, why: String },
+    #[error("torchrun cannot run this command: {why}")]
+    TorchrunCommand { why: String, instead: String },
     #[error("the work directory {path} cannot be used: {why}")]
     BadWorkdir { path: PathBuf, why: String },
     #[error("no free TCP port on 127.0.0.1 for the ranks to meet on: {why}")]
@@ -201,6 +203,7 @@ impl RunError {
             RunError::CommandNotFound { .. } => {
                 "Check the spelling, activate the environment that has it (conda/venv), or give its full path.".into()
             }
+            RunError::TorchrunCommand { instead, .. } => format!("Run it as `{instead}`."),
             RunError::BadWorkdir { .. } => "Pass an existing directory with --workdir (or cd into one).".into(),
             RunError::NoFreePort { .. } => {
                 "Check that the loopback interface is up (`ip addr show lo`) and that ports are not exhausted.".into()

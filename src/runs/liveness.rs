@@ -44,7 +44,8 @@ impl Liveness for SystemLiveness {
 impl SystemLiveness {
     /// Some process of a lost run still lives: one in its ranks' process group or its
     /// supervisor's session, started while the run was, of its user (as a run's leftovers are
-    /// recognised); or one of its containers still runs.
+    /// recognised), or one that carries its `GPUDECK_RUN_ID` (torchrun's workers, in sessions
+    /// of their own); or one of its containers still runs.
     pub fn lost_run_still_runs(&self, run: &Run) -> bool {
         use std::os::unix::fs::MetadataExt;
         let r = &run.record;
@@ -74,7 +75,13 @@ impl SystemLiveness {
                         .as_ref(),
                 )
         };
-        pids().any(in_group_or_session) || containers.into_iter().any(|id| container_running(&id))
+        let carries_id = || {
+            r.container.is_none()
+                && !super::local::procs::run_processes(&r.id, None, &[]).is_empty()
+        };
+        pids().any(in_group_or_session)
+            || carries_id()
+            || containers.into_iter().any(|id| container_running(&id))
     }
 }
 
@@ -156,6 +163,29 @@ mod tests {
         assert_eq!(SystemLiveness.run_holds_gpus(&run.dir), Some(true));
         rank.kill().unwrap();
         rank.wait().unwrap();
+        assert_eq!(SystemLiveness.run_holds_gpus(&run.dir), Some(false));
+    }
+
+    #[test]
+    fn a_lost_run_holds_its_gpus_while_a_worker_that_left_its_group_lives() {
+        let data = tempfile::tempdir().unwrap();
+        let store = RunStore::new(data.path());
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let run = lost_run(&store, gone.id());
+        gone.wait().unwrap();
+        assert_eq!(SystemLiveness.run_holds_gpus(&run.dir), Some(false));
+        // A torchrun worker: its own session, the run's id inherited.
+        let mut worker = std::process::Command::new("setsid")
+            .args(["sleep", "30"])
+            .env("GPUDECK_RUN_ID", run.id())
+            .spawn()
+            .unwrap();
+        let held = crate::runs::clock::wait_for(std::time::Duration::from_secs(5), || {
+            SystemLiveness.run_holds_gpus(&run.dir) == Some(true)
+        });
+        worker.kill().unwrap();
+        worker.wait().unwrap();
+        assert!(held, "a live worker of the lost run did not hold its GPUs");
         assert_eq!(SystemLiveness.run_holds_gpus(&run.dir), Some(false));
     }
 }

@@ -160,6 +160,11 @@ pub struct RunRecord {
     /// What a service run serves and on which ports (its spec's `service`); absent for a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<ServiceSpec>,
+    /// A local torchrun run's workers, which torchrun starts (not gpudeck): how many. Each
+    /// writes its own `rank-N.stdout.log`/`rank-N.stderr.log` (links to torchrun's log files),
+    /// torchrun itself `torchrun.stdout.log`/`torchrun.stderr.log`. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torchrun_workers: Option<usize>,
 }
 
 impl RunRecord {
@@ -208,7 +213,13 @@ impl RunRecord {
             slurm: None,
             container: None,
             service: None,
+            torchrun_workers: None,
         }
+    }
+
+    /// How many ranks have logs: a torchrun run's workers, else the processes gpudeck started.
+    pub fn log_ranks(&self) -> usize {
+        self.torchrun_workers.unwrap_or(self.ranks.len())
     }
 
     /// The state as a reader should show it: a running run whose supervisor is gone (dead, a

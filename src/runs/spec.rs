@@ -324,12 +324,10 @@ impl RunSpec {
 
     /// The name given, else the program's file name.
     pub fn effective_name(&self) -> String {
-        self.name.clone().unwrap_or_else(|| {
-            self.command
-                .first()
-                .and_then(|p| Path::new(p).file_name())
-                .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
-        })
+        self.name
+            .clone()
+            .or_else(|| name_of_command(&self.command))
+            .unwrap_or_else(|| "run".into())
     }
 
     /// The spec as TOML, for the run's `spec.toml`.
@@ -337,6 +335,42 @@ impl RunSpec {
         // A spec is strings, lists and one string table: serializing it cannot fail.
         toml::to_string(self).unwrap_or_default()
     }
+}
+
+/// What a run of `command` is called: the script or module an interpreter runs (`python -u
+/// train.py` is `train.py`, `python -m pkg.train` is `pkg.train`, `bash run.sh` is `run.sh`),
+/// else the program's file name.
+fn name_of_command(command: &[String]) -> Option<String> {
+    let file_name = |p: &str| {
+        Path::new(p)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+    };
+    let (program, rest) = command.split_first()?;
+    let base = file_name(program)?;
+    let python = base
+        .strip_prefix("python")
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    let shell = matches!(base.as_str(), "sh" | "bash" | "dash" | "zsh");
+    if !python && !shell {
+        return Some(base);
+    }
+    let mut args = rest.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-m" if python => return args.next().cloned().or(Some(base)),
+            a if python && a.starts_with("-m") => return Some(a[2..].to_string()),
+            // Code on the command line has no name of its own.
+            "-c" => break,
+            a if a.starts_with("-c") => break,
+            "-W" | "-X" if python => {
+                args.next();
+            }
+            a if a.starts_with('-') => {}
+            script => return file_name(script).or(Some(base)),
+        }
+    }
+    Some(base)
 }
 
 fn is_false(value: &bool) -> bool {
@@ -411,6 +445,33 @@ NCCL_DEBUG = "INFO"
         assert_eq!(spec.gpus, GpuSelection::Count(1));
         assert_eq!(spec.launcher, Launcher::Single);
         assert_eq!(spec.effective_name(), "true");
+    }
+
+    #[test]
+    fn a_run_is_named_after_the_script_or_module_an_interpreter_runs() {
+        let name = |command: &str| {
+            let words: Vec<String> = command.split(' ').map(String::from).collect();
+            RunSpec {
+                command: words,
+                ..RunSpec::parse("run.toml", "command = [\"true\"]\n").unwrap()
+            }
+            .effective_name()
+        };
+        assert_eq!(name("python train.py --epochs 3"), "train.py");
+        assert_eq!(
+            name("python3 -u -X faulthandler scripts/train.py"),
+            "train.py"
+        );
+        assert_eq!(
+            name("/opt/venv/bin/python3.12 -m pkg.train --lr 1"),
+            "pkg.train"
+        );
+        assert_eq!(name("python -mpkg"), "pkg");
+        assert_eq!(name("bash -x jobs/run.sh"), "run.sh");
+        assert_eq!(name("python -c print(1)"), "python");
+        assert_eq!(name("python"), "python");
+        assert_eq!(name("./train.sh --fast"), "train.sh");
+        assert_eq!(name("pythonista train.py"), "pythonista");
     }
 
     #[test]

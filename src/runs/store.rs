@@ -16,6 +16,9 @@ pub const RECORD_FILE: &str = "run.json";
 pub const SPEC_FILE: &str = "spec.toml";
 /// The supervisor's own stdout and stderr.
 pub const SUPERVISOR_LOG: &str = "supervisor.log";
+/// Where torchrun writes its workers' output in a local torchrun run's directory
+/// (`torchrun/<rendezvous id>_<random>/attempt_<restart>/<local rank>/{stdout,stderr}.log`).
+pub const TORCHRUN_LOG_DIR: &str = "torchrun";
 /// Present once a stop was asked for, so the supervisor records `stopped` rather than `failed`.
 pub const STOP_MARKER: &str = "stop-requested";
 
@@ -110,6 +113,11 @@ impl Run {
 
 pub(crate) fn log_path(dir: &Path, rank: usize, stream: LogStream) -> PathBuf {
     dir.join(format!("rank-{rank}.{}.log", stream.as_str()))
+}
+
+/// The torchrun agent's own output in a local torchrun run (its workers' is in the rank logs).
+pub(crate) fn torchrun_log_path(dir: &Path, stream: LogStream) -> PathBuf {
+    dir.join(format!("torchrun.{}.log", stream.as_str()))
 }
 
 impl RunStore {
@@ -394,6 +402,7 @@ mod tests {
             gpu_source: None,
             metrics_error: None,
             service: None,
+            torchrun_workers: None,
             lost_gpus: Vec::new(),
             backend: Default::default(),
             slurm: None,

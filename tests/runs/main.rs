@@ -22,6 +22,7 @@ mod runs_lifecycle;
 mod runs_record;
 mod runs_slurm;
 mod runs_slurm_cluster;
+mod runs_torchrun;
 mod runs_xids;
 mod services_neighbour;
 mod services_notebook;

@@ -156,6 +156,10 @@ fn torchrun_gets_standalone_and_one_process_per_gpu() {
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // torchrun's script form: a file in the work dir.
+    let work = dirs.root.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("train.py"), "").unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -175,13 +179,19 @@ fn torchrun_gets_standalone_and_one_process_per_gpu() {
             "0.1",
         ],
     );
-    cmd.env("PATH", path);
+    cmd.env("PATH", path).current_dir(&work);
     let (id, _guard) = start_with(&dirs, cmd);
     wait_state(&dirs, &id, "succeeded");
-    let text = log(&dirs, &id, 0, "stdout");
+    // torchrun's own output; its workers' is in their rank logs (tests/runs/runs_torchrun.rs).
+    let text = std::fs::read_to_string(run_dir(&dirs, &id).join("torchrun.stdout.log")).unwrap();
+    let log_dir = run_dir(&dirs, &id).join("torchrun");
     let uuids = uuids(&dirs);
     assert!(
-        text.starts_with("torchrun --standalone --nproc-per-node=2 train.py --lr 0.1\n"),
+        text.starts_with(&format!(
+            "torchrun --standalone --nproc-per-node=2 --log-dir={} --redirects=3 train.py --lr \
+             0.1\n",
+            log_dir.display()
+        )),
         "{text}"
     );
     assert!(
@@ -189,10 +199,14 @@ fn torchrun_gets_standalone_and_one_process_per_gpu() {
         "{text}"
     );
 
-    let refused = output(
+    // A PATH without torchrun (the test venv's may be on the caller's).
+    let refused = gpudeck(
         &dirs,
         &["run", "--gpus", "1", "--launcher", "torchrun", "--", "x.py"],
-    );
+    )
+    .env("PATH", "/usr/bin:/bin")
+    .output()
+    .unwrap();
     assert_eq!(refused.status.code(), Some(1));
     assert!(
         stderr(&refused).contains("the command `torchrun` was not found"),

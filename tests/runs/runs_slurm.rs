@@ -71,7 +71,8 @@ fn dry_run_prints_the_batch_script_and_creates_no_run() {
     let launch = script.lines().last().expect("launch line");
     assert!(launch.starts_with("srun --ntasks-per-node=1 "), "{launch}");
     assert!(
-        launch.ends_with("gpudeck-torchrun 0 python train.py --note 'a b'"),
+        // torchrun brings its own python: the script is its first argument.
+        launch.ends_with("gpudeck-torchrun 0 train.py --note 'a b'"),
         "{launch}"
     );
     assert!(!runs_dir(&dirs).exists(), "a dry run created the run store");

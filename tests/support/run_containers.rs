@@ -121,6 +121,7 @@ pub fn per_gpu_run_dir(
             master: 29500,
             workers: vec![29501, 29502],
         }),
+        worker_logs: None,
     })
     .into_iter()
     .map(RankRecord::from)

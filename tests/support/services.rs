@@ -1,4 +1,5 @@
-//! The services' real programs (JupyterLab, TensorBoard, tritonserver) for tests: found in
+//! The services' real programs (JupyterLab, TensorBoard, tritonserver) and PyTorch's torchrun
+//! for tests: found in
 //! `target/test-venv`, which `.ci/run` makes, or on PATH, else the reason the test is skipped;
 //! and one started in a process group of its own, stopped with everything it started.
 #![allow(unsafe_code)]
@@ -14,11 +15,17 @@ pub fn venv() -> PathBuf {
 }
 
 const INSTALL: &str = "run .ci/run, or: python3 -m venv target/test-venv && \
-    target/test-venv/bin/pip install jupyterlab==4.6.6 tensorboard==2.21.0 nvidia-pytriton==0.7.0";
+    target/test-venv/bin/pip install jupyterlab==4.6.6 tensorboard==2.21.0 nvidia-pytriton==0.7.0 \
+    torch==2.15.0";
 
 /// `jupyter` (JupyterLab's launcher), or why not.
 pub fn jupyter() -> Result<PathBuf, String> {
     find("jupyter", &[venv().join("bin/jupyter")])
+}
+
+/// PyTorch's `torchrun` (its interpreter is the one torch is installed in), or why not.
+pub fn torchrun() -> Result<PathBuf, String> {
+    find("torchrun", &[venv().join("bin/torchrun")])
 }
 
 /// `tensorboard`, or why not.

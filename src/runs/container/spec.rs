@@ -244,6 +244,7 @@ mod tests {
             env: &env,
             workdir: Path::new("/workspace"),
             ports: Some(&ports),
+            worker_logs: None,
         })
         .into_iter()
         .map(RankRecord::from)
@@ -379,7 +380,9 @@ mod tests {
         let body = &plan.ranks[0].body;
         let cmd = body.cmd.clone().unwrap();
         assert_eq!(cmd[..3], ["torchrun", "--standalone", "--nproc-per-node=2"]);
-        assert_eq!(cmd[3], "/workspace/./train.sh");
+        // torchrun's arguments as pre-flight built them, its script relative to the work dir
+        // torchrun runs in.
+        assert_eq!(cmd[3..], ["./train.sh", "--fast"]);
         assert_eq!(
             requested(body)[0].device_ids.as_deref(),
             Some(&["GPU-aaa".to_string(), "GPU-bbb".to_string()][..])

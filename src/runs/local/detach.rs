@@ -20,7 +20,7 @@ use crate::runs::liveness::SystemLiveness;
 use crate::runs::record::{RankRecord, RunRecord, RunState};
 use crate::runs::slurm::SlurmDefaults;
 use crate::runs::spec::{Launcher, RunSpec};
-use crate::runs::store::{open_log, Run, RunStore, SUPERVISOR_LOG};
+use crate::runs::store::{open_log, Run, RunStore, SUPERVISOR_LOG, TORCHRUN_LOG_DIR};
 
 /// The hidden subcommand the supervisor runs as.
 pub const SUPERVISE_COMMAND: &str = "__supervise";
@@ -93,15 +93,21 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
     let inside = container
         .as_ref()
         .map(|c| PathBuf::from(&c.defaults.mount_point));
+    // A torchrun run on the host: torchrun writes each worker's output under the run's
+    // directory, and the supervisor links it in as that worker's rank logs.
+    let worker_logs = (spec.launcher == Launcher::Torchrun && container.is_none())
+        .then(|| dir.join(TORCHRUN_LOG_DIR));
     let ranks = plan_ranks(&LaunchInput {
         run_id: &id,
         launcher: spec.launcher,
-        command: &spec.command,
+        command: &checked.command,
         gpus: &checked.gpus,
         env: &spec.env,
         workdir: inside.as_deref().unwrap_or(&checked.workdir),
         ports: ports.as_ref(),
+        worker_logs: worker_logs.as_deref(),
     });
+    let workers = checked.gpus.len();
     let record = starting_record(id, name, spec.launcher, checked.workdir, ctx.gpus);
     let record = RunRecord {
         gpus: checked.gpus,
@@ -109,6 +115,7 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         created_ms: now,
         gpu_source: Some(ctx.gpu_source.clone()),
         service: spec.service.clone(),
+        torchrun_workers: worker_logs.as_ref().map(|_| workers),
         ..record
     };
     // Until its supervisor runs, nothing has run: a refused run leaves no directory behind.

@@ -30,6 +30,9 @@ pub struct LaunchInput<'a> {
     pub workdir: &'a Path,
     /// Needed for `per-gpu` only.
     pub ports: Option<&'a Ports>,
+    /// torchrun only: the directory torchrun writes each worker's stdout and stderr under
+    /// (`--log-dir`, `--redirects=3`); `None` leaves them on torchrun's own output.
+    pub worker_logs: Option<&'a Path>,
 }
 
 /// One process to start.
@@ -72,7 +75,13 @@ pub fn plan_ranks(input: &LaunchInput<'_>) -> Vec<RankPlan> {
                 "--standalone".to_string(),
                 format!("--nproc-per-node={}", all.len()),
             ];
-            argv.extend(command);
+            if let Some(dir) = input.worker_logs {
+                argv.push(format!("--log-dir={}", dir.display()));
+                argv.push("--redirects=3".to_string());
+            }
+            // Already torchrun's arguments (`torchrun::torchrun_args`): its script is a path
+            // relative to the work dir, where torchrun runs.
+            argv.extend(input.command.iter().cloned());
             vec![RankPlan {
                 rank: 0,
                 argv,
@@ -202,6 +211,7 @@ mod tests {
             env: &env,
             workdir: Path::new("/work/project"),
             ports,
+            worker_logs: None,
         })
     }
 
@@ -222,19 +232,26 @@ mod tests {
     }
 
     #[test]
-    fn torchrun_wraps_the_command() {
-        let ranks = plan(Launcher::Torchrun, None);
-        assert_eq!(ranks.len(), 1);
+    fn torchrun_writes_each_workers_output_under_the_log_dir() {
+        let gpus = gpus();
+        let env = BTreeMap::new();
+        let command = ["-m".to_string(), "pkg".to_string()];
+        let ranks = plan_ranks(&LaunchInput {
+            run_id: "x",
+            launcher: Launcher::Torchrun,
+            command: &command,
+            gpus: &gpus,
+            env: &env,
+            workdir: Path::new("/work/project"),
+            ports: None,
+            worker_logs: Some(Path::new("/runs/x/torchrun")),
+        });
         assert_eq!(
-            ranks[0].argv,
-            [
-                "torchrun",
-                "--standalone",
-                "--nproc-per-node=2",
-                "python",
-                "train.py"
-            ]
+            ranks[0].argv.join(" "),
+            "torchrun --standalone --nproc-per-node=2 --log-dir=/runs/x/torchrun --redirects=3 \
+             -m pkg"
         );
+        assert_eq!(ranks.len(), 1);
         assert_eq!(ranks[0].env["CUDA_VISIBLE_DEVICES"], "GPU-aaa,GPU-bbb");
     }
 
@@ -286,6 +303,7 @@ mod tests {
             env: &env,
             workdir: Path::new("/work/project"),
             ports: None,
+            worker_logs: None,
         });
         assert_eq!(ranks[0].argv, ["/work/project/./train.sh", "./data"]);
     }

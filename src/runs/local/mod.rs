@@ -12,4 +12,6 @@ pub(super) mod run_lock;
 pub(super) mod sampler;
 pub(super) mod stop;
 pub(super) mod supervisor;
+pub(super) mod torchrun;
+pub(super) mod worker_logs;
 pub(super) mod xid_record;

@@ -15,6 +15,8 @@ use crate::runs::record::RunGpu;
 use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
 use crate::units;
 
+use super::torchrun::{probe, torchrun_args, FileKind};
+
 /// Above this share of its memory in use a GPU counts as taken by someone else.
 const BUSY_MEMORY_SHARE: f64 = 0.5;
 
@@ -37,6 +39,9 @@ pub struct Checked {
     pub gpus: Vec<RunGpu>,
     pub workdir: PathBuf,
     pub warnings: Vec<String>,
+    /// What the launcher is handed: the spec's command, or for torchrun the arguments after
+    /// its own options (`train.py`, `-m pkg`, `--no-python ./run.sh`; see `torchrun.rs`).
+    pub command: Vec<String>,
 }
 
 /// Checks a spec against the machine; refuses what cannot work, warns about what may not.
@@ -59,12 +64,13 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
     }
     check_not_lost(&gpus, input.gpus)?;
     check_memory(spec, &gpus, input.gpus)?;
-    check_command(spec, &workdir, input.path)?;
+    let command = check_command(spec, &workdir, input.path)?;
     let warnings = busy_warnings(&gpus, &busy);
     Ok(Checked {
         gpus,
         workdir,
         warnings,
+        command,
     })
 }
 
@@ -116,15 +122,29 @@ fn check_workdir(workdir: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError
 }
 
 /// The program must exist. On the host: on PATH (the spec's, else the launching one), or the file
-/// a path names; torchrun for the torchrun launcher. In a container only a relative path can be
-/// checked here, since the work dir is the container's /workspace; PATH is the image's.
-fn check_command(spec: &RunSpec, workdir: &Path, path: Option<&OsString>) -> Result<(), RunError> {
+/// a path names; torchrun for the torchrun launcher, and a command torchrun can run. In a
+/// container only a relative path can be checked here, since the work dir is the container's
+/// /workspace; PATH is the image's. Returns the command the launcher is handed.
+fn check_command(
+    spec: &RunSpec,
+    workdir: &Path,
+    path: Option<&OsString>,
+) -> Result<Vec<String>, RunError> {
     let program = &spec.command[0];
+    let torchrun = |kind: &dyn Fn(&str) -> FileKind| {
+        torchrun_args(&spec.command, kind).map_err(|r| RunError::TorchrunCommand {
+            why: r.why,
+            instead: r.instead,
+        })
+    };
     if spec.image.is_some() {
         if program.contains('/') && !program.starts_with('/') {
             find_program(program, workdir, None)?;
         }
-        return Ok(());
+        return match spec.launcher {
+            Launcher::Torchrun => torchrun(&|_| FileKind::Unknown),
+            _ => Ok(spec.command.clone()),
+        };
     }
     let path = spec
         .env
@@ -133,10 +153,10 @@ fn check_command(spec: &RunSpec, workdir: &Path, path: Option<&OsString>) -> Res
         .or_else(|| path.cloned());
     if spec.launcher == Launcher::Torchrun {
         find_program("torchrun", workdir, path.as_ref())?;
-    } else {
-        find_program(program, workdir, path.as_ref())?;
+        return torchrun(&|name| probe(name, workdir, path.as_deref()));
     }
-    Ok(())
+    find_program(program, workdir, path.as_ref())?;
+    Ok(spec.command.clone())
 }
 
 /// The file `program` names: a path (relative to the work dir), or the first match on PATH.

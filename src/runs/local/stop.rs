@@ -1,10 +1,11 @@
-//! Stopping a run: SIGINT to its process group, SIGTERM after a grace period, then SIGKILL (for a
+//! Stopping a run: SIGINT to its process group and to every process that carries its id (those
+//! that left the group, as torchrun's workers do), SIGTERM after a grace period, then SIGKILL (for a
 //! container run SIGINT, then `docker stop`); the supervisor records `stopped` (or `gpudeck stop`
 //! does, when the supervisor is gone).
 
 use std::time::Duration;
 
-use super::procs::{group_exists, group_has_live_members, signal_group, ProcStat, ProcessRef};
+use super::procs::{group_exists, run_processes, signal_each, signal_group, ProcStat, ProcessRef};
 use crate::docker::DockerError;
 use crate::runs::clock::{self, wait_for};
 use crate::runs::container::lost::{settle_stopped, stop_containers};
@@ -31,13 +32,18 @@ pub(crate) fn stop_local(run: &Run, grace: Duration) -> Result<StopOutcome, RunE
             }
             other => other?,
         },
-        (None, Some(group)) if group_is_ours(&group) => {
-            escalate(group.pid, grace).map_err(|why| RunError::StopFailed {
+        // The group while it is the run's, and whatever of the run left it.
+        (None, group) => {
+            let targets = Targets {
+                run_id: run.id().to_string(),
+                group: group.filter(group_is_ours).map(|g| g.pid),
+                except: run.record.supervisor.map(|s| s.pid).into_iter().collect(),
+            };
+            escalate(&targets, grace).map_err(|why| RunError::StopFailed {
                 id: run.id().to_string(),
                 why,
             })?
         }
-        _ => "none",
     };
     // The supervisor records the end; when it is gone (lost), nobody will, so no wait.
     let recorded = wait_for(RECORD_WAIT, || {
@@ -66,9 +72,26 @@ pub(crate) fn stop_local(run: &Run, grace: Duration) -> Result<StopOutcome, RunE
     })
 }
 
+/// The processes a stop is for: the run's process group, and every process that carries the
+/// run's id in its environment (torchrun's workers, which leave the group), less `except` (the
+/// supervisor, which outlives its ranks to record their end).
+#[derive(Debug, Clone)]
+pub(crate) struct Targets {
+    pub run_id: String,
+    pub group: Option<u32>,
+    pub except: Vec<u32>,
+}
+
+impl Targets {
+    pub(crate) fn live(&self) -> Vec<u32> {
+        run_processes(&self.run_id, self.group, &self.except)
+    }
+}
+
 /// SIGINT (what Ctrl-C sends, which training loops catch to save a checkpoint), SIGTERM, then
-/// SIGKILL, each until the group is empty or its wait passes; the last signal sent.
-pub(crate) fn escalate(pgid: u32, grace: Duration) -> Result<&'static str, String> {
+/// SIGKILL, each to the group and to every process of the run, until none is left or its wait
+/// passes; the last signal sent ("none" when nothing was left to signal).
+pub(crate) fn escalate(targets: &Targets, grace: Duration) -> Result<&'static str, String> {
     let steps = [
         (libc::SIGINT, "SIGINT", grace),
         (libc::SIGTERM, "SIGTERM", grace),
@@ -76,17 +99,25 @@ pub(crate) fn escalate(pgid: u32, grace: Duration) -> Result<&'static str, Strin
     ];
     let mut last = "none";
     for (signal, name, wait) in steps {
-        if !signal_group(pgid, signal) {
+        let pids = targets.live();
+        if pids.is_empty() {
             return Ok(last);
         }
+        if let Some(group) = targets.group {
+            signal_group(group, signal);
+        }
+        signal_each(&pids, signal);
         last = name;
-        if wait_for(wait, || !group_has_live_members(pgid)) {
+        if wait_for(wait, || targets.live().is_empty()) {
             return Ok(last);
         }
     }
+    let left: Vec<String> = targets.live().iter().map(u32::to_string).collect();
     Err(format!(
-        "processes of group {pgid} outlived SIGKILL by {}s (stuck in the kernel?)",
-        KILL_WAIT.as_secs()
+        "{} of the run outlived SIGKILL by {}s (stuck in the kernel?): pid {}",
+        crate::units::plural(left.len(), "process"),
+        KILL_WAIT.as_secs(),
+        left.join(", ")
     ))
 }
 

@@ -14,12 +14,13 @@ use tokio::sync::mpsc;
 
 use super::procs::{exit_code_of, ProcessRef};
 use super::sampler::Sampler;
-use super::stop::{escalate, DEFAULT_GRACE};
+use super::stop::{escalate, Targets, DEFAULT_GRACE};
+use super::worker_logs::WorkerLinker;
 use crate::runs::clock;
 use crate::runs::container::engine_link::EngineNotice;
 use crate::runs::container::ranks::{start_containers, ContainerRanks};
 use crate::runs::record::{EngineAway, RankRecord, RunRecord, RunState};
-use crate::runs::store::{log_path, open_log, LogStream, Run};
+use crate::runs::store::{log_path, open_log, torchrun_log_path, LogStream, Run};
 
 /// Exit code of a rank that could not be started: 127 when the program is missing, as shells do.
 const EXIT_NOT_FOUND: i32 = 127;
@@ -29,6 +30,9 @@ const EXIT_CANNOT_EXECUTE: i32 = 126;
 const END_RETRY_FIRST: Duration = Duration::from_millis(100);
 /// ... doubling up to this.
 const END_RETRY_MAX: Duration = Duration::from_secs(5);
+/// How long each of SIGINT and SIGTERM gets when processes of the run outlive its ranks (a
+/// torchrun agent killed with SIGKILL leaves its workers training).
+const LEFTOVER_GRACE: Duration = Duration::from_secs(5);
 
 /// Runs the supervisor for the run in `dir` to the run's end. Its stdout and stderr are the
 /// run's `supervisor.log`.
@@ -98,6 +102,10 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
         }
         None
     };
+    let linker = match (&record.container, record.torchrun_workers) {
+        (None, Some(workers)) => Some(WorkerLinker::start(run.dir.clone(), workers)),
+        _ => None,
+    };
     record.state = RunState::Running;
     record.started_ms = Some(clock::now_ms());
     let mut sampler = Sampler::start(&run.dir, &record);
@@ -134,6 +142,14 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
             // Its own session has no terminal to lose; a stray SIGHUP must not end the run.
             _ = sighup.recv() => {}
         }
+    }
+    // The ranks are gone, but what they started may not be: the run is over only when
+    // every process of it is.
+    if watch.containers.is_none() {
+        watch.end_leftovers();
+    }
+    if let Some(linker) = linker {
+        linker.finish();
     }
     watch.record.lost_gpus = sampler.lost_gpus();
     let xids = sampler.take_xid_watch();
@@ -225,9 +241,46 @@ impl Watch {
         if let Some(containers) = &mut self.containers {
             containers.begin_stop(DEFAULT_GRACE);
         } else if let Some(group) = self.record.process_group {
+            let targets = self.targets(group.pid);
             self.stopper = Some(std::thread::spawn(move || {
-                escalate(group.pid, DEFAULT_GRACE)
+                escalate(&targets, DEFAULT_GRACE)
             }));
+        }
+    }
+
+    /// The run's processes: its group, and those that carry its id.
+    fn targets(&self, group: u32) -> Targets {
+        Targets {
+            run_id: self.record.id.clone(),
+            group: Some(group),
+            except: Vec::new(),
+        }
+    }
+
+    /// Ends the processes of the run that outlived its ranks (after a stop, the stopper has
+    /// already waited for them): the workers of a torchrun agent that was killed, a helper a
+    /// rank started in a session of its own. What cannot be ended is said in the record.
+    fn end_leftovers(&mut self) {
+        if self.stopper.is_some() {
+            return;
+        }
+        let Some(group) = self.record.process_group else {
+            return;
+        };
+        let targets = self.targets(group.pid);
+        let left = targets.live();
+        if left.is_empty() {
+            return;
+        }
+        let pids: Vec<String> = left.iter().map(u32::to_string).collect();
+        errln!(
+            "gpudeck supervisor: {} of the run outlived its ranks (pid {}); stopping them",
+            crate::units::plural(left.len(), "process"),
+            pids.join(", ")
+        );
+        match escalate(&targets, LEFTOVER_GRACE) {
+            Ok(signal) => errln!("gpudeck supervisor: they are gone after {signal}"),
+            Err(e) => self.record.error = Some(e),
         }
     }
 
@@ -332,6 +385,19 @@ async fn write_end(run: &Run, record: &RunRecord, [sigterm, sigint]: [&mut Signa
 /// log files: the ranks write to the files themselves, so no line waits in gpudeck's memory and
 /// none is lost if the supervisor dies (a pipe would also hand the ranks SIGPIPE then).
 fn spawn_ranks(run: &Run, record: &mut RunRecord) -> Result<Vec<Child>, (usize, std::io::Error)> {
+    if record.torchrun_workers.is_some() {
+        // Private like the rest of the run's directory (torchrun would make it 0755); it may
+        // already be there.
+        let dir = run.dir.join(crate::runs::store::TORCHRUN_LOG_DIR);
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                errln!("gpudeck supervisor: {}: {e}", dir.display());
+            }
+            _ => {}
+        }
+    }
     let mut children: Vec<Child> = Vec::new();
     let mut group: Option<u32> = None;
     for rank in 0..record.ranks.len() {
@@ -354,7 +420,12 @@ fn spawn_ranks(run: &Run, record: &mut RunRecord) -> Result<Vec<Child>, (usize, 
             }
             Err(e) => {
                 if let Some(pgid) = group {
-                    let _ = escalate(pgid, std::time::Duration::ZERO);
+                    let targets = Targets {
+                        run_id: record.id.clone(),
+                        group: Some(pgid),
+                        except: Vec::new(),
+                    };
+                    let _ = escalate(&targets, std::time::Duration::ZERO);
                 }
                 for mut child in children {
                     let _ = child.wait();
@@ -372,8 +443,12 @@ fn rank_command(
     record: &RunRecord,
     group: Option<u32>,
 ) -> std::io::Result<Command> {
-    let log =
-        |stream| open_log(&log_path(&run.dir, rank.rank, stream)).map_err(std::io::Error::other);
+    // torchrun's workers write their own rank logs (see worker_logs.rs); the agent has its own.
+    let path = |stream| match record.torchrun_workers {
+        Some(_) => torchrun_log_path(&run.dir, stream),
+        None => log_path(&run.dir, rank.rank, stream),
+    };
+    let log = |stream| open_log(&path(stream)).map_err(std::io::Error::other);
     let program = rank
         .argv
         .first()

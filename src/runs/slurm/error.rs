@@ -30,6 +30,8 @@ pub enum SlurmError {
     NoContainerSupport,
     #[error("the run has no command")]
     NoCommand,
+    #[error("torchrun cannot run this command: {why}")]
+    TorchrunCommand { why: String, instead: String },
 }
 
 impl SlurmError {
@@ -48,6 +50,7 @@ impl SlurmError {
             SlurmError::NoContainerSupport => "Set `container = \"pyxis\"` or \
                 `container = \"apptainer\"` under [slurm], as the cluster supports."
                 .into(),
+            SlurmError::TorchrunCommand { instead, .. } => format!("Run it as `{instead}`."),
             _ => "Correct the value; docs/slurm.md lists what each field takes.".into(),
         }
     }

@@ -12,6 +12,7 @@ use super::validate::{
 };
 use crate::config::{SlurmContainer, SlurmSettings};
 use crate::runs::local::sampler::METRICS_FILE;
+use crate::runs::local::torchrun::{torchrun_args, FileKind};
 use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
 
 /// Each per-gpu task's place in the job, from what Slurm sets for the task. Rank order follows
@@ -273,7 +274,14 @@ fn launch_line(job: &Job<'_>, command: &[String]) -> Result<String, SlurmError> 
         Launcher::Torchrun => {
             let wrapper = ["bash", "-c", TORCHRUN_WRAPPER, "gpudeck-torchrun"].map(String::from);
             let count = vec![prefix.len().to_string()];
-            [wrapper.to_vec(), count, prefix, command.to_vec()].concat()
+            // The files are on the cluster: judged by their names (`train.py`, `./run.sh`).
+            let args = torchrun_args(command, &|_| FileKind::Unknown).map_err(|r| {
+                SlurmError::TorchrunCommand {
+                    why: r.why,
+                    instead: r.instead,
+                }
+            })?;
+            [wrapper.to_vec(), count, prefix, args].concat()
         }
     };
     Ok(format!(
@@ -503,7 +511,7 @@ srun --ntasks=1 python train.py --lr 0.1
             format!(
                 "srun --ntasks-per-node=1 '--output=/work/logs/gpudeck-train-%j-node%n.out' \
              '--error=/work/logs/gpudeck-train-%j-node%n.err' \
-             bash -c {wrapper} gpudeck-torchrun 0 python train.py --lr 0.1"
+             bash -c {wrapper} gpudeck-torchrun 0 train.py --lr 0.1"
             )
         );
     }
@@ -512,16 +520,24 @@ srun --ntasks=1 python train.py --lr 0.1
     fn pyxis_runs_each_launcher_in_the_image_with_the_workdir_mounted() {
         let pyxis = "'--container-image=nvcr.io/nvidia/pytorch:24.01-py3' \
                  '--container-mounts=/work/proj:/workspace' --container-workdir=/workspace";
-        for (launcher, before) in [
-            (Launcher::Single, "srun --ntasks=1 "),
-            (Launcher::PerGpu, "rank%t.err' "),
-            (Launcher::Torchrun, "node%n.err' "),
+        for (launcher, before, command) in [
+            (
+                Launcher::Single,
+                "srun --ntasks=1 ",
+                " python train.py --lr 0.1",
+            ),
+            (
+                Launcher::PerGpu,
+                "rank%t.err' ",
+                " python train.py --lr 0.1",
+            ),
+            (Launcher::Torchrun, "node%n.err' ", " 0 train.py --lr 0.1"),
         ] {
             let (run, settings) = with_image(spec(launcher, "count:2"), SlurmContainer::Pyxis);
             let text = script(&run, &settings);
             let line = last_line(&text);
             assert!(line.contains(&format!("{before}{pyxis} ")), "{line}");
-            assert!(line.ends_with("python train.py --lr 0.1"), "{line}");
+            assert!(line.ends_with(command), "{line}");
             assert!(!line.contains("apptainer"), "{line}");
         }
     }
@@ -529,16 +545,32 @@ srun --ntasks=1 python train.py --lr 0.1
     #[test]
     fn apptainer_wraps_the_command_of_each_launcher() {
         let apptainer = "apptainer exec --nv --bind /work/proj:/workspace --pwd /workspace \
-                     docker://nvcr.io/nvidia/pytorch:24.01-py3 python train.py --lr 0.1";
-        for (launcher, before) in [
-            (Launcher::Single, "srun --ntasks=1 "),
-            (Launcher::PerGpu, " gpudeck-rank "),
-            (Launcher::Torchrun, " gpudeck-torchrun 8 "),
+                     docker://nvcr.io/nvidia/pytorch:24.01-py3";
+        for (launcher, before, command) in [
+            (
+                Launcher::Single,
+                "srun --ntasks=1 ",
+                "python train.py --lr 0.1",
+            ),
+            (
+                Launcher::PerGpu,
+                " gpudeck-rank ",
+                "python train.py --lr 0.1",
+            ),
+            // torchrun brings its own python (torch/distributed/run.py).
+            (
+                Launcher::Torchrun,
+                " gpudeck-torchrun 8 ",
+                "train.py --lr 0.1",
+            ),
         ] {
             let (run, settings) = with_image(spec(launcher, "count:2"), SlurmContainer::Apptainer);
             let text = script(&run, &settings);
             let line = last_line(&text);
-            assert!(line.ends_with(&format!("{before}{apptainer}")), "{line}");
+            assert!(
+                line.ends_with(&format!("{before}{apptainer} {command}")),
+                "{line}"
+            );
             assert!(!line.contains("--container-image"), "{line}");
         }
     }
@@ -760,7 +792,7 @@ srun --ntasks=1 python train.py --lr 0.1
         let text = batch_script(&run, &settings, "r1", dir.path()).expect("script");
         let out = execute(&text, dir.path(), &bin);
         let options = "--nnodes=2\n--node-rank=0\n--nproc-per-node=2\n--rdzv-id=42\n\
-                   --rdzv-backend=c10d\n--rdzv-endpoint=node1:20042\nshow\n";
+                   --rdzv-backend=c10d\n--rdzv-endpoint=node1:20042\n--no-python\nshow\n";
         let mut expected = options
             .lines()
             .map(|o| format!("torchrun<{o}>\n"))

@@ -507,7 +507,7 @@ fn row_of(run: &Run, summary: Option<RunSummary>, catalog: &XidCatalog) -> RunRo
         launcher: r.launcher,
         image: r.image.clone(),
         gpus: r.gpus.iter().map(|g| g.index).collect(),
-        ranks: r.ranks.len(),
+        ranks: r.log_ranks(),
         command: r
             .ranks
             .first()

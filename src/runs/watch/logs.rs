@@ -16,7 +16,7 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 
 /// Copies the log to stdout; with `follow`, keeps copying what is appended until the run ends.
 pub fn print_log(run: &Run, rank: usize, stream: LogStream, follow: bool) -> Result<(), RunError> {
-    if rank >= run.record.ranks.len() {
+    if rank >= run.record.log_ranks() {
         return Err(no_log(run, rank, stream));
     }
     let path = run.log_path(rank, stream);

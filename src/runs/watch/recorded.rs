@@ -77,7 +77,7 @@ impl Run {
     /// or the last write to a rank's log, whichever is later; its start without either.
     pub fn last_evidence_ms(&self, last_sample_ms: Option<i64>) -> Option<u64> {
         let started = self.record.started_ms?;
-        let last_log = (0..self.record.ranks.len())
+        let last_log = (0..self.record.log_ranks())
             .flat_map(|rank| [LogStream::Stdout, LogStream::Stderr].map(|s| self.log_path(rank, s)))
             .filter_map(|path| std::fs::metadata(path).and_then(|m| m.modified()).ok())
             .filter_map(|t| t.duration_since(UNIX_EPOCH).ok())
@@ -104,10 +104,14 @@ impl Run {
 
     /// Whether the supervisor has created rank `rank`'s log files: it does as it starts the
     /// rank, so after that a missing log was deleted or moved. (A Slurm job's logs are written
-    /// on its node, whenever it starts there.)
+    /// on its node, whenever it starts there; a torchrun worker's when torchrun starts it.)
     pub fn logs_created(&self, rank: usize) -> bool {
         if !self.record.backend.has_supervisor_here() {
             return false;
+        }
+        if self.record.torchrun_workers.is_some() {
+            // Linked by the supervisor once torchrun has written the worker's files.
+            return std::fs::symlink_metadata(self.log_path(rank, LogStream::Stdout)).is_ok();
         }
         match &self.record.container {
             None => self.record.ranks.get(rank).is_some_and(|r| r.pid.is_some()),
