@@ -349,7 +349,6 @@ fn topology_cell(r: &GpuReport, a: u32, b: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::{GpuSample, GpuStatic};
 
     fn notes_of(gen: u32, width: u32, pstate: u32, util: u32) -> Vec<String> {
         let (info, sample) = crate::gpu::report::pcie_case(gen, width, Some(pstate), util);

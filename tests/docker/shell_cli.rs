@@ -188,7 +188,10 @@ fn gpus_on_this_engine_are_refused_with_the_toolkit_fix() {
     let out = shell(&dirs, work.path(), &[&image, "--gpus", "1", "--", "true"]);
     assert_eq!(out.status.code(), Some(125));
     // Wrapped to the terminal: read as one line of words.
-    let said = stderr(&out).split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = stderr(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         said.contains("gpudeck: NVIDIA Container Toolkit is not configured for Docker: install nvidia-container-toolkit and run `sudo nvidia-ctk runtime configure --runtime=docker`"),
         "{said}"
