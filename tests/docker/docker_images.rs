@@ -168,13 +168,11 @@ fn the_cli_lists_carry_a_schema_and_the_tabs_units() {
         .lines()
         .find(|l| l.starts_with(&format!("{repo} ")))
         .expect("a row");
-    // Piped, the table fits 80 columns and leaves columns out: SIZE is found by its title.
-    let at = text
-        .lines()
-        .next()
-        .and_then(|h| h.split_whitespace().position(|w| w == "SIZE"))
-        .expect("a SIZE column");
-    let words: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(words[at], gpudeck::units::human_bytes(size), "{text}");
-    assert!(words[at].ends_with("MiB"), "busybox is a few MiB: {text}");
+    // Piped, the table fits 80 columns and leaves columns out: the size is the word under the
+    // SIZE title (right-aligned, so it ends where the title ends).
+    let header = text.lines().next().expect("a header");
+    let end = header.find("SIZE").expect("a SIZE column") + "SIZE".len();
+    let size_word = row[..end].split_whitespace().last().expect("a size");
+    assert_eq!(size_word, gpudeck::units::human_bytes(size), "{text}");
+    assert!(size_word.ends_with("MiB"), "busybox is a few MiB: {text}");
 }

@@ -162,8 +162,11 @@ fn gpus_on_an_engine_without_the_toolkit_are_refused_before_anything_starts() {
     ];
     let out = output(&dirs, &args);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let text = stderr(&out);
-    assert!(text.contains(gpudeck::shell::TOOLKIT_MESSAGE), "{text}");
+    let text = crate::support::words(&stderr(&out));
+    assert!(
+        text.contains(&crate::support::words(gpudeck::shell::TOOLKIT_MESSAGE)),
+        "{text}"
+    );
     assert!(text.contains("--gpus none"), "{text}");
     assert!(stdout(&output(&dirs, &["runs"])).starts_with("No runs yet"));
 }

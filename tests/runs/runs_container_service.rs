@@ -206,9 +206,12 @@ fn a_gpu_service_on_an_engine_without_the_toolkit_is_refused_before_anything_sta
     let port = free_port();
     let spec = service_spec(work_dir.path(), &image, "[\"true\"]", port, "gpus = \"0\"");
     let out = output(&dirs, &["run", &spec]);
-    let text = stderr(&out);
+    let text = crate::support::words(&stderr(&out));
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains(gpudeck::shell::TOOLKIT_MESSAGE), "{text}");
+    assert!(
+        text.contains(&crate::support::words(gpudeck::shell::TOOLKIT_MESSAGE)),
+        "{text}"
+    );
     assert!(text.contains("--gpus none"), "{text}");
     assert!(stdout(&output(&dirs, &["runs"])).starts_with("No runs yet"));
 }
@@ -286,9 +289,12 @@ fn gpudeck_notebook_in_an_image_without_jupyter_says_so_and_one_with_gpus_is_ref
         &fresh,
         &["notebook", &image, "--gpus", "0", "--workdir", &work],
     );
-    let text = stderr(&out);
+    let text = crate::support::words(&stderr(&out));
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains(gpudeck::shell::TOOLKIT_MESSAGE), "{text}");
+    assert!(
+        text.contains(&crate::support::words(gpudeck::shell::TOOLKIT_MESSAGE)),
+        "{text}"
+    );
     assert!(
         stdout(&out).is_empty(),
         "no id for a service that never started"

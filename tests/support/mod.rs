@@ -118,6 +118,12 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `text` as one line of words: messages are wrapped to the terminal, so a sentence is looked
+/// for in this, not where the lines happen to break.
+pub fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The name the test harness gives test `function` of the module at `module_path` (what
 /// `module_path!()` says there, which begins with the test binary's crate name; the harness
 /// leaves that out): what `<test binary> --exact NAME` runs.
