@@ -338,7 +338,23 @@ while True:
 /// The real torchrun's directory, or None after saying why the test is skipped.
 fn real_torchrun(test: &str) -> Option<PathBuf> {
     let torchrun = crate::support::services::or_skip(test, crate::support::services::torchrun())?;
-    Some(torchrun.parent().unwrap().to_path_buf())
+    let bin = torchrun.parent().unwrap().to_path_buf();
+    // torch's libraries are gigabytes: the first import after the install reads them from disk,
+    // which on a fresh CI machine took longer than a run's whole deadline. Read once here, out
+    // of the runs' time.
+    static WARM: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    WARM.get_or_init(|| {
+        let warm = std::process::Command::new(bin.join("python"))
+            .args(["-c", "import torch, torch.distributed"])
+            .output()
+            .expect("the venv's python runs");
+        assert!(
+            warm.status.success(),
+            "import torch: {}",
+            String::from_utf8_lossy(&warm.stderr)
+        );
+    });
+    Some(bin)
 }
 
 /// rank N's stdout lines, as `gpudeck logs --rank N` prints them.
