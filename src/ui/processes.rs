@@ -61,6 +61,7 @@ pub fn process_table(
     s: &Styles,
 ) {
     // The box drawn apart, the cheap way, and the table inside it, as `.block(..)` would.
+    let title = fit_title(title, area.width.saturating_sub(2));
     let title = Line::from(Span::styled(title, s.title()));
     let area = fastline::bordered(area, buf, &title, s.border());
     if procs.is_empty() {
@@ -114,6 +115,23 @@ pub fn process_table(
         .header(header)
         .column_spacing(table::SPACING)
         .render(area, buf);
+}
+
+/// A box title of ` a · b · c ` parts in `width` columns: the last parts drop out whole (at 60
+/// columns it read `containers simulate`, cut with no mark); a first part alone too long ends
+/// in `…`.
+fn fit_title(title: &str, width: u16) -> String {
+    let mut parts: Vec<&str> = title.trim().split(" · ").collect();
+    loop {
+        let text = format!(" {} ", parts.join(" · "));
+        if Span::raw(text.as_str()).width() <= usize::from(width) || parts.len() == 1 {
+            return match parts.len() {
+                1 => super::table::cut(&text, width),
+                _ => text,
+            };
+        }
+        parts.pop();
+    }
 }
 
 /// Numbers line up on their last digit; words and container ids on their first letter.
@@ -187,4 +205,21 @@ pub fn row_at(body: Rect, state: &AppState, row: u16) -> Option<usize> {
     }
     let len = state.visible_processes().len();
     table_row_at(body, state.selected_process_row(), len, row)
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::fit_title;
+
+    #[test]
+    fn a_title_drops_its_last_parts_whole_and_a_lone_part_is_cut_visibly() {
+        let title = " Processes · 7 · sorted by GPU MEM ↓ · containers simulated ";
+        assert_eq!(fit_title(title, 78), title);
+        assert_eq!(
+            fit_title(title, 58),
+            " Processes · 7 · sorted by GPU MEM ↓ "
+        );
+        assert_eq!(fit_title(title, 36), " Processes · 7 ");
+        assert_eq!(fit_title(title, 8), " Proces…");
+    }
 }
