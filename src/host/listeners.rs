@@ -100,19 +100,10 @@ pub fn reaching_loopback(listeners: &[Listener], port: u16) -> Vec<&Listener> {
 /// The socket inodes the processes of process group `pgid` hold (those whose descriptors this
 /// user may read: its own).
 pub fn sockets_of_group(pgid: u32) -> HashSet<u64> {
-    let mut out = HashSet::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for pid in entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-    {
-        if super::ProcStat::read(pid).is_some_and(|s| s.pgid == pgid) {
-            out.extend(sockets_of(pid));
-        }
-    }
-    out
+    super::pids()
+        .filter(|pid| super::ProcStat::read(*pid).is_some_and(|s| s.pgid == pgid))
+        .flat_map(sockets_of)
+        .collect()
 }
 
 /// The socket inodes process `pid` holds.

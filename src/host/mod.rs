@@ -22,5 +22,5 @@ pub use process_ref::ProcessRef;
 pub use procfs::ProcFs;
 pub use programs::{find_program, is_executable};
 pub use signal::KillSignal;
-pub use stat::ProcStat;
+pub use stat::{pids, ProcStat};
 pub use users::{my_user_name, user_name_of};

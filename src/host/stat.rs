@@ -40,6 +40,15 @@ impl ProcStat {
     }
 }
 
+/// Every process id in /proc now (none when /proc cannot be read).
+pub fn pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,35 +79,16 @@ impl SystemLiveness {
             r.container.is_none()
                 && !super::local::procs::run_processes(&r.id, None, &[]).is_empty()
         };
-        pids().any(in_group_or_session)
+        crate::host::pids().any(in_group_or_session)
             || carries_id()
             || containers.into_iter().any(|id| container_running(&id))
     }
 }
 
-/// Every pid in /proc.
-fn pids() -> impl Iterator<Item = u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-}
-
 /// Some process on this host runs in the container with this full id.
 fn container_running(id: &str) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter_map(|e| std::fs::read_to_string(e.path().join("cgroup")).ok())
+    crate::host::pids()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok())
         .filter_map(|text| crate::host::container_from_cgroup(&text))
         .any(|c| c.id == id)
 }

@@ -68,14 +68,9 @@ pub(crate) const RUN_ID_VAR: &str = "GPUDECK_RUN_ID";
 /// Scans /proc (the environments of other users' processes cannot be read, and are not the
 /// run's), so call it at a modest rate.
 pub(crate) fn run_processes(run_id: &str, pgid: Option<u32>, except: &[u32]) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let me = std::process::id();
     let tag = format!("{RUN_ID_VAR}={run_id}");
-    let mut pids: Vec<u32> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+    let mut pids: Vec<u32> = crate::host::pids()
         .filter(|pid| *pid != me && !except.contains(pid))
         .filter(|pid| {
             let Some(stat) = ProcStat::read(*pid) else {
