@@ -11,6 +11,7 @@ pub mod engine_proxy;
 pub mod fake_engine;
 pub mod fake_registry;
 pub mod gate;
+pub mod inert;
 pub mod metrics;
 pub mod pipes;
 pub mod registry;
