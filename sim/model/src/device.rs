@@ -69,7 +69,7 @@ pub struct SimDevice {
     pub ecc_enabled: bool,
     /// The board can do MIG.
     pub mig_capable: bool,
-    /// MIG mode is on (never, in this simulator).
+    /// MIG mode is on now (`mig=`).
     pub mig_enabled: bool,
     pub persistence: bool,
     /// A display is attached (GPU 0 of a GeForce desktop).

@@ -60,6 +60,8 @@ pub(crate) mod tag {
     pub const REQUESTS: u64 = 0x5555_0010;
     pub const EXTRA: u64 = 0x5555_0011;
     pub const NVLINK_ERRORS: u64 = 0x5555_0012;
+    pub const MIG: u64 = 0x5555_0013;
+    pub const GPM: u64 = 0x5555_0014;
 }
 
 #[cfg(test)]

@@ -9,16 +9,19 @@ pub enum Profile {
     H100Pcie,
     /// NVIDIA A100 80GB PCIe (300 W, passive cooling, NVLink only through `bridge=`).
     A100Pcie,
+    /// NVIDIA H200 (SXM5, 141 GB HBM3e, 700 W, 18 NVLinks through NVSwitch, no fans).
+    H200,
     /// NVIDIA GeForce RTX 4090 (24 GB GDDR6X, 450 W, fans, no ECC, no MIG).
     Rtx4090,
 }
 
 impl Profile {
     /// Every profile, in the order the help text lists them.
-    pub const ALL: [Profile; 4] = [
+    pub const ALL: [Profile; 5] = [
         Profile::H100Sxm,
         Profile::H100Pcie,
         Profile::A100Pcie,
+        Profile::H200,
         Profile::Rtx4090,
     ];
 
@@ -28,6 +31,7 @@ impl Profile {
             Profile::H100Sxm => "h100-sxm",
             Profile::H100Pcie => "h100-pcie",
             Profile::A100Pcie => "a100-pcie",
+            Profile::H200 => "h200",
             Profile::Rtx4090 => "rtx4090",
         }
     }
@@ -177,11 +181,13 @@ pub enum Metric {
     /// The event API (`nvmlDeviceGetSupportedEventTypes`, `nvmlDeviceRegisterEvents`), as in
     /// some virtual machines and containers.
     Events,
+    /// GPU Performance Monitoring (`nvmlGpmQueryDeviceSupport` reports no support).
+    Gpm,
 }
 
 impl Metric {
     /// Every metric, in help-text order.
-    pub const ALL: [Metric; 14] = [
+    pub const ALL: [Metric; 15] = [
         Metric::Power,
         Metric::Fan,
         Metric::Ecc,
@@ -196,6 +202,7 @@ impl Metric {
         Metric::Throttle,
         Metric::Persistence,
         Metric::Events,
+        Metric::Gpm,
     ];
 
     /// The spelling used in `GPUDECK_SIM` (`unsupported=fan;power`).
@@ -215,12 +222,52 @@ impl Metric {
             Metric::Throttle => "throttle",
             Metric::Persistence => "persistence",
             Metric::Events => "events",
+            Metric::Gpm => "gpm",
         }
     }
 
     /// Parse the `GPUDECK_SIM` spelling.
     pub fn from_key(s: &str) -> Option<Metric> {
         Metric::ALL.into_iter().find(|m| m.key() == s)
+    }
+}
+
+/// What a MIG instance runs (`mig=0:3g.40gb@train`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MigWorkload {
+    /// No processes.
+    #[default]
+    Idle,
+    /// A single-GPU training job (one `python train.py` process).
+    Train,
+    /// A fine-tune and a notebook kernel sharing the slice.
+    Shared,
+    /// An inference server in a container.
+    Serve,
+}
+
+impl MigWorkload {
+    /// Every workload, in help-text order.
+    pub const ALL: [MigWorkload; 4] = [
+        MigWorkload::Idle,
+        MigWorkload::Train,
+        MigWorkload::Shared,
+        MigWorkload::Serve,
+    ];
+
+    /// The spelling used in `GPUDECK_SIM` (`@train`).
+    pub fn key(self) -> &'static str {
+        match self {
+            MigWorkload::Idle => "idle",
+            MigWorkload::Train => "train",
+            MigWorkload::Shared => "shared",
+            MigWorkload::Serve => "serve",
+        }
+    }
+
+    /// Parse the `GPUDECK_SIM` spelling.
+    pub fn from_key(s: &str) -> Option<MigWorkload> {
+        MigWorkload::ALL.into_iter().find(|w| w.key() == s)
     }
 }
 

@@ -27,6 +27,10 @@ pub struct SimProcess {
     /// When it started, in seconds relative to the simulation's `t = 0` (negative: before it).
     /// Jobs start with the simulation; the desktop and a notebook kernel were there before.
     pub started_s: i64,
+    /// (GPU instance ID, compute instance ID) of the MIG device it runs on; None without MIG.
+    pub instance: Option<(u32, u32)>,
+    /// A client of the GPU's MPS server (listed by `nvmlDeviceGetMPSComputeRunningProcesses`).
+    pub mps_client: bool,
 }
 
 const CUDA_CONTEXT_MIB: f64 = 532.0;
@@ -123,8 +127,43 @@ pub(crate) fn processes(
             container: None,
             graphics: false,
             started_s: 0,
+            instance: None,
+            mps_client: false,
         });
     }
+    out
+}
+
+/// The process an MPS server runs as.
+pub const MPS_SERVER: &str = "nvidia-cuda-mps-server";
+
+impl SimProcess {
+    /// The MPS server's own process (it runs its clients' kernels, which count as theirs).
+    pub fn is_mps_server(&self) -> bool {
+        self.name == MPS_SERVER
+    }
+}
+
+/// Memory of an MPS server's own context.
+const MPS_SERVER_MIB: u64 = 30;
+
+/// Runs `procs` of `device` under an MPS server: the compute processes become its clients
+/// and the server (`nvidia-cuda-mps-server`, started by the control daemon as root) holds a
+/// context of its own, listed first as `nvidia-smi` lists it.
+pub(crate) fn under_mps(seed: u64, device: &SimDevice, procs: Vec<SimProcess>) -> Vec<SimProcess> {
+    let base = SIM_PID_BASE + (hash(seed, &[tag::PID]) % 90_000) as u32 * 10;
+    let mut server = compute(
+        base + 5000 + device.index,
+        MPS_SERVER.to_string(),
+        "root",
+        (MPS_SERVER_MIB * MIB) as f64,
+    );
+    server.started_s = -(range(seed, &[tag::PID, 3], 1.0, 6.0) * 3600.0) as i64;
+    let mut out = vec![server];
+    out.extend(procs.into_iter().map(|mut p| {
+        p.mps_client = !p.graphics;
+        p
+    }));
     out
 }
 
@@ -155,6 +194,8 @@ fn compute(pid: u32, name: String, user: &str, bytes: f64) -> SimProcess {
         container: None,
         graphics: false,
         started_s: 0,
+        instance: None,
+        mps_client: false,
     }
 }
 
@@ -167,6 +208,8 @@ fn graphics(pid: u32, name: &str, user: &str, mib: f64) -> SimProcess {
         container: None,
         graphics: true,
         started_s: 0,
+        instance: None,
+        mps_client: false,
     }
 }
 
@@ -201,7 +244,7 @@ pub struct SimProcessUtil {
 pub(crate) fn shares(procs: &[SimProcess], util: u32) -> Vec<u32> {
     let sim: Vec<bool> = procs
         .iter()
-        .map(|p| p.pid >= SIM_PID_BASE && !p.graphics)
+        .map(|p| p.pid >= SIM_PID_BASE && !p.graphics && !p.is_mps_server())
         .collect();
     let n = sim.iter().filter(|s| **s).count() as u32;
     let mut first = true;

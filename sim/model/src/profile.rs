@@ -144,6 +144,19 @@ const A100_PCIE: Facts = Facts {
     ..H100_PCIE
 };
 
+/// H200 (SXM5, HGX H200): an H100 SXM with 141 GB of HBM3e (4.8 TB/s).
+const H200: Facts = Facts {
+    name: "NVIDIA H200",
+    pci_device_id: 0x2335_10DE,
+    vbios: "96.00.A5.00.01",
+    memory_mib: 143_771,
+    reserved_mib: 566,
+    max_mem_mhz: 3201,
+    idle_mem_mhz: 3201,
+    load_temp_c: 61.0,
+    ..H100_SXM
+};
+
 const RTX_4090: Facts = Facts {
     name: "NVIDIA GeForce RTX 4090",
     architecture: "Ada Lovelace",
@@ -190,6 +203,7 @@ pub(crate) fn facts(profile: Profile) -> &'static Facts {
         Profile::H100Sxm => &H100_SXM,
         Profile::H100Pcie => &H100_PCIE,
         Profile::A100Pcie => &A100_PCIE,
+        Profile::H200 => &H200,
         Profile::Rtx4090 => &RTX_4090,
     }
 }

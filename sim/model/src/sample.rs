@@ -3,6 +3,7 @@
 use crate::device::SimDevice;
 use crate::hash::{range, tag};
 use crate::knobs::{reason, Remap, Throttle};
+use crate::mig::{gpu_activity, SimMig};
 use crate::process::SimProcess;
 use crate::profile::{facts, MIB};
 use crate::workload::{activity, Activity, Phase, Role};
@@ -92,12 +93,23 @@ pub(crate) struct Gpu<'a> {
     pub throttle: Option<Throttle>,
     pub downgraded: bool,
     pub ecc: (u64, u64),
+    /// The GPU's MIG layout while MIG mode is on: its instances set the load.
+    pub mig: Option<&'a SimMig>,
+}
+
+impl Gpu<'_> {
+    /// How busy the GPU is at second `s`: its job's activity, or its MIG instances' together.
+    pub(crate) fn activity(&self, s: i64) -> Activity {
+        match self.mig {
+            Some(mig) => gpu_activity(self.seed, self.device.index, mig, s),
+            None => activity(self.seed, self.device.index, self.role, s),
+        }
+    }
 }
 
 /// Board power in watts at second `s`, and whether the board is power-capped.
 pub(crate) fn power_w(gpu: &Gpu, s: i64) -> (f64, bool) {
-    let act = activity(gpu.seed, gpu.device.index, gpu.role, s);
-    power_of(gpu, &act, s)
+    power_of(gpu, &gpu.activity(s), s)
 }
 
 fn power_of(gpu: &Gpu, act: &Activity, s: i64) -> (f64, bool) {
@@ -155,7 +167,7 @@ pub(crate) fn sample(gpu: &Gpu, s: i64, procs: &[SimProcess], energy_mj: u64) ->
     let d = gpu.device;
     let f = facts(d.profile);
     let index = u64::from(d.index);
-    let act = activity(gpu.seed, d.index, gpu.role, s);
+    let act = gpu.activity(s);
     let (power, capped) = power_of(gpu, &act, s);
     let active = act.active || procs.iter().any(|p| !p.graphics);
     let idle = !active && act.util < 0.01;

@@ -5,13 +5,19 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::device::SimDevice;
+use crate::gpm::{interval_seconds, mean, second_metrics, SimGpm};
 use crate::hash::{hash, tag};
 use crate::health::{
     remap_forced_by, SimNvLinkErrors, SimXid, Violation, NVLINK_BURST, XID_FALLEN_OFF_BUS,
     XID_NVLINK,
 };
 use crate::knobs::{Metric, Remap, Throttle};
-use crate::process::{processes, shares, SimProcess, SimProcessUtil, SIM_PID_BASE};
+use crate::mig::{
+    instance_activity, instance_memory_used, instance_processes, instance_seed, SimMig,
+    SimMigInstance,
+};
+use crate::mig_profiles::{COMPUTE_SLICES, MEMORY_SLICES};
+use crate::process::{processes, shares, under_mps, SimProcess, SimProcessUtil, SIM_PID_BASE};
 use crate::profile::{facts, Facts};
 use crate::sample::{power_w, sample, Gpu, SimRemappedRows, SimSample};
 use crate::spec::SimSpec;
@@ -40,6 +46,8 @@ pub struct Simulation {
     spec: SimSpec,
     devices: Vec<SimDevice>,
     roles: Vec<Role>,
+    /// Per GPU: its MIG state (None on boards without MIG).
+    migs: Vec<Option<SimMig>>,
     start: Instant,
     start_unix_us: u64,
     /// The `xid=` errors in time order.
@@ -56,12 +64,14 @@ impl Simulation {
     /// Build the devices of `spec`; the clock starts now.
     pub fn new(spec: SimSpec) -> Simulation {
         let links = nvlink_count(&spec);
-        let devices = (0..spec.gpus)
+        let devices: Vec<SimDevice> = (0..spec.gpus)
             .map(|i| SimDevice {
                 nvlink_count: links,
+                mig_enabled: spec.mig_of(i).is_some(),
                 ..SimDevice::build(i, spec.gpus, spec.seed, spec.profile)
             })
             .collect();
+        let migs = devices.iter().map(|d| SimMig::build(&spec, d)).collect();
         let start_unix_us = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as u64);
@@ -69,6 +79,7 @@ impl Simulation {
         xids.sort_by(|a, b| a.at.total_cmp(&b.at));
         Simulation {
             roles: roles(spec.gpus),
+            migs,
             energy: Mutex::new(vec![Integral::default(); spec.gpus as usize]),
             xids,
             spec,
@@ -121,7 +132,13 @@ impl Simulation {
         let all = self.all_processes(index, t);
         let live = self.without_ended(all.clone());
         let mut out = sample(&gpu, s, &live, self.integral(&gpu, s).energy_mj);
-        if live.len() < all.len() {
+        if let Some(mig) = gpu.mig {
+            out.mem_used_bytes = mig
+                .instances
+                .iter()
+                .map(|inst| instance_memory_used(inst, &self.on_instance(&live, inst)))
+                .sum();
+        } else if live.len() < all.len() {
             // What the killed processes ran is no longer running.
             let left = |util| live_share(&all, &live, util);
             out.util_gpu = left(out.util_gpu);
@@ -132,7 +149,11 @@ impl Simulation {
 
     /// Each live process's share of GPU `index` at `t`, as `nvmlDeviceGetProcessUtilization`
     /// reports it; the encoder and decoder are never used.
+    /// Empty under MIG, where NVML keeps no per-process samples.
     pub fn process_utilization(&self, index: u32, t: f64) -> Vec<SimProcessUtil> {
+        if self.mig_on(index).is_some() {
+            return Vec::new();
+        }
         let all = self.all_processes(index, t);
         let live = self.without_ended(all.clone());
         let Some(gpu) = self.gpu(index, t) else {
@@ -267,7 +288,8 @@ impl Simulation {
         self.without_ended(self.all_processes(index, t))
     }
 
-    /// The processes the workload runs on GPU `index` at `t`, ended or not.
+    /// The processes the workload runs on GPU `index` at `t`, ended or not: its job's, or
+    /// those of its MIG instances (`pids=` ones in the first), or an MPS server's clients.
     fn all_processes(&self, index: u32, t: f64) -> Vec<SimProcess> {
         let (Some(device), Some(role)) = (self.device(index), self.role(index)) else {
             return Vec::new();
@@ -279,7 +301,121 @@ impl Simulation {
             .filter(|(gpu, _)| *gpu == index)
             .map(|(_, pid)| *pid)
             .collect();
-        processes(self.spec.seed, device, role, second(t), &extra)
+        let (seed, s) = (self.spec.seed, second(t));
+        if let Some(mig) = self.mig_on(index) {
+            return mig
+                .instances
+                .iter()
+                .flat_map(|inst| {
+                    let extra = if inst.index == 0 { &extra[..] } else { &[] };
+                    instance_processes(seed, device, inst, s, extra)
+                })
+                .collect();
+        }
+        let procs = processes(seed, device, role, s, &extra);
+        if self.spec.runs_mps(index) {
+            under_mps(seed, device, procs)
+        } else {
+            procs
+        }
+    }
+
+    /// The MIG state of GPU `index`; None on boards that cannot do MIG.
+    pub fn mig(&self, index: u32) -> Option<&SimMig> {
+        self.migs.get(index as usize)?.as_ref()
+    }
+
+    /// The MIG state of GPU `index` while MIG mode is on.
+    fn mig_on(&self, index: u32) -> Option<&SimMig> {
+        self.mig(index).filter(|m| m.current)
+    }
+
+    /// MIG device `mig_index` of GPU `index`, while MIG mode is on.
+    pub fn mig_instance(&self, index: u32, mig_index: u32) -> Option<&SimMigInstance> {
+        self.mig_on(index)?.instance(mig_index)
+    }
+
+    fn on_instance(&self, procs: &[SimProcess], inst: &SimMigInstance) -> Vec<SimProcess> {
+        let ids = (inst.gpu_instance_id, inst.compute_instance_id);
+        procs
+            .iter()
+            .filter(|p| p.instance == Some(ids))
+            .cloned()
+            .collect()
+    }
+
+    /// The live processes of MIG device `mig_index` of GPU `index` at `t`.
+    pub fn instance_processes(&self, index: u32, mig_index: u32, t: f64) -> Vec<SimProcess> {
+        match self.mig_instance(index, mig_index) {
+            Some(inst) => self.on_instance(&self.processes(index, t), inst),
+            None => Vec::new(),
+        }
+    }
+
+    /// Memory in use on MIG device `mig_index` of GPU `index` at `t`: its live processes'
+    /// and the idle overhead every MIG device shows.
+    pub fn instance_memory_used(&self, index: u32, mig_index: u32, t: f64) -> u64 {
+        match self.mig_instance(index, mig_index) {
+            Some(inst) => instance_memory_used(inst, &self.instance_processes(index, mig_index, t)),
+            None => 0,
+        }
+    }
+
+    /// GPM is there on Hopper boards (architecture 9) unless `unsupported=gpm`; Ampere and
+    /// Ada have none.
+    pub fn gpm_supported(&self, index: u32) -> bool {
+        self.device(index).is_some_and(|d| d.architecture_code >= 9)
+            && !self.spec.unsupported.contains(&Metric::Gpm)
+    }
+
+    /// GPM metrics of GPU `index` (`gpu_instance` None) or of one of its GPU instances,
+    /// averaged over the whole seconds between two samples taken at `t1` and `t2`. None for
+    /// an unknown GPU or GPU instance.
+    pub fn gpm(&self, index: u32, gpu_instance: Option<u32>, t1: f64, t2: f64) -> Option<SimGpm> {
+        let seconds = interval_seconds(second(t1), second(t2));
+        let seed = self.spec.seed;
+        let live = self.processes(index, t2.max(t1));
+        let all = self.all_processes(index, t2.max(t1));
+        let ratio = |all: &[SimProcess], live: &[SimProcess]| {
+            if all.is_empty() {
+                1.0
+            } else {
+                f64::from(live_share(all, live, 1000)) / 1000.0
+            }
+        };
+        let instance = |inst: &SimMigInstance, s: i64| {
+            let act = instance_activity(seed, index, inst, s);
+            let key = u64::from(inst.gpu_instance_id) + 100;
+            let r = ratio(
+                &self.on_instance(&all, inst),
+                &self.on_instance(&live, inst),
+            );
+            second_metrics(instance_seed(seed, index, inst), key, s, &act).scaled(r)
+        };
+        match (self.mig_on(index), gpu_instance) {
+            (Some(mig), Some(gi)) => {
+                let inst = mig.by_gpu_instance(gi)?;
+                Some(mean(seconds, |s| instance(inst, s)))
+            }
+            (Some(mig), None) => Some(mean(seconds, |s| {
+                let mut sum = SimGpm::default();
+                for inst in &mig.instances {
+                    let w = f64::from(inst.profile.compute_slices) / f64::from(COMPUTE_SLICES);
+                    let mem = f64::from(inst.profile.memory_slices) / f64::from(MEMORY_SLICES);
+                    sum.add(&instance(inst, s), w, mem);
+                }
+                sum
+            })),
+            (None, Some(_)) => None,
+            (None, None) => {
+                let role = self.role(index)?;
+                let r = ratio(&all, &live);
+                Some(mean(seconds, |s| {
+                    let act = crate::workload::activity(seed, index, role, s);
+                    second_metrics(seed, u64::from(index), s, &act).scaled(r)
+                }))
+            }
+        }
     }
 
     /// Closest common PCIe ancestor of GPUs `a` and `b`.
@@ -344,6 +480,7 @@ impl Simulation {
             throttle: self.spec.throttle_of(index),
             downgraded: self.spec.is_downgraded(index),
             ecc: self.ecc_at(index, t),
+            mig: self.mig_on(index),
         })
     }
 

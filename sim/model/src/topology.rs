@@ -70,7 +70,7 @@ pub(crate) fn socket_of(index: u32, gpus: u32, facts: &Facts) -> u32 {
 
 /// PCI bus number of GPU `index`.
 pub(crate) fn bus_of(index: u32, gpus: u32, profile: Profile, facts: &Facts) -> u32 {
-    if profile == Profile::H100Sxm && gpus == 8 {
+    if matches!(profile, Profile::H100Sxm | Profile::H200) && gpus == 8 {
         return DGX_H100_BUSES[index as usize];
     }
     let per = per_socket(gpus, facts);

@@ -93,9 +93,9 @@ fn unknown_key_names_it_and_lists_the_allowed_ones() {
 
 #[test]
 fn unknown_values_list_the_allowed_ones() {
-    let e = error_of("profile=h200");
+    let e = error_of("profile=b200");
     assert!(
-        e.contains("profile=h200") && e.contains("h100-sxm, h100-pcie, a100-pcie, rtx4090"),
+        e.contains("profile=b200") && e.contains("h100-sxm, h100-pcie, a100-pcie, h200, rtx4090"),
         "{e}"
     );
     let e = error_of("init=broken");

@@ -7,7 +7,7 @@ use gpudeck_sim_model::{Metric, SimDevice};
 use nvml_wrapper_sys::bindings::{self as b, nvmlDevice_t, nvmlPciInfo_t, nvmlReturn_t};
 
 use crate::ffi::{fill_array, guard, out, write_str, NvmlResult, INVALID_ARGUMENT, NOT_SUPPORTED};
-use crate::state::Gpu;
+use crate::state::{Gpu, Handle};
 
 /// Run `body` on the static facts of `device`; identity queries work even on a lost GPU.
 fn with_device(device: nvmlDevice_t, body: impl FnOnce(&SimDevice) -> NvmlResult) -> nvmlReturn_t {
@@ -36,7 +36,14 @@ pub unsafe extern "C" fn nvmlDeviceGetName(
     name: *mut c_char,
     length: c_uint,
 ) -> nvmlReturn_t {
-    with_device(device, |d| unsafe { write_str(name, length, &d.name) })
+    // A MIG device is named after its parent and profile: "NVIDIA H100 80GB HBM3 MIG 3g.40gb".
+    guard(|| {
+        let text = match Handle::of(device)? {
+            Handle::Gpu(gpu) => gpu.device()?.name.clone(),
+            Handle::Mig(mig) => mig.instance()?.name.clone(),
+        };
+        unsafe { write_str(name, length, &text) }
+    })
 }
 
 #[no_mangle]
@@ -45,7 +52,14 @@ pub unsafe extern "C" fn nvmlDeviceGetUUID(
     uuid: *mut c_char,
     length: c_uint,
 ) -> nvmlReturn_t {
-    with_device(device, |d| unsafe { write_str(uuid, length, &d.uuid) })
+    // A MIG device has a UUID of its own, "MIG-…" (nvml.h, nvmlDeviceGetUUID).
+    guard(|| {
+        let text = match Handle::of(device)? {
+            Handle::Gpu(gpu) => gpu.device()?.uuid.clone(),
+            Handle::Mig(mig) => mig.instance()?.uuid.clone(),
+        };
+        unsafe { write_str(uuid, length, &text) }
+    })
 }
 
 #[no_mangle]

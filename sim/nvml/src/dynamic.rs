@@ -10,7 +10,7 @@ use nvml_wrapper_sys::bindings::{
 };
 
 use crate::ffi::{guard, out, NvmlResult, ARGUMENT_VERSION_MISMATCH, INVALID_ARGUMENT};
-use crate::state::Gpu;
+use crate::state::{Gpu, Handle, MigDevice};
 
 /// `NVML_STRUCT_VERSION(Memory, 2)`: size 40 in the low bits, version 2 in the top byte.
 const MEMORY_V2_VERSION: c_uint = 0x0200_0028;
@@ -54,17 +54,43 @@ fn value<T>(
     })
 }
 
+/// Memory of a GPU or MIG device as (total, reserved, used) bytes. A MIG device has its
+/// instance's memory (`nvmlDeviceGetMemoryInfo` on a MIG handle, nvml.h) and reserves none.
+fn memory_of(device: nvmlDevice_t) -> Result<(u64, u64, u64), nvmlReturn_t> {
+    match Handle::of(device)? {
+        Handle::Gpu(gpu) => {
+            gpu.check(None)?;
+            let s = gpu.sample();
+            Ok((
+                gpu.device()?.memory_total_bytes,
+                s.mem_reserved_bytes,
+                s.mem_used_bytes,
+            ))
+        }
+        Handle::Mig(mig) => mig_memory(&mig),
+    }
+}
+
+fn mig_memory(mig: &MigDevice) -> Result<(u64, u64, u64), nvmlReturn_t> {
+    let total = mig.instance()?.memory_total_bytes;
+    let used = mig
+        .sim
+        .instance_memory_used(mig.gpu, mig.index, mig.sim.now());
+    Ok((total, 0, used))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(
     device: nvmlDevice_t,
     memory: *mut nvmlMemory_t,
 ) -> nvmlReturn_t {
     // The v1 struct counts the reserved memory as used, as real NVML does.
-    with_sample(device, None, |d, s| {
+    guard(|| {
+        let (total, reserved, used) = memory_of(device)?;
         let m = unsafe { out(memory) }?;
-        m.total = d.memory_total_bytes;
-        m.used = s.mem_used_bytes + s.mem_reserved_bytes;
-        m.free = d.memory_total_bytes.saturating_sub(m.used);
+        m.total = total;
+        m.used = used + reserved;
+        m.free = total.saturating_sub(m.used);
         Ok(())
     })
 }
@@ -74,15 +100,16 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(
     device: nvmlDevice_t,
     memory: *mut nvmlMemory_v2_t,
 ) -> nvmlReturn_t {
-    with_sample(device, None, |d, s| {
+    guard(|| {
+        let (total, reserved, used) = memory_of(device)?;
         let m = unsafe { out(memory) }?;
         if m.version != MEMORY_V2_VERSION {
             return Err(ARGUMENT_VERSION_MISMATCH);
         }
-        m.total = d.memory_total_bytes;
-        m.reserved = s.mem_reserved_bytes;
-        m.used = s.mem_used_bytes;
-        m.free = s.mem_free_bytes(d.memory_total_bytes);
+        m.total = total;
+        m.reserved = reserved;
+        m.used = used;
+        m.free = total.saturating_sub(reserved + used);
         Ok(())
     })
 }
@@ -92,11 +119,16 @@ pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(
     device: nvmlDevice_t,
     util: *mut nvmlUtilization_t,
 ) -> nvmlReturn_t {
-    value(device, Metric::Utilization, util, |_, s| {
-        nvmlUtilization_t {
+    guard(|| {
+        let gpu = Gpu::of(device)?;
+        gpu.check(Some(Metric::Utilization))?;
+        gpu.check_not_mig()?;
+        let s = gpu.sample();
+        *unsafe { out(util) }? = nvmlUtilization_t {
             gpu: s.util_gpu,
             memory: s.util_mem,
-        }
+        };
+        Ok(())
     })
 }
 
@@ -106,7 +138,8 @@ pub unsafe extern "C" fn nvmlDeviceGetEncoderUtilization(
     util: *mut c_uint,
     period_us: *mut c_uint,
 ) -> nvmlReturn_t {
-    with_sample(device, Some(Metric::Utilization), |_, _| {
+    with_gpu(device, Some(Metric::Utilization), |gpu| {
+        gpu.check_not_mig()?;
         let (util, period) = unsafe { (out(util)?, out(period_us)?) };
         *util = 0;
         *period = 100_000;

@@ -4,7 +4,7 @@ use std::ffi::c_char;
 use std::os::raw::c_uint;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use gpudeck_sim_model::MAX_GPUS;
+use gpudeck_sim_model::{MAX_GPUS, MAX_MIG_DEVICES};
 use nvml_wrapper_sys::bindings::{self as b, nvmlDevice_st, nvmlDevice_t, nvmlReturn_t};
 
 pub(crate) const SUCCESS: nvmlReturn_t = b::nvmlReturn_enum_NVML_SUCCESS;
@@ -88,6 +88,32 @@ pub(crate) fn index_of(handle: nvmlDevice_t) -> Option<u32> {
     u32::try_from(offset / slot).ok().filter(|i| *i < MAX_GPUS)
 }
 
+/// The memory MIG device handles point into: one slot per possible MIG device of each GPU,
+/// apart from the GPU handles so that a handle says which kind it is.
+static MIG_HANDLES: [u64; (MAX_GPUS * MAX_MIG_DEVICES) as usize] =
+    [0; (MAX_GPUS * MAX_MIG_DEVICES) as usize];
+
+/// The handle of MIG device `mig_index` of GPU `gpu`.
+pub(crate) fn mig_handle_of(gpu: u32, mig_index: u32) -> nvmlDevice_t {
+    let slot = (gpu * MAX_MIG_DEVICES + mig_index) as usize;
+    let slot = MIG_HANDLES.get(slot).unwrap_or(&MIG_HANDLES[0]);
+    (slot as *const u64).cast::<nvmlDevice_st>().cast_mut()
+}
+
+/// The (GPU index, MIG device index) a MIG device handle stands for, if it is one of ours.
+pub(crate) fn mig_index_of(handle: nvmlDevice_t) -> Option<(u32, u32)> {
+    let base = MIG_HANDLES.as_ptr() as usize;
+    let offset = (handle as usize).checked_sub(base)?;
+    let size = std::mem::size_of::<u64>();
+    if offset % size != 0 {
+        return None;
+    }
+    let slot = u32::try_from(offset / size)
+        .ok()
+        .filter(|s| *s < MAX_GPUS * MAX_MIG_DEVICES)?;
+    Some((slot / MAX_MIG_DEVICES, slot % MAX_MIG_DEVICES))
+}
+
 /// NVML_FEATURE_ENABLED / DISABLED.
 pub(crate) fn enable_state(on: bool) -> b::nvmlEnableState_t {
     if on {
@@ -146,6 +172,16 @@ mod tests {
         assert_eq!(index_of(std::ptr::null_mut()), None);
         let odd = (handle_of(1) as usize + 3) as nvmlDevice_t;
         assert_eq!(index_of(odd), None);
+    }
+
+    #[test]
+    fn mig_handles_round_trip_and_are_not_gpu_handles() {
+        for (g, m) in [(0, 0), (0, 6), (5, 3), (MAX_GPUS - 1, MAX_MIG_DEVICES - 1)] {
+            let h = mig_handle_of(g, m);
+            assert_eq!(mig_index_of(h), Some((g, m)));
+            assert_eq!(index_of(h), None);
+        }
+        assert_eq!(mig_index_of(handle_of(0)), None);
     }
 
     #[test]

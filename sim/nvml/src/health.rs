@@ -133,20 +133,6 @@ pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn nvmlDeviceGetMigMode(
-    device: nvmlDevice_t,
-    current: *mut c_uint,
-    pending: *mut c_uint,
-) -> nvmlReturn_t {
-    with_sample(device, Some(Metric::Mig), |d, _| {
-        let (current, pending) = unsafe { (out(current)?, out(pending)?) };
-        *current = c_uint::from(d.mig_enabled);
-        *pending = c_uint::from(d.mig_enabled);
-        Ok(())
-    })
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn nvmlDeviceGetPersistenceMode(
     device: nvmlDevice_t,
     mode: *mut b::nvmlEnableState_t,

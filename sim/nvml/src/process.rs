@@ -11,9 +11,10 @@ use nvml_wrapper_sys::bindings::{
 };
 
 use crate::ffi::{guard, out, write_str, INSUFFICIENT_SIZE, NOT_FOUND};
-use crate::state::{sim, Gpu};
+use crate::state::{sim, Gpu, Handle};
 
-/// Instance ids reported when MIG is off.
+/// Instance ids reported when MIG is off (nvml.h, `nvmlProcessInfo_v2_t`: "gpuInstanceId is
+/// set to 0xFFFFFFFF otherwise").
 const NO_INSTANCE: c_uint = 0xFFFF_FFFF;
 
 fn v1(p: &SimProcess) -> nvmlProcessInfo_v1_t {
@@ -27,8 +28,46 @@ fn v2(p: &SimProcess) -> nvmlProcessInfo_t {
     nvmlProcessInfo_t {
         pid: p.pid,
         usedGpuMemory: p.used_memory_bytes,
-        gpuInstanceId: NO_INSTANCE,
-        computeInstanceId: NO_INSTANCE,
+        gpuInstanceId: p.instance.map_or(NO_INSTANCE, |(gi, _)| gi),
+        computeInstanceId: p.instance.map_or(NO_INSTANCE, |(_, ci)| ci),
+    }
+}
+
+/// Which of a device's processes a list call returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Compute contexts, an MPS server's own but not its clients'.
+    Compute,
+    Graphics,
+    /// An MPS server's clients.
+    MpsClients,
+}
+
+impl Kind {
+    fn wants(self, p: &SimProcess) -> bool {
+        match self {
+            Kind::Compute => !p.graphics && !p.mps_client,
+            Kind::Graphics => p.graphics,
+            Kind::MpsClients => p.mps_client,
+        }
+    }
+}
+
+/// The live processes of a GPU or MIG device (a MIG handle lists those in its instance, as
+/// nvml.h says of the process calls: "Per-instance information can be queried by using
+/// specific MIG device handles").
+fn processes_of(device: nvmlDevice_t) -> Result<Vec<SimProcess>, nvmlReturn_t> {
+    match Handle::of(device)? {
+        Handle::Gpu(gpu) => {
+            gpu.check(Some(Metric::Processes))?;
+            Ok(gpu.sim.processes(gpu.index, gpu.sim.now()))
+        }
+        Handle::Mig(mig) => {
+            mig.instance()?;
+            Ok(mig
+                .sim
+                .instance_processes(mig.gpu, mig.index, mig.sim.now()))
+        }
     }
 }
 
@@ -51,25 +90,18 @@ where
     Ok(())
 }
 
-/// The compute (or graphics) processes of `device` in the layout `make` produces.
+/// The processes of `kind` on `device` in the layout `make` produces.
 unsafe fn list<T: Copy>(
     device: nvmlDevice_t,
-    graphics: bool,
+    kind: Kind,
     count: *mut c_uint,
     buf: *mut T,
     make: fn(&SimProcess) -> T,
 ) -> nvmlReturn_t {
     guard(|| {
-        let gpu = Gpu::of(device)?;
+        let procs = processes_of(device)?;
         let count = unsafe { out(count) }?;
-        gpu.check(Some(Metric::Processes))?;
-        let items: Vec<T> = gpu
-            .sim
-            .processes(gpu.index, gpu.sim.now())
-            .iter()
-            .filter(|p| p.graphics == graphics)
-            .map(make)
-            .collect();
+        let items: Vec<T> = procs.iter().filter(|p| kind.wants(p)).map(make).collect();
         unsafe { write_list(&items, count, buf) }
     })
 }
@@ -80,7 +112,7 @@ pub unsafe extern "C" fn nvmlDeviceGetComputeRunningProcesses(
     count: *mut c_uint,
     infos: *mut nvmlProcessInfo_v1_t,
 ) -> nvmlReturn_t {
-    unsafe { list(device, false, count, infos, v1) }
+    unsafe { list(device, Kind::Compute, count, infos, v1) }
 }
 
 #[no_mangle]
@@ -89,7 +121,7 @@ pub unsafe extern "C" fn nvmlDeviceGetComputeRunningProcesses_v2(
     count: *mut c_uint,
     infos: *mut nvmlProcessInfo_t,
 ) -> nvmlReturn_t {
-    unsafe { list(device, false, count, infos, v2) }
+    unsafe { list(device, Kind::Compute, count, infos, v2) }
 }
 
 #[no_mangle]
@@ -98,7 +130,7 @@ pub unsafe extern "C" fn nvmlDeviceGetComputeRunningProcesses_v3(
     count: *mut c_uint,
     infos: *mut nvmlProcessInfo_t,
 ) -> nvmlReturn_t {
-    unsafe { list(device, false, count, infos, v2) }
+    unsafe { list(device, Kind::Compute, count, infos, v2) }
 }
 
 #[no_mangle]
@@ -107,7 +139,7 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses(
     count: *mut c_uint,
     infos: *mut nvmlProcessInfo_v1_t,
 ) -> nvmlReturn_t {
-    unsafe { list(device, true, count, infos, v1) }
+    unsafe { list(device, Kind::Graphics, count, infos, v1) }
 }
 
 #[no_mangle]
@@ -116,7 +148,7 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses_v2(
     count: *mut c_uint,
     infos: *mut nvmlProcessInfo_t,
 ) -> nvmlReturn_t {
-    unsafe { list(device, true, count, infos, v2) }
+    unsafe { list(device, Kind::Graphics, count, infos, v2) }
 }
 
 #[no_mangle]
@@ -125,7 +157,7 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses_v3(
     count: *mut c_uint,
     infos: *mut nvmlProcessInfo_t,
 ) -> nvmlReturn_t {
-    unsafe { list(device, true, count, infos, v2) }
+    unsafe { list(device, Kind::Graphics, count, infos, v2) }
 }
 
 #[no_mangle]
@@ -134,13 +166,8 @@ pub unsafe extern "C" fn nvmlDeviceGetMPSComputeRunningProcesses_v3(
     count: *mut c_uint,
     infos: *mut nvmlProcessInfo_t,
 ) -> nvmlReturn_t {
-    // No MPS server runs on the simulated machine.
-    guard(|| {
-        let gpu = Gpu::of(device)?;
-        let count = unsafe { out(count) }?;
-        gpu.check(Some(Metric::Processes))?;
-        unsafe { write_list::<nvmlProcessInfo_t>(&[], count, infos) }
-    })
+    // The clients of the GPU's MPS server (`mps=`); empty on other GPUs.
+    unsafe { list(device, Kind::MpsClients, count, infos, v2) }
 }
 
 #[no_mangle]
@@ -154,6 +181,7 @@ pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
         let gpu = Gpu::of(device)?;
         let count = unsafe { out(count) }?;
         gpu.check(Some(Metric::Utilization))?;
+        gpu.check_not_mig()?;
         let now = gpu.sim.now();
         let stamp = gpu.sim.start_unix_micros() + (now.max(0.0).floor() as u64) * 1_000_000;
         let shares = gpu.sim.process_utilization(gpu.index, now);

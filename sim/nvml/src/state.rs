@@ -3,12 +3,14 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use gpudeck_sim_model::{InitFailure, Metric, SimDevice, SimSample, SimSpec, Simulation};
+use gpudeck_sim_model::{
+    InitFailure, Metric, SimDevice, SimMigInstance, SimSample, SimSpec, Simulation,
+};
 use nvml_wrapper_sys::bindings::{nvmlDevice_t, nvmlReturn_t};
 
 use crate::ffi::{
-    index_of, DRIVER_NOT_LOADED, GPU_IS_LOST, INVALID_ARGUMENT, LIB_RM_VERSION_MISMATCH,
-    NOT_SUPPORTED, NO_PERMISSION, UNINITIALIZED, UNKNOWN,
+    index_of, mig_index_of, DRIVER_NOT_LOADED, GPU_IS_LOST, INVALID_ARGUMENT,
+    LIB_RM_VERSION_MISMATCH, NOT_SUPPORTED, NO_PERMISSION, UNINITIALIZED, UNKNOWN,
 };
 
 struct State {
@@ -67,14 +69,66 @@ pub(crate) struct Gpu {
     pub index: u32,
 }
 
-impl Gpu {
-    /// The GPU of `handle`: UNINITIALIZED before init, INVALID_ARGUMENT for a foreign handle.
-    pub fn of(handle: nvmlDevice_t) -> Result<Gpu, nvmlReturn_t> {
+/// What a device handle names: a GPU or a MIG device.
+pub(crate) enum Handle {
+    Gpu(Gpu),
+    Mig(MigDevice),
+}
+
+impl Handle {
+    /// UNINITIALIZED before init, INVALID_ARGUMENT for a foreign handle or a MIG device that
+    /// does not exist (any more).
+    pub fn of(handle: nvmlDevice_t) -> Result<Handle, nvmlReturn_t> {
         let sim = sim()?;
-        let index = index_of(handle)
-            .filter(|i| *i < sim.device_count())
-            .ok_or(INVALID_ARGUMENT)?;
-        Ok(Gpu { sim, index })
+        if let Some(index) = index_of(handle).filter(|i| *i < sim.device_count()) {
+            return Ok(Handle::Gpu(Gpu { sim, index }));
+        }
+        let (gpu, index) = mig_index_of(handle).ok_or(INVALID_ARGUMENT)?;
+        sim.mig_instance(gpu, index).ok_or(INVALID_ARGUMENT)?;
+        Ok(Handle::Mig(MigDevice { sim, gpu, index }))
+    }
+}
+
+/// One MIG device of the running simulation, as named by a MIG device handle.
+pub(crate) struct MigDevice {
+    pub sim: Arc<Simulation>,
+    /// Index of the parent GPU.
+    pub gpu: u32,
+    /// MIG device index under the parent.
+    pub index: u32,
+}
+
+impl MigDevice {
+    /// The instance's facts; GPU_IS_LOST when its parent is lost.
+    pub fn instance(&self) -> Result<&SimMigInstance, nvmlReturn_t> {
+        if self.sim.is_lost(self.gpu) {
+            return Err(GPU_IS_LOST);
+        }
+        self.sim
+            .mig_instance(self.gpu, self.index)
+            .ok_or(INVALID_ARGUMENT)
+    }
+}
+
+impl Gpu {
+    /// The GPU of `handle`: UNINITIALIZED before init, INVALID_ARGUMENT for a foreign handle,
+    /// NOT_SUPPORTED for a MIG device handle (queries a MIG device cannot answer on its own,
+    /// such as temperature, power or clocks, which belong to its parent).
+    pub fn of(handle: nvmlDevice_t) -> Result<Gpu, nvmlReturn_t> {
+        match Handle::of(handle)? {
+            Handle::Gpu(gpu) => Ok(gpu),
+            Handle::Mig(_) => Err(NOT_SUPPORTED),
+        }
+    }
+
+    /// NOT_SUPPORTED while MIG mode is on: utilisation rates, encoder, decoder and process
+    /// utilisation "are not currently supported" on MIG-enabled GPUs (nvml.h,
+    /// nvmlDeviceGetUtilizationRates), and nvidia-smi shows N/A.
+    pub fn check_not_mig(&self) -> Result<(), nvmlReturn_t> {
+        match self.sim.device(self.index) {
+            Some(d) if d.mig_enabled => Err(NOT_SUPPORTED),
+            _ => Ok(()),
+        }
     }
 
     /// Static facts; present for every valid index.

@@ -7,7 +7,7 @@ use std::os::raw::c_uint;
 use gpudeck_sim_model::Simulation;
 use nvml_wrapper_sys::bindings::{nvmlDevice_t, nvmlReturn_t};
 
-use crate::ffi::{guard, handle_of, out, write_str, INVALID_ARGUMENT, NOT_FOUND};
+use crate::ffi::{guard, handle_of, mig_handle_of, out, write_str, INVALID_ARGUMENT, NOT_FOUND};
 use crate::state::{self, sim, Gpu};
 
 #[no_mangle]
@@ -113,6 +113,18 @@ fn find(
         .ok_or(NOT_FOUND)
 }
 
+/// The handle of the MIG device whose UUID is `uuid`.
+fn find_mig(s: &Simulation, uuid: &str) -> Option<nvmlDevice_t> {
+    (0..s.device_count()).find_map(|gpu| {
+        let mig = s.mig(gpu).filter(|m| m.current)?;
+        let inst = mig
+            .instances
+            .iter()
+            .find(|i| i.uuid.eq_ignore_ascii_case(uuid))?;
+        Some(mig_handle_of(gpu, inst.index))
+    })
+}
+
 /// Read a C string argument; null or non-UTF-8 is an invalid argument.
 unsafe fn text<'a>(s: *const c_char) -> Result<&'a str, nvmlReturn_t> {
     if s.is_null() {
@@ -133,7 +145,11 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(
         let s = sim()?;
         let device = unsafe { out(device) }?;
         let uuid = unsafe { text(uuid) }?;
-        *device = handle_of(find(&s, |d| d.uuid.eq_ignore_ascii_case(uuid))?);
+        // MIG device UUIDs are accepted too, as on drivers since R470.
+        *device = match find(&s, |d| d.uuid.eq_ignore_ascii_case(uuid)) {
+            Ok(index) => handle_of(index),
+            Err(e) => find_mig(&s, uuid).ok_or(e)?,
+        };
         Ok(())
     })
 }
