@@ -335,3 +335,35 @@ fn every_nvlink_ends_at_an_nvswitch_as_on_an_hgx_board() {
         "switch-attached GPUs reach each other"
     );
 }
+
+#[test]
+fn whole_gpus_without_mig_or_mps_but_with_gpm() {
+    use nvml_wrapper::enums::gpm::GpmMetricId;
+    let n = nvml();
+    for i in 0..8 {
+        let d = n_device(i);
+        assert_eq!(d.mig_device_count().expect("max MIG devices"), 0);
+        assert!(matches!(
+            d.mig_device_by_index(0),
+            Err(NvmlError::NotSupported)
+        ));
+        assert!(!d.mig_is_mig_device_handle().expect("is MIG"));
+        assert!(d.utilization_rates().is_ok());
+        assert!(d.mps_running_compute_processes().expect("mps").is_empty());
+        let procs = d.running_compute_processes().expect("processes");
+        assert!(procs.iter().all(|p| p.gpu_instance_id.is_none()));
+        assert!(d.gpm_support().expect("GPM on Hopper"));
+    }
+    // GPM on a whole GPU: the training rank's SMs are busy, the idle GPU's are not.
+    let ids = [GpmMetricId::SmUtil, GpmMetricId::GraphicsUtil];
+    let sm = |i: u32| {
+        let d = n_device(i);
+        let (a, b) = (d.gpm_sample().expect("s1"), d.gpm_sample().expect("s2"));
+        let v = nvml_wrapper::gpm::gpm_metrics_get(n, &a, &b, &ids).expect("metrics");
+        let value = |k: usize| v[k].as_ref().expect("metric").value;
+        (value(0), value(1))
+    };
+    let (busy, graphics) = sm(0);
+    assert!(busy > 0.0 && busy <= graphics, "{busy} {graphics}");
+    assert_eq!(sm(7), (0.0, 0.0));
+}
