@@ -147,13 +147,14 @@ impl SimProcess {
 /// Memory of an MPS server's own context.
 const MPS_SERVER_MIB: u64 = 30;
 
-/// Runs `procs` of `device` under an MPS server: the compute processes become its clients
-/// and the server (`nvidia-cuda-mps-server`, started by the control daemon as root) holds a
-/// context of its own, listed first as `nvidia-smi` lists it.
-pub(crate) fn under_mps(seed: u64, device: &SimDevice, procs: Vec<SimProcess>) -> Vec<SimProcess> {
+/// Runs `procs` under an MPS server: the compute processes become its clients
+/// (`M+C` in `nvidia-smi`) and the server (`nvidia-cuda-mps-server`, started by the control
+/// daemon as root, `C` with 25-30 MiB in `nvidia-smi`) holds a context of its own. One server
+/// serves every GPU it was given, so it has the same pid on each.
+pub(crate) fn under_mps(seed: u64, procs: Vec<SimProcess>) -> Vec<SimProcess> {
     let base = SIM_PID_BASE + (hash(seed, &[tag::PID]) % 90_000) as u32 * 10;
     let mut server = compute(
-        base + 5000 + device.index,
+        base + 5000,
         MPS_SERVER.to_string(),
         "root",
         (MPS_SERVER_MIB * MIB) as f64,

@@ -314,7 +314,7 @@ impl Simulation {
         }
         let procs = processes(seed, device, role, s, &extra);
         if self.spec.runs_mps(index) {
-            under_mps(seed, device, procs)
+            under_mps(seed, procs)
         } else {
             procs
         }

@@ -262,6 +262,9 @@ impl SimSpec {
         if self.mig.is_empty() && !self.mig_pending.iter().any(|(_, on)| *on) {
             return Ok(());
         }
+        if self.unsupported.contains(&Metric::Mig) {
+            return Err("mig: GPUs cannot be in MIG mode with unsupported=mig".to_string());
+        }
         let names = mig_profiles(self.profile);
         if names.is_empty() {
             return Err(format!(

@@ -21,6 +21,12 @@ const BALANCED: &str = "gpus=2,frozen=200,mig=0:1g.10gb@serve/3g.40gb@train/2g.2
 #[test]
 fn the_knob_takes_profiles_workloads_repeats_and_every_gpu() {
     let spec = SimSpec::parse("gpus=4,mig=*:7x1g.10gb;2:3g.40gb@train/4g.40gb").expect("spec");
+    // The README's example.
+    let readme = "mig=0:3g.40gb@train/2g.20gb@shared/1g.10gb@serve/1g.10gb;1:7x1g.10gb@serve,\
+                  mig-pending=2:on";
+    let r = sim(readme);
+    assert_eq!(r.mig(1).map(|m| m.instances.len()), Some(7));
+    assert!(r.mig(2).is_some_and(|m| !m.current && m.pending));
     assert_eq!(spec.mig_of(0).map(<[_]>::len), Some(7));
     let two = spec.mig_of(2).expect("GPU 2");
     assert_eq!(two[0].profile, "3g.40gb");
@@ -53,6 +59,8 @@ fn mixes_a_board_refuses_are_errors_that_say_why() {
     assert!(e.contains("MPS on whole GPUs"), "{e}");
     let e = error_of("mig=0:,pids=0:1234");
     assert!(e.contains("no instance"), "{e}");
+    let e = error_of("mig=0:,unsupported=mig");
+    assert!(e.contains("unsupported=mig"), "{e}");
     let e = error_of("mig-pending=0:maybe");
     assert!(e.contains("GPU:on"), "{e}");
 }
@@ -258,6 +266,12 @@ fn an_mps_server_holds_the_clients_of_its_gpu() {
         Some(0)
     );
     assert!(s.processes(5, 200.0).iter().all(|p| !p.mps_client));
+    // One server for every GPU it serves, as nvidia-smi lists the same pid on each.
+    let both = sim("gpus=8,frozen=200,mps=3;4");
+    assert_eq!(
+        both.processes(3, 200.0)[0].pid,
+        both.processes(4, 200.0)[0].pid
+    );
 }
 
 #[test]

@@ -231,3 +231,79 @@ fn error_strings() {
     assert_eq!(s(15), "GPU is lost");
     assert_eq!(s(12345), "Unknown Error");
 }
+
+/// `nvmlGpmMetric_t` (nvml.h): id in, status and value out, three name pointers out.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct GpmMetric {
+    metric_id: c_uint,
+    status: c_uint,
+    value: f64,
+    short_name: *const c_char,
+    long_name: *const c_char,
+    unit: *const c_char,
+}
+
+/// An `nvmlGpmMetricsGet_t` whose caller asks for two metrics, followed by a third entry the
+/// library must not touch (its array may be shorter than the library's idea of it).
+#[repr(C)]
+struct GpmRequest {
+    version: c_uint,
+    num_metrics: c_uint,
+    sample1: *mut c_void,
+    sample2: *mut c_void,
+    metrics: [GpmMetric; 3],
+}
+
+#[test]
+fn gpm_writes_only_the_metrics_asked_for() {
+    let alloc: unsafe extern "C" fn(*mut *mut c_void) -> c_uint = sym("nvmlGpmSampleAlloc");
+    let get: unsafe extern "C" fn(Handle, *mut c_void) -> c_uint = sym("nvmlGpmSampleGet");
+    let metrics: unsafe extern "C" fn(*mut GpmRequest) -> c_uint = sym("nvmlGpmMetricsGet");
+    let free: unsafe extern "C" fn(*mut c_void) -> c_uint = sym("nvmlGpmSampleFree");
+    let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+    unsafe {
+        assert_eq!((alloc(&mut a), alloc(&mut b)), (0, 0));
+        assert_eq!((get(handle(0), a), get(handle(0), b)), (0, 0));
+    }
+    let blank = GpmMetric {
+        metric_id: 0,
+        status: 77,
+        value: -1.0,
+        short_name: std::ptr::null(),
+        long_name: std::ptr::null(),
+        unit: std::ptr::null(),
+    };
+    let mut req = GpmRequest {
+        version: 1,
+        num_metrics: 2,
+        sample1: a,
+        sample2: b,
+        metrics: [blank; 3],
+    };
+    req.metrics[0].metric_id = 2; // NVML_GPM_METRIC_SM_UTIL
+    req.metrics[1].metric_id = 62; // NVML_GPM_METRIC_NVLINK_L0_RX_PER_SEC, not modelled
+    req.metrics[2].metric_id = 2;
+    assert_eq!(unsafe { metrics(&mut req) }, 0);
+    let sm = req.metrics[0];
+    assert_eq!(sm.status, 0);
+    assert!(
+        (0.0..=100.0).contains(&sm.value) && sm.value > 0.0,
+        "{}",
+        sm.value
+    );
+    let name = unsafe { CStr::from_ptr(sm.short_name) };
+    assert_eq!(name.to_str().expect("utf-8"), "sm_util");
+    assert_eq!(req.metrics[1].status, 3, "NOT_SUPPORTED");
+    assert_eq!((req.metrics[2].status, req.metrics[2].value), (77, -1.0));
+    req.version = 2;
+    assert_eq!(
+        unsafe { metrics(&mut req) },
+        25,
+        "ARGUMENT_VERSION_MISMATCH"
+    );
+    unsafe {
+        assert_eq!((free(a), free(b)), (0, 0));
+        assert_eq!(free(a), 2, "a freed sample is INVALID_ARGUMENT");
+    }
+}
