@@ -324,7 +324,7 @@ impl SimSpec {
                 "bridge: NVLink bridges join PCIe cards; use profile=h100-pcie or a100-pcie \
                  (profile={} has {})",
                 self.profile.key(),
-                if self.profile == Profile::H100Sxm {
+                if matches!(self.profile, Profile::H100Sxm | Profile::H200) {
                     "its NVLinks wired on the board"
                 } else {
                     "no NVLink connector"

@@ -297,4 +297,6 @@ fn the_h200_profile_is_a_bigger_h100() {
         71168 * MIB
     );
     assert!(s.gpm_supported(0));
+    let e = error_of("profile=h200,bridge=0-1:4");
+    assert!(e.contains("wired on the board"), "{e}");
 }
