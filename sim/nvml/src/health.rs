@@ -1,4 +1,4 @@
-//! Health and mode queries: ECC mode and error counters, retired pages and remapped rows, MIG,
+//! Health and mode queries: ECC mode and error counters, retired pages and remapped rows,
 //! persistence, compute and display modes, BAR1 memory.
 
 use std::ffi::c_ulonglong;
