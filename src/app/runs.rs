@@ -8,7 +8,7 @@ use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
 use crate::gpu::{GpuSample, GpuStatic};
 use crate::runs::watch::samples::{rows_from, MetricsRow};
-use crate::runs::watch::summary::{memory_held_after_end, Alert};
+use crate::runs::watch::summary::{leftover_memory, Alert};
 use crate::runs::watch::{LogChunk, RunDetail, RunRow, RunsUpdate};
 use crate::runs::RunState;
 
@@ -221,9 +221,11 @@ impl RunsView {
             (s, Some(ended)) if s.is_finished() || s == RunState::Lost => ended as i64,
             _ => return,
         };
-        if now_ms < ended || now_ms - ended > WATCH_AFTER_END_MS {
+        // Once an alert is up it is followed (its age grows) for as long as it holds.
+        if now_ms < ended || (now_ms - ended > WATCH_AFTER_END_MS && self.held.is_none()) {
             return;
         }
+        let owner = run.owner;
         let gpus = run.gpus.clone();
         for row in rows_from(now_ms, statics, samples, &gpus) {
             if self.after_end.len() == AFTER_END_SAMPLES {
@@ -232,7 +234,8 @@ impl RunsView {
             self.after_end.push_back(row);
         }
         let rows: Vec<MetricsRow> = self.after_end.iter().cloned().collect();
-        self.held = memory_held_after_end(&rows, &gpus);
+        let processes: Vec<_> = samples.iter().flat_map(|s| s.processes.clone()).collect();
+        self.held = leftover_memory(&rows, &gpus, ended, &processes, &owner);
     }
 }
 

@@ -339,6 +339,10 @@ pub struct RunArgs {
     /// How the command is started on the GPUs (default single).
     #[arg(long, value_enum)]
     pub launcher: Option<LauncherArg>,
+    /// torchrun and per-gpu with `--gpus none`: how many CPU workers to start (gloo); with GPUs
+    /// there is one worker per GPU.
+    #[arg(long, visible_alias = "nproc-per-node", value_name = "N")]
+    pub workers: Option<usize>,
     /// Free memory each GPU must have, e.g. 20GiB; pre-flight refuses GPUs with less.
     #[arg(long, value_name = "SIZE")]
     pub gpu_memory: Option<String>,

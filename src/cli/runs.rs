@@ -253,6 +253,7 @@ fn spec_from(args: &RunArgs) -> Result<RunSpec, RunError> {
         keep: args.keep,
         gpus: args.gpus.as_deref().map(str::parse).transpose()?,
         launcher: args.launcher.map(Launcher::from),
+        workers: args.workers,
         gpu_memory: args.gpu_memory.clone(),
         env,
         workdir: args.workdir.clone(),

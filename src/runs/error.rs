@@ -28,8 +28,13 @@ pub enum RunError {
     ScriptAndCommand { script: String },
     #[error("the run has no command")]
     NoCommand,
-    #[error("the {launcher} launcher needs at least one GPU (gpus = \"none\" was given)")]
+    #[error(
+        "the {launcher} launcher without GPUs (gpus = \"none\") needs to be told how many \
+         workers to start"
+    )]
     NeedsGpus { launcher: &'static str },
+    #[error("{workers} workers cannot be started: {why}")]
+    BadWorkers { workers: usize, why: String },
     #[error("a {kind} service is one process, so the {launcher} launcher cannot start it")]
     ServiceLauncher {
         kind: &'static str,
@@ -131,6 +136,7 @@ impl RunError {
                 | RunError::BadGpuList { .. }
                 | RunError::BadEnv { .. }
                 | RunError::NoCommand
+                | RunError::BadWorkers { .. }
                 | RunError::ServiceLauncher { .. }
                 | RunError::ServiceOnHostNetwork { .. }
                 | RunError::ServicePorts { .. }
@@ -174,7 +180,10 @@ impl RunError {
                  Processes tab shows what holds it), or ask for less with --gpu-memory."
             ),
             RunError::NeedsGpus { .. } => {
-                "Give it GPUs (`--gpus 0,1`), or use `--launcher single` for a run without GPUs.".into()
+                "Give the number of CPU workers (`--workers 2`, or `workers = 2` in the spec; they meet over gloo), or GPUs (`--gpus 0,1`: one worker per GPU).".into()
+            }
+            RunError::BadWorkers { .. } => {
+                "Give `--workers N` only with `--gpus none` and the torchrun or per-gpu launcher, on the host; with GPUs there is one worker per GPU, so leave it out.".into()
             }
             RunError::ServiceLauncher { .. } => {
                 "Leave out the launcher (or write `launcher = \"single\"`): the service's one process sees every GPU it is given.".into()

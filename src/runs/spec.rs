@@ -166,6 +166,10 @@ pub struct RunSpec {
     pub gpus: GpuSelection,
     #[serde(default)]
     pub launcher: Launcher,
+    /// How many workers a `torchrun` or `per-gpu` run without GPUs (`gpus = "none"`: CPU workers
+    /// over gloo) starts; with GPUs there is one worker per GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<usize>,
     /// Free memory each chosen GPU must have ("20GiB"); pre-flight refuses GPUs with less.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_memory: Option<String>,
@@ -255,6 +259,8 @@ pub struct SpecOverrides {
     pub keep: bool,
     pub gpus: Option<GpuSelection>,
     pub launcher: Option<Launcher>,
+    /// `--workers N` (`--nproc-per-node N`).
+    pub workers: Option<usize>,
     pub gpu_memory: Option<String>,
     pub env: Vec<(String, String)>,
     pub workdir: Option<PathBuf>,
@@ -304,6 +310,9 @@ impl RunSpec {
         }
         if let Some(launcher) = flags.launcher {
             self.launcher = launcher;
+        }
+        if flags.workers.is_some() {
+            self.workers = flags.workers;
         }
         if flags.gpu_memory.is_some() {
             self.gpu_memory = flags.gpu_memory;

@@ -64,7 +64,8 @@ fn per_gpu_ranks_each_get_their_gpu_and_their_place() {
         .collect();
     for (rank, env) in ranks.iter().enumerate() {
         assert_eq!(env["RANK"], rank.to_string(), "{env:?}");
-        assert_eq!(env["LOCAL_RANK"], rank.to_string());
+        // Each sees its one GPU as device 0.
+        assert_eq!(env["LOCAL_RANK"], "0");
         assert_eq!(env["WORLD_SIZE"], "2");
         assert_eq!(env["MASTER_ADDR"], "127.0.0.1");
         assert_eq!(env["CUDA_VISIBLE_DEVICES"], uuids[rank + 1]);

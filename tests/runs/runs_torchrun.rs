@@ -91,11 +91,24 @@ fn write(file: &Path, text: &str, mode: u32) {
 
 impl Setup {
     fn command(&self, args: &[&str]) -> std::process::Command {
-        let mut all = vec!["run", "--gpus", "0,1", "--launcher", "torchrun", "--"];
+        self.command_with(&["--gpus", "0,1", "--launcher", "torchrun"], args)
+    }
+
+    /// `gpudeck run FLAGS -- ARGS` in the work dir.
+    fn command_with(&self, flags: &[&str], args: &[&str]) -> std::process::Command {
+        let mut all = vec!["run"];
+        all.extend_from_slice(flags);
+        all.push("--");
         all.extend_from_slice(args);
         let mut cmd = gpudeck(&self.dirs, &all);
         cmd.env("PATH", &self.path).current_dir(&self.work);
         cmd
+    }
+
+    /// Starts the run with these flags; the guard ends every process of it when the test ends.
+    fn start_with(&self, flags: &[&str], args: &[&str]) -> (String, RunGuard) {
+        let (id, group) = start_with(&self.dirs, self.command_with(flags, args));
+        (id.clone(), RunGuard(id, group))
     }
 
     /// Starts the run; the guard ends every process of it when the test ends.
@@ -472,4 +485,86 @@ fn real_torchrun_stubborn_workers_are_gone_when_stop_returns() {
         "stopped while workers live"
     );
     assert_eq!(record(&s.dirs, &id)["state"], "stopped");
+}
+
+/// CPU workers over gloo (`--gpus none`), as CI and tests run DDP: torchrun with
+/// `--nproc-per-node 2`, and per-gpu with `--workers 2`, each worker training in step with the
+/// other and logging on its own.
+#[test]
+fn real_cpu_workers_over_gloo_with_gpus_none() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let Some(bin) = real_torchrun("real_cpu_workers_over_gloo_with_gpus_none") else {
+        return;
+    };
+    let s = setup_with(Dirs::new(), &bin, &[("train.py", TRAIN, 0o644)]);
+    for flags in [
+        &[
+            "--gpus",
+            "none",
+            "--launcher",
+            "torchrun",
+            "--nproc-per-node",
+            "2",
+        ][..],
+        &["--gpus", "none", "--launcher", "per-gpu", "--workers", "2"][..],
+    ] {
+        let (id, _guard) = s.start_with(flags, &["python", "train.py"]);
+        let rec = wait_state(&s.dirs, &id, "succeeded");
+        assert_eq!(rec["gpus"], serde_json::json!([]), "{flags:?}: {rec}");
+        for rank in 0..2 {
+            let lines = rank_lines(&s, &id, rank);
+            let steps = lines.iter().filter(|l| l.contains("step=")).count();
+            assert_eq!(steps, 40, "{flags:?}, rank {rank}: {lines:?}");
+            assert!(
+                lines[0].starts_with(&format!("[rank{rank}] step=1 loss=")),
+                "{flags:?}, rank {rank}: {lines:?}"
+            );
+        }
+        assert_eq!(run_pids(&id), Vec::<i32>::new(), "{flags:?}");
+    }
+}
+
+/// A run without GPUs must say how many workers; a count beside GPUs, or for one process, is a
+/// mistake (exit 2); neither starts anything.
+#[test]
+fn cpu_worker_counts_that_cannot_work_are_refused() {
+    let _gate = crate::support::gate::gate(module_path!());
+    let s = setup(&[("train.py", "print('step=1 loss=0.5')\n", 0o644)]);
+    for (flags, code, says) in [
+        (
+            &["--gpus", "none", "--launcher", "torchrun"][..],
+            1,
+            "needs to be told how many workers to start",
+        ),
+        (
+            &["--gpus", "none", "--launcher", "per-gpu"][..],
+            1,
+            "--workers 2",
+        ),
+        (
+            &["--gpus", "0,1", "--launcher", "per-gpu", "--workers", "3"][..],
+            2,
+            "3 workers cannot be started: 2 GPUs are given, and there is one worker per GPU",
+        ),
+        (
+            &["--gpus", "none", "--workers", "2"][..],
+            2,
+            "the single launcher starts one process",
+        ),
+    ] {
+        let out = s
+            .command_with(flags, &["python", "train.py"])
+            .output()
+            .unwrap();
+        let err = stderr(&out)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(out.status.code(), Some(code), "{flags:?}: {err}");
+        assert!(err.contains(says), "{flags:?}: {err}");
+    }
+    let runs = std::fs::read_dir(s.dirs.root.path().join("data").join("runs"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(runs, 0, "a refused run leaves nothing behind");
 }

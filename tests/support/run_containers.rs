@@ -115,6 +115,7 @@ pub fn per_gpu_run_dir(
         launcher: Launcher::PerGpu,
         command: &["sh", "-c", script].map(String::from),
         gpus: &gpus,
+        workers: gpus.len(),
         env: &BTreeMap::new(),
         workdir: Path::new("/workspace"),
         ports: Some(&Ports {

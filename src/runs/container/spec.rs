@@ -241,6 +241,7 @@ mod tests {
             launcher,
             command: &command,
             gpus,
+            workers: gpus.len(),
             env: &env,
             workdir: Path::new("/workspace"),
             ports: Some(&ports),

@@ -82,8 +82,7 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
     };
     let ports = match spec.launcher {
         Launcher::PerGpu => Some(
-            free_ports(checked.gpus.len())
-                .map_err(|e| RunError::NoFreePort { why: e.to_string() })?,
+            free_ports(checked.workers).map_err(|e| RunError::NoFreePort { why: e.to_string() })?,
         ),
         _ => None,
     };
@@ -102,12 +101,13 @@ pub fn start_run(spec: &RunSpec, ctx: &StartContext<'_>) -> Result<Started, RunE
         launcher: spec.launcher,
         command: &checked.command,
         gpus: &checked.gpus,
+        workers: checked.workers,
         env: &spec.env,
         workdir: inside.as_deref().unwrap_or(&checked.workdir),
         ports: ports.as_ref(),
         worker_logs: worker_logs.as_deref(),
     });
-    let workers = checked.gpus.len();
+    let workers = checked.workers;
     let record = starting_record(id, name, spec.launcher, checked.workdir, ctx.gpus);
     let record = RunRecord {
         gpus: checked.gpus,

@@ -25,6 +25,9 @@ pub struct LaunchInput<'a> {
     pub launcher: Launcher,
     pub command: &'a [String],
     pub gpus: &'a [RunGpu],
+    /// How many processes torchrun and per-gpu start: one per GPU, or the CPU workers of a run
+    /// without GPUs (pre-flight's count).
+    pub workers: usize,
     /// The spec's own variables; gpudeck's win where both set one.
     pub env: &'a BTreeMap<String, String>,
     pub workdir: &'a Path,
@@ -73,7 +76,7 @@ pub fn plan_ranks(input: &LaunchInput<'_>) -> Vec<RankPlan> {
             let mut argv = vec![
                 "torchrun".to_string(),
                 "--standalone".to_string(),
-                format!("--nproc-per-node={}", all.len()),
+                format!("--nproc-per-node={}", input.workers),
             ];
             if let Some(dir) = input.worker_logs {
                 argv.push(format!("--log-dir={}", dir.display()));
@@ -89,6 +92,15 @@ pub fn plan_ranks(input: &LaunchInput<'_>) -> Vec<RankPlan> {
                 gpus: indices(&all),
             }]
         }
+        // CPU workers: every one on the one "node", seeing no GPU.
+        Launcher::PerGpu if input.gpus.is_empty() => (0..input.workers)
+            .map(|rank| RankPlan {
+                rank,
+                argv: command.clone(),
+                env: per_gpu_env(input, rank, None),
+                gpus: Vec::new(),
+            })
+            .collect(),
         Launcher::PerGpu => input
             .gpus
             .iter()
@@ -96,7 +108,7 @@ pub fn plan_ranks(input: &LaunchInput<'_>) -> Vec<RankPlan> {
             .map(|(rank, gpu)| RankPlan {
                 rank,
                 argv: command.clone(),
-                env: per_gpu_env(input, rank, gpu),
+                env: per_gpu_env(input, rank, Some(gpu)),
                 gpus: vec![gpu.index],
             })
             .collect(),
@@ -120,13 +132,34 @@ fn base_env(input: &LaunchInput<'_>, gpus: &[&RunGpu]) -> BTreeMap<String, Strin
     env
 }
 
-fn per_gpu_env(input: &LaunchInput<'_>, rank: usize, gpu: &RunGpu) -> BTreeMap<String, String> {
-    let mut env = base_env(input, &[gpu]);
-    let world = input.gpus.len().to_string();
+/// A per-gpu rank's variables. A rank with a GPU sees that GPU alone, as its device 0, so its
+/// local rank is 0 and it is the one process of its "node" (`LOCAL_WORLD_SIZE=1`,
+/// `GROUP_RANK` = its rank, as torchrun would number one-GPU nodes):
+/// `torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))` then picks the GPU it was given.
+/// CPU workers (no GPU) share one node: local rank = rank.
+fn per_gpu_env(
+    input: &LaunchInput<'_>,
+    rank: usize,
+    gpu: Option<&RunGpu>,
+) -> BTreeMap<String, String> {
+    let world = input.workers.to_string();
+    let mut env = match gpu {
+        Some(gpu) => {
+            let mut env = base_env(input, &[gpu]);
+            env.insert("LOCAL_RANK".into(), "0".into());
+            env.insert("LOCAL_WORLD_SIZE".into(), "1".into());
+            env.insert("GROUP_RANK".into(), rank.to_string());
+            env
+        }
+        None => {
+            let mut env = base_env(input, &[]);
+            env.insert("LOCAL_RANK".into(), rank.to_string());
+            env.insert("LOCAL_WORLD_SIZE".into(), world.clone());
+            env
+        }
+    };
     env.insert("RANK".into(), rank.to_string());
-    env.insert("LOCAL_RANK".into(), rank.to_string());
-    env.insert("WORLD_SIZE".into(), world.clone());
-    env.insert("LOCAL_WORLD_SIZE".into(), world);
+    env.insert("WORLD_SIZE".into(), world);
     env.insert("MASTER_ADDR".into(), "127.0.0.1".into());
     if let Some(ports) = input.ports {
         env.insert("MASTER_PORT".into(), ports.master.to_string());
@@ -208,6 +241,7 @@ mod tests {
             launcher,
             command: &command,
             gpus: &gpus,
+            workers: 2,
             env: &env,
             workdir: Path::new("/work/project"),
             ports,
@@ -241,6 +275,7 @@ mod tests {
             launcher: Launcher::Torchrun,
             command: &command,
             gpus: &gpus,
+            workers: 2,
             env: &env,
             workdir: Path::new("/work/project"),
             ports: None,
@@ -268,7 +303,11 @@ mod tests {
             assert_eq!(rank.rank, i);
             assert_eq!(rank.argv, ["python", "train.py"]);
             assert_eq!(env["RANK"], i.to_string());
-            assert_eq!(env["LOCAL_RANK"], i.to_string());
+            // Each rank sees one GPU, its device 0: `torch.cuda.set_device(LOCAL_RANK)` must
+            // ask for that one, never device 1 of 1.
+            assert_eq!(env["LOCAL_RANK"], "0");
+            assert_eq!(env["LOCAL_WORLD_SIZE"], "1");
+            assert_eq!(env["GROUP_RANK"], i.to_string());
             assert_eq!(env["WORLD_SIZE"], "2");
             assert_eq!(env["MASTER_ADDR"], "127.0.0.1");
             assert_eq!(env["MASTER_PORT"], "29500");
@@ -291,6 +330,60 @@ mod tests {
     }
 
     #[test]
+    fn per_gpu_without_gpus_starts_the_workers_asked_for_on_one_node() {
+        let env = BTreeMap::new();
+        let command = ["python".to_string(), "train.py".to_string()];
+        let ports = Ports {
+            master: 29500,
+            workers: vec![40001, 40002, 40003],
+        };
+        let ranks = plan_ranks(&LaunchInput {
+            run_id: "x",
+            launcher: Launcher::PerGpu,
+            command: &command,
+            gpus: &[],
+            workers: 3,
+            env: &env,
+            workdir: Path::new("/work/project"),
+            ports: Some(&ports),
+            worker_logs: None,
+        });
+        assert_eq!(ranks.len(), 3);
+        for (i, rank) in ranks.iter().enumerate() {
+            let env = &rank.env;
+            assert_eq!(rank.gpus, Vec::<u32>::new());
+            assert_eq!(env["CUDA_VISIBLE_DEVICES"], "");
+            assert_eq!(env["RANK"], i.to_string());
+            assert_eq!(env["LOCAL_RANK"], i.to_string());
+            assert_eq!(env["WORLD_SIZE"], "3");
+            assert_eq!(env["LOCAL_WORLD_SIZE"], "3");
+            assert!(!env.contains_key("GROUP_RANK"));
+        }
+    }
+
+    #[test]
+    fn torchrun_without_gpus_starts_the_workers_asked_for() {
+        let env = BTreeMap::new();
+        let command = ["train.py".to_string()];
+        let ranks = plan_ranks(&LaunchInput {
+            run_id: "x",
+            launcher: Launcher::Torchrun,
+            command: &command,
+            gpus: &[],
+            workers: 4,
+            env: &env,
+            workdir: Path::new("/work/project"),
+            ports: None,
+            worker_logs: None,
+        });
+        assert_eq!(
+            ranks[0].argv.join(" "),
+            "torchrun --standalone --nproc-per-node=4 train.py"
+        );
+        assert_eq!(ranks[0].env["CUDA_VISIBLE_DEVICES"], "");
+    }
+
+    #[test]
     fn a_relative_program_is_made_absolute_against_the_workdir() {
         let gpus = gpus();
         let env = BTreeMap::new();
@@ -300,6 +393,7 @@ mod tests {
             launcher: Launcher::Single,
             command: &command,
             gpus: &gpus,
+            workers: 2,
             env: &env,
             workdir: Path::new("/work/project"),
             ports: None,

@@ -42,6 +42,8 @@ pub struct Checked {
     /// What the launcher is handed: the spec's command, or for torchrun the arguments after
     /// its own options (`train.py`, `-m pkg`, `--no-python ./run.sh`; see `torchrun.rs`).
     pub command: Vec<String>,
+    /// The processes the launcher starts (torchrun: its workers).
+    pub workers: usize,
 }
 
 /// Checks a spec against the machine; refuses what cannot work, warns about what may not.
@@ -57,11 +59,7 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
         claimed: input.claimed,
     };
     let gpus = resolve_gpus(&spec.gpus, &busy)?;
-    if gpus.is_empty() && spec.launcher != Launcher::Single {
-        return Err(RunError::NeedsGpus {
-            launcher: spec.launcher.as_str(),
-        });
-    }
+    let workers = worker_count(spec, gpus.len())?;
     check_not_lost(&gpus, input.gpus)?;
     check_memory(spec, &gpus, input.gpus)?;
     let command = check_command(spec, &workdir, input.path)?;
@@ -71,7 +69,36 @@ pub fn preflight(input: &PreflightInput<'_>) -> Result<Checked, RunError> {
         workdir,
         warnings,
         command,
+        workers,
     })
+}
+
+/// How many processes the launcher starts: one (`single`), one per GPU, or the CPU workers a
+/// torchrun or per-gpu run without GPUs asks for (`workers`).
+fn worker_count(spec: &RunSpec, gpus: usize) -> Result<usize, RunError> {
+    let bad = |workers: usize, why: String| Err(RunError::BadWorkers { workers, why });
+    match (spec.workers, spec.launcher) {
+        (Some(0), _) => bad(0, "a run needs at least one".into()),
+        (Some(n), Launcher::Single) => bad(n, "the single launcher starts one process".into()),
+        (Some(n), _) if spec.image.is_some() => bad(
+            n,
+            "CPU workers run on the host only; a container run has one worker per GPU".into(),
+        ),
+        (Some(n), _) if gpus == 0 || n == gpus => Ok(n),
+        (Some(n), _) => bad(
+            n,
+            format!(
+                "{} {} given, and there is one worker per GPU",
+                units::plural(gpus, "GPU"),
+                if gpus == 1 { "is" } else { "are" }
+            ),
+        ),
+        (None, Launcher::Single) => Ok(1),
+        (None, launcher) if gpus == 0 => Err(RunError::NeedsGpus {
+            launcher: launcher.as_str(),
+        }),
+        (None, _) => Ok(gpus),
+    }
 }
 
 /// A service is one process (the single launcher); in a container its ports are published on the
@@ -615,7 +642,12 @@ mod tests {
             let err = check(&run).unwrap_err();
             assert!(matches!(err, RunError::NeedsGpus { .. }), "{err}");
             assert!(err.to_string().contains(launcher.as_str()), "{err}");
-            assert!(err.fix().contains("--launcher single"), "{err}");
+            assert!(err.fix().contains("--workers 2"), "{err}");
+            // With a worker count they are CPU workers (torchrun itself is not on this PATH).
+            run.workers = Some(2);
+            if launcher == Launcher::PerGpu {
+                assert_eq!(check(&run).unwrap().workers, 2);
+            }
         }
     }
 

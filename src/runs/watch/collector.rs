@@ -3,7 +3,7 @@
 //! one rank's logs, reading only what was appended since it last looked.
 
 #[path = "feeds.rs"]
-mod feeds;
+pub(super) mod feeds;
 #[path = "wake.rs"]
 mod wake;
 

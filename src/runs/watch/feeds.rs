@@ -3,13 +3,15 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::runs::clock;
 use crate::runs::record::RunState;
 use crate::runs::store::{LogStream, Run};
+use crate::runs::watch::pace::PaceFeed;
 use crate::runs::watch::progress::ProgressTracker;
 use crate::runs::watch::recorded::LOG_GONE;
 use crate::runs::watch::samples::{MetricsRow, RowReader, SkippedLines};
 use crate::runs::watch::series::Series;
-use crate::runs::watch::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
+use crate::runs::watch::summary::{all_idle, stall, straggler, RunSummary, SummaryBuilder};
 use crate::runs::watch::tail::Follower;
 use crate::runs::watch::update::{GpuTrace, LogChunk, ProgressView, RunDetail};
 use crate::runs::METRICS_FILE;
@@ -200,6 +202,8 @@ pub struct FocusFeed {
     recent: VecDeque<MetricsRow>,
     progress: ProgressTracker,
     outputs: [Follower; 2],
+    /// Every rank's pace, for the stall alerts.
+    pace: PaceFeed,
 }
 
 impl FocusFeed {
@@ -215,6 +219,7 @@ impl FocusFeed {
             recent: VecDeque::new(),
             progress: ProgressTracker::new(),
             outputs,
+            pace: PaceFeed::new(&run, usize::MAX),
             run,
         }
     }
@@ -233,7 +238,11 @@ impl FocusFeed {
         let gpus = (self.run.record).summary_gpus(self.traces.keys().copied());
         let alerts = if self.run.state() == RunState::Running {
             let recent: Vec<MetricsRow> = self.recent.iter().cloned().collect();
-            [straggler(&recent, &gpus), all_idle(&recent, &gpus)]
+            let started = self.run.record.started_ms.map(|s| s as i64);
+            let stalled = started.and_then(|started| {
+                stall(&self.pace.read(), started, clock::now_ms() as i64, &gpus)
+            });
+            [straggler(&recent, &gpus), all_idle(&recent, &gpus), stalled]
                 .into_iter()
                 .flatten()
                 .collect()
@@ -324,7 +333,7 @@ impl FocusFeed {
 }
 
 /// The scalar worth a curve: the training loss when there is one.
-fn curve_name<'a>(names: &[&'a str]) -> Option<&'a str> {
+pub(in crate::runs::watch) fn curve_name<'a>(names: &[&'a str]) -> Option<&'a str> {
     let exact = ["loss", "train_loss", "training_loss", "train/loss"];
     exact
         .iter()

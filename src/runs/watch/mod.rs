@@ -7,6 +7,7 @@ mod collector;
 pub(super) mod export;
 pub(super) mod index;
 pub(super) mod logs;
+mod pace;
 pub mod progress;
 pub(super) mod recorded;
 pub mod samples;

@@ -22,6 +22,9 @@ mod tests {
     const TF_KERAS2: &str = include_str!("testdata/tf_keras2.log");
     const LIGHTNING: &str = include_str!("testdata/lightning.log");
     const HF_TRAINER: &str = include_str!("testdata/hf_trainer.log");
+    const HF_TRAINER_4_57: &str = include_str!("testdata/hf_trainer4_57.log");
+    const HF_TRAINER_5: &str = include_str!("testdata/hf_trainer5.log");
+    const HF_TRAINER_5_BAR: &str = include_str!("testdata/hf_trainer5.stderr.log");
     const GENERIC: &str = include_str!("testdata/generic.log");
     const JSONL: &str = include_str!("testdata/metrics.jsonl");
     const MEGATRON: &str = include_str!("testdata/megatron.log");
@@ -179,6 +182,62 @@ mod tests {
         let done = events[17].as_ref().expect("final dict");
         assert_eq!(done.epoch, Some(3));
         assert_eq!(value(done, "train_loss"), Some(0.3456));
+    }
+
+    /// The same training logged by transformers 4.57 (numbers) and 5.24 (each float formatted
+    /// as a string): both give the same values.
+    #[test]
+    fn hf_trainer_4_and_5_dicts_give_the_same_numbers() {
+        let four = parsed(HF_TRAINER_4_57);
+        let five = parsed(HF_TRAINER_5);
+        assert_eq!((four.len(), five.len()), (5, 5));
+        for (old, new) in four.iter().zip(&five) {
+            let (old, new) = (
+                old.as_ref().expect("4.x dict"),
+                new.as_ref().expect("5.x dict"),
+            );
+            assert_eq!(names(old), names(new));
+            assert_eq!(old.epoch, new.epoch);
+            // Runtimes differ between the two runs; the training values do not.
+            for name in names(old)
+                .into_iter()
+                .filter(|n| !n.contains("runtime") && !n.contains("per_second"))
+            {
+                let (a, b) = (value(old, name).unwrap(), value(new, name).unwrap());
+                // 5.x rounds to 4 significant digits.
+                assert!(
+                    (a - b).abs() <= a.abs() * 5e-4 + 0.005,
+                    "{name}: {a} vs {b}"
+                );
+            }
+        }
+        let first = five[0].as_ref().unwrap();
+        assert_eq!(value(first, "loss"), Some(0.6935));
+        assert_eq!(value(first, "learning_rate"), Some(4e-5));
+        assert_eq!(value(first, "epoch"), Some(0.3125));
+        assert_eq!(first.epoch, Some(0));
+        let last = five[4].as_ref().unwrap();
+        assert_eq!(value(last, "train_loss"), Some(0.6928));
+        assert_eq!(last.epoch, Some(1));
+        // A string that is not a number is not a value.
+        let words = parse_line("{'loss': '0.5', 'model': 'bert', 'step': 'x7'}").unwrap();
+        assert_eq!(names(&words), ["loss"]);
+    }
+
+    /// A 5.x run as the tab reads it: its bar on stderr gives the step, its dicts the loss.
+    #[test]
+    fn hf_trainer_5_bar_and_dicts_make_a_loss_curve() {
+        let mut tracker = ProgressTracker::new();
+        for line in HF_TRAINER_5.lines().filter(|l| !l.starts_with('#')) {
+            tracker.feed(line);
+        }
+        for line in HF_TRAINER_5_BAR.split(['\r', '\n']) {
+            tracker.feed(line);
+        }
+        let latest = tracker.latest().expect("progress");
+        assert_eq!((latest.step, latest.total_steps), (Some(20), Some(20)));
+        assert_eq!(tracker.last_value("loss"), Some(0.6945));
+        assert_eq!(tracker.series("loss").len(), 4);
     }
 
     #[test]

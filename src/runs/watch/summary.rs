@@ -2,14 +2,18 @@
 //! energy per GPU) and the alerts they raise: a straggler, an idle run, memory held after the end.
 
 mod alerts;
+mod leftover;
 mod running;
+mod stall;
 mod totals;
 
 pub use alerts::{
     all_idle, memory_held_after_end, straggler, Alert, AlertKind, ALL_IDLE_AFTER_MS,
     HELD_AFTER_END_MS, HELD_MEMORY_BYTES, STRAGGLER_AFTER_MS,
 };
+pub use leftover::leftover_memory;
 pub use running::SummaryBuilder;
+pub use stall::{stall, RankPace, STALL_MIN_MS, STALL_STEPS};
 pub use totals::{summarize, GpuSummary, RunSummary};
 
 #[cfg(test)]
@@ -133,6 +137,18 @@ mod tests {
         "GPU 1 has been idle for 35 s while GPUs 0 and 2 are busy: the rank on it is straggling or hung."
     );
         assert!(alert.fix.contains("gpudeck logs"));
+    }
+
+    #[test]
+    fn straggler_fires_for_a_gpu_at_a_few_percent_beside_a_busy_one() {
+        // A rank waiting in a collective keeps its GPU at 0-3 % (NCCL polling), not at 0.
+        let mut rows = span(0, 0, 60, Some(98), GIB);
+        rows.extend((0..=60).map(|s| sample(s * 1000, 1, Some((s % 4) as u32), Some(60.0), GIB)));
+        let alert = straggler(&rows, &[0, 1]).expect("fires");
+        assert_eq!((alert.gpus.clone(), alert.since_ms), (vec![1], 0));
+        assert!(alert
+            .message
+            .starts_with("GPU 1 has been idle for 60 s while GPU 0 is busy"));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use super::summary::RunSummary;
+use super::pace::{pace_of, LatestProgress};
+use super::summary::{Alert, RunSummary};
 use super::xids::{hits_of, telling, XidHit, XidJudge};
 use crate::runs::clock;
 use crate::runs::record::{RunRecord, RunState};
@@ -36,6 +37,12 @@ pub struct ListedRun<'a> {
     /// The Xids its GPUs reported while a run that did not succeed lived, oldest first, each
     /// with what it means, what to do and whom it points at.
     pub xids: Vec<XidHit>,
+    /// The latest training progress printed by rank 0 (its logs' tails), as numbers; null when
+    /// it printed none.
+    pub progress: Option<LatestProgress>,
+    /// What is wrong with a running run now: its progress stalled (every rank, or one rank
+    /// behind the others).
+    pub alerts: Vec<Alert>,
 }
 
 /// The runs, each with its summary (see [`Run::summary`]).
@@ -55,12 +62,15 @@ pub fn listing_json<'a>(
                 let mut record = run.record.clone();
                 record.state = run.state();
                 record.redact(secrets);
+                let pace = pace_of(run, now_ms);
                 ListedRun {
                     record,
                     dir: &run.dir,
                     summary: summary.as_ref(),
                     duration_ms: run.duration_ms(summary.as_ref(), now_ms),
                     xids: hits_of(run, summary.as_ref(), now_ms, judge).0,
+                    progress: pace.progress,
+                    alerts: pace.stall.into_iter().collect(),
                 }
             })
             .collect(),
@@ -161,8 +171,24 @@ pub fn render_runs(
     for ((run, _), hits) in runs.iter().zip(&hits) {
         out.push_str(&error_paragraph(run, width));
         out.push_str(&xid_paragraph(run.id(), hits, width));
+        if run.state() == RunState::Running {
+            if let Some(alert) = pace_of(run, now_ms).stall {
+                out.push_str(&alert_paragraph(run.id(), &alert, width));
+            }
+        }
     }
     out
+}
+
+/// A live run's alert: what is wrong, since when, what to do.
+fn alert_paragraph(id: &str, alert: &Alert, width: usize) -> String {
+    let since = clock::rfc3339_utc(u64::try_from(alert.since_ms).unwrap_or(0));
+    let text = format!("{id}: {} (since {since})", alert.message);
+    format!(
+        "\n{}\n{}\n",
+        crate::output::wrap_to(&text, "  ", width),
+        crate::output::wrap_to(&format!("  Do: {}", alert.fix), "    ", width)
+    )
 }
 
 /// Why a run failed or could not start (its record's `error`, as the Runs tab's detail says

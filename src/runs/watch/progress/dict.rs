@@ -1,5 +1,7 @@
 //! One-line JSON objects and Python dict reprs: `{"step": 120, "loss": 0.345}` and the Hugging Face
-//! Trainer's `{'loss': 0.2345, 'grad_norm': 1.23, 'learning_rate': 4.5e-05, 'epoch': 0.5}`.
+//! Trainer's `{'loss': 0.2345, 'grad_norm': 1.23, 'learning_rate': 4.5e-05, 'epoch': 0.5}`
+//! (transformers 4.x) or `{'loss': '0.2345', 'grad_norm': '1.23', ...}` (5.x, which formats each
+//! float with `f"{v:.4g}"` before printing): a quoted number is read as the number.
 //!
 //! One tolerant reader covers both, because Python's `json.dumps` writes `NaN` and `Infinity`,
 //! which strict JSON parsers refuse, and reprs may hold `tensor(0.5, device='cuda:0')` or
@@ -113,7 +115,16 @@ impl<'a> Reader<'a> {
         match self.peek()? {
             b'{' if depth < MAX_DEPTH => self.object(name, depth + 1, out),
             b'{' | b'[' | b'(' => self.skip_nested(),
-            quote @ (b'"' | b'\'') => self.skip_string(quote),
+            quote @ (b'"' | b'\'') => {
+                // transformers 5.x formats its logged floats as strings: `'loss': '0.6933'`.
+                let start = self.at + 1;
+                self.skip_string(quote)?;
+                let inner = &self.text[start..self.at - 1];
+                if parse_number(inner).is_some() {
+                    out.push((name.to_string(), inner.trim()));
+                }
+                Some(())
+            }
             _ => {
                 let token = self.token();
                 if token.is_empty() {

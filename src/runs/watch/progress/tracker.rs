@@ -142,6 +142,13 @@ impl ProgressTracker {
         self.series(name).last().map(|&(_, y)| y)
     }
 
+    /// The latest step on the run's axis: the step printed, plus the epochs before it when the
+    /// counter restarts every epoch. None before a step was seen.
+    pub fn global_step(&self) -> Option<u64> {
+        let last = self.latest.as_ref()?.step.and(self.axis.last_step)?;
+        Some(self.axis.offset.saturating_add(last))
+    }
+
     /// How many NaN or infinite values were seen (a diverging run prints `loss: nan`).
     pub fn non_finite_count(&self) -> u64 {
         self.non_finite

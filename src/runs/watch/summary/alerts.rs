@@ -17,8 +17,11 @@ pub const HELD_AFTER_END_MS: i64 = 10_000;
 pub const HELD_MEMORY_BYTES: u64 = 1 << 30;
 /// Samples further apart than this leave a gap: what happened in it is unknown.
 const MAX_GAP_MS: i64 = 5_000;
-/// Share of samples with utilisation above 0 for a GPU to count as busy over a span.
+/// Share of samples with utilisation above [`IDLE_PCT`] for a GPU to count as busy over a span.
 const BUSY_SHARE: f64 = 0.9;
+/// Utilisation at or under this is idle for the alerts: a rank blocked in a collective or
+/// waiting on its data keeps its GPU at a few percent (NCCL's polling, the odd small kernel).
+pub const IDLE_PCT: u32 = 5;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -26,6 +29,10 @@ pub enum AlertKind {
     Straggler,
     AllIdle,
     MemoryHeldAfterEnd,
+    /// No rank has printed progress for many times the run's step time.
+    Stalled,
+    /// One rank silent and behind while the others go on.
+    RankStalled,
 }
 
 /// Something on screen for the user: what is wrong, on which GPUs, since when, and what to do.
@@ -34,15 +41,18 @@ pub struct Alert {
     pub kind: AlertKind,
     pub gpus: Vec<u32>,
     pub since_ms: i64,
+    /// The ranks it is about, when it is about ranks (the stall alerts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<usize>,
     pub message: String,
     pub fix: String,
 }
 
-/// Some of the run's GPUs idle (utilisation 0) for [`STRAGGLER_AFTER_MS`] while every other one
+/// Some of the run's GPUs idle (utilisation at most [`IDLE_PCT`]) for [`STRAGGLER_AFTER_MS`] while every other one
 /// stayed busy: their ranks are slow or hung.
 pub fn straggler(rows_window: &[MetricsRow], gpus: &[u32]) -> Option<Alert> {
     let now = latest(rows_window, gpus)?;
-    let idle = idle_since(rows_window, gpus, now, STRAGGLER_AFTER_MS);
+    let idle = idle_since(rows_window, gpus, now, STRAGGLER_AFTER_MS, IDLE_PCT);
     if idle.is_empty() || idle.len() == gpus.len() {
         return None;
     }
@@ -80,13 +90,14 @@ pub fn straggler(rows_window: &[MetricsRow], gpus: &[u32]) -> Option<Alert> {
             .into(),
         gpus: stragglers,
         since_ms: since,
+        ranks: Vec::new(),
     })
 }
 
 /// Every GPU of the run idle for [`ALL_IDLE_AFTER_MS`]: the run waits on its input pipeline.
 pub fn all_idle(rows_window: &[MetricsRow], gpus: &[u32]) -> Option<Alert> {
     let now = latest(rows_window, gpus)?;
-    let idle = idle_since(rows_window, gpus, now, ALL_IDLE_AFTER_MS);
+    let idle = idle_since(rows_window, gpus, now, ALL_IDLE_AFTER_MS, 0);
     if gpus.is_empty() || idle.len() != gpus.len() {
         return None;
     }
@@ -105,6 +116,7 @@ pub fn all_idle(rows_window: &[MetricsRow], gpus: &[u32]) -> Option<Alert> {
             .into(),
         gpus: gpus.to_vec(),
         since_ms: since,
+        ranks: Vec::new(),
     })
 }
 
@@ -142,6 +154,7 @@ pub fn memory_held_after_end(rows_after_end: &[MetricsRow], gpus: &[u32]) -> Opt
             .into(),
         gpus,
         since_ms: since,
+        ranks: Vec::new(),
     })
 }
 
@@ -154,10 +167,18 @@ fn latest(rows: &[MetricsRow], gpus: &[u32]) -> Option<i64> {
 }
 
 /// GPUs idle without a break from some time until `now`, for at least `min_ms`, with that time.
-fn idle_since(rows: &[MetricsRow], gpus: &[u32], now: i64, min_ms: i64) -> Vec<(u32, i64)> {
+/// Idle is utilisation at most `idle_pct`.
+fn idle_since(
+    rows: &[MetricsRow],
+    gpus: &[u32],
+    now: i64,
+    min_ms: i64,
+    idle_pct: u32,
+) -> Vec<(u32, i64)> {
     gpus.iter()
         .filter_map(|&gpu| {
-            let since = streak_since(&rows_of(rows, gpu), now, |r| r.util_pct == Some(0))?;
+            let idle = |r: &MetricsRow| r.util_pct.is_some_and(|u| u <= idle_pct);
+            let since = streak_since(&rows_of(rows, gpu), now, idle)?;
             (now - since >= min_ms).then_some((gpu, since))
         })
         .collect()
@@ -192,7 +213,7 @@ fn busy_over(rows: &[&MetricsRow], from: i64, to: i64) -> bool {
         .collect();
     let busy = span
         .iter()
-        .filter(|r| r.util_pct.is_some_and(|u| u > 0))
+        .filter(|r| r.util_pct.is_some_and(|u| u > IDLE_PCT))
         .count();
     !span.is_empty() && busy as f64 >= BUSY_SHARE * span.len() as f64
 }
