@@ -7,8 +7,8 @@ use super::filter::ListFilter;
 use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
 use crate::gpu::{GpuSample, GpuStatic};
-use crate::runs::watch::samples::{rows_from, MetricsRow};
-use crate::runs::watch::summary::{memory_held_after_end, Alert};
+use crate::runs::recorded::samples::{rows_from, MetricsRow};
+use crate::runs::recorded::summary::{memory_held_after_end, Alert};
 use crate::runs::watch::{LogChunk, RunDetail, RunRow, RunsUpdate};
 use crate::runs::RunState;
 

@@ -1,5 +1,9 @@
 //! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
-//! store, the launcher and the supervisor.
+//! store, the launcher and the supervisor; the runs as a table (`table`) and an export
+//! (`export`).
+
+mod export;
+mod table;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,15 +13,17 @@ use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::health::XidCatalog;
 use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
-use crate::runs::watch::xid_log::{this_boot, wants_kernel_log, KernelXids};
-use crate::runs::watch::xids::XidJudge;
+use crate::runs::recorded::xid_log::{this_boot, wants_kernel_log, KernelXids};
+use crate::runs::recorded::xids::XidJudge;
 use crate::runs::{
-    export_csv, export_json, listing_json, look_at_jobs, look_at_lost, now_ms, parse_env,
-    print_log, render_runs, rerun_on, slurm_job, slurm_warnings, stop_run, with_summaries,
+    look_at_jobs, look_at_lost, now_ms, parse_env, print_log, rerun_on, slurm_job, slurm_warnings, stop_run, with_summaries,
     ContainerSetup, GpuSelection, Launcher, LogStream, Run, RunError, RunSpec, RunState, RunStore,
     SpecOverrides, StartContext, Started, StopOutcome,
 };
 use crate::secrets::Secrets;
+
+use export::{export_csv, export_json};
+use table::{listing_json, render_runs};
 
 use super::run_target::{interpret, Surroundings};
 use super::{ExportArgs, ExportFormat, LogsArgs, RerunArgs, RunArgs, StopArgs};

@@ -1,5 +1,7 @@
 //! Why a run could not be specified, started, found or stopped, each with what to do about it.
 
+pub(super) mod slurm;
+
 use std::path::PathBuf;
 
 use thiserror::Error;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::local::procs::ProcessRef;
+use super::launch::procs::ProcessRef;
 use super::slurm::{Backend, SlurmJob};
 use super::spec::{Launcher, ServiceSpec};
 use crate::docker::{HostSpec, TlsFiles};

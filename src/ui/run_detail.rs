@@ -12,7 +12,7 @@ use super::style::Styles;
 use crate::app::runs::{RunChart, RunsView};
 use crate::app::state::AppState;
 use crate::docker::LogStream;
-use crate::runs::watch::xids::{telling, Blame};
+use crate::runs::recorded::xids::{telling, Blame};
 use crate::runs::watch::{GpuTrace, ProgressView, RunDetail, RunRow};
 use crate::runs::RunState;
 use crate::units;

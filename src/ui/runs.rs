@@ -217,7 +217,7 @@ fn run_row(r: &RunRow, now_ms: u64, s: &Styles) -> TableRow {
             text(duration),
             text(r.exit_code.map_or_else(|| "-".into(), |c| c.to_string())),
             text(util),
-            match crate::runs::watch::xids::telling(&r.xids) {
+            match crate::runs::recorded::xids::telling(&r.xids) {
                 Some(hit) => Span::styled(format!("Xid {} · {}", hit.xid, r.command), s.error()),
                 None => text(r.command.clone()),
             },

@@ -2,7 +2,6 @@
 //! what Slurm's tools say of a submitted job. The `[slurm]` settings and the `Backend` are the
 //! config's types, re-exported here.
 
-mod error;
 mod explain;
 mod job;
 pub(super) mod run;
@@ -10,7 +9,7 @@ mod script;
 mod status;
 mod validate;
 
-pub use error::SlurmError;
+pub use super::error::slurm::SlurmError;
 pub use explain::{ended as explain_end, waiting as explain_wait};
 pub use job::{cancel, observe, submit_script, SlurmJob};
 pub use script::{batch_script, job_shape, log_files};

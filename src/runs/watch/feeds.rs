@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::runs::record::RunState;
 use crate::runs::store::{LogStream, Run};
-use crate::runs::watch::progress::ProgressTracker;
-use crate::runs::watch::recorded::LOG_GONE;
-use crate::runs::watch::samples::{MetricsRow, RowReader, SkippedLines};
-use crate::runs::watch::series::Series;
-use crate::runs::watch::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
+use crate::runs::progress::ProgressTracker;
+use crate::runs::recorded::LOG_GONE;
+use crate::runs::recorded::samples::{MetricsRow, RowReader, SkippedLines};
+use crate::runs::series::Series;
+use crate::runs::recorded::summary::{all_idle, straggler, RunSummary, SummaryBuilder};
 use crate::runs::watch::tail::Follower;
 use crate::runs::watch::update::{GpuTrace, LogChunk, ProgressView, RunDetail};
 use crate::runs::METRICS_FILE;

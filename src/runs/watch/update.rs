@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use super::progress::ProgressEvent;
-use super::summary::{Alert, RunSummary};
-use super::xids::XidHit;
+use crate::runs::progress::ProgressEvent;
+use crate::runs::recorded::summary::{Alert, RunSummary};
+use crate::runs::recorded::xids::XidHit;
 use crate::claims::Claim;
 use crate::runs::local::leftovers::RunOwner;
 use crate::runs::record::RunState;

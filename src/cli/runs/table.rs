@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use super::summary::RunSummary;
-use super::xids::{hits_of, telling, XidHit, XidJudge};
+use crate::runs::recorded::summary::RunSummary;
+use crate::runs::recorded::xids::{hits_of, telling, XidHit, XidJudge};
 use crate::runs::clock;
-use crate::runs::record::{RunRecord, RunState};
-use crate::runs::store::Run;
+use crate::runs::{RunRecord, RunState};
+use crate::runs::Run;
 use crate::secrets::Secrets;
 
 /// Columns of the runs table.
