@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::slurm::{SlurmError, SubmitError};
+use slurm::{SlurmError, SubmitError};
 use crate::docker::DockerError;
 use crate::launch_check::{LaunchError, Workload};
 use crate::shell::ShellError;

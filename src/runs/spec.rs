@@ -9,7 +9,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::error::RunError;
-use super::slurm::{Backend, SlurmSettings};
+use crate::config::{Backend, SlurmSettings};
 use crate::config::layer::located_toml_error;
 
 /// Which GPUs a run gets.
@@ -414,7 +414,7 @@ fn split_location(located: &str, origin: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::slurm::SlurmContainer;
+    use crate::config::SlurmContainer;
 
     const GOOD: &str = r#"
 name = "resnet"

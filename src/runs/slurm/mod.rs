@@ -9,13 +9,13 @@ mod script;
 mod status;
 mod validate;
 
-pub use super::error::slurm::SlurmError;
+pub use super::error::slurm::{SlurmError, SubmitError};
 pub use explain::{ended as explain_end, waiting as explain_wait};
 pub use job::{cancel, observe, submit_script, SlurmJob};
 pub use script::{batch_script, job_shape, log_files};
 pub use status::{
     classify_refusal, exit_code_of, parse_sacct, parse_scontrol, parse_squeue, submitted_job_id,
-    JobView, SubmitError, SACCT_FORMAT,
+    JobView, SACCT_FORMAT,
 };
 
 pub use crate::config::{Backend, SlurmContainer, SlurmSettings};

@@ -36,7 +36,7 @@ pub struct RunRow {
     /// A Slurm run's job: id, nodes, why it waits, how Slurm ended it.
     pub slurm: Option<crate::runs::slurm::SlurmJob>,
     /// A running container run whose supervisor is waiting for the Docker Engine to come back.
-    pub engine_away: Option<crate::runs::EngineAway>,
+    pub engine_away: Option<crate::runs::record::EngineAway>,
     /// What its leftover processes are recognised by.
     pub owner: RunOwner,
     /// The Xids its GPUs reported while it lived, if it did not succeed (oldest first).
