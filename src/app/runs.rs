@@ -300,7 +300,7 @@ mod tests {
             error: None,
             dir: format!("/runs/{n}").into(),
             summary: None,
-            slurm: None,
+            job: None,
             engine_away: None,
             xids: Vec::new(),
             owner: RunOwner::default(),

@@ -188,12 +188,12 @@ fn launch(
     let started = start_with(store, setup, gpus, start)?;
     let run = &started.run;
     outln!("{}", run.id());
-    if let Some(job) = &run.record.slurm {
+    if let Some(job) = run.record.remote_job() {
         say(&format!(
-            "gpudeck: {} submitted as Slurm job {}; follow it with `gpudeck logs {} -f`, \
+            "gpudeck: {} submitted as {}; follow it with `gpudeck logs {} -f`, \
              stop it with `gpudeck stop {}`",
             run.id(),
-            job.job_id,
+            job.name,
             run.id(),
             run.id()
         ));

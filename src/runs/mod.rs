@@ -27,7 +27,7 @@ mod spec;
 mod store;
 pub mod watch;
 
-pub use backend::{rerun, rerun_local_as, rerun_on, start, stop_run};
+pub use backend::{how_it_stops, rerun, rerun_local_as, rerun_on, start, stop_run};
 pub(crate) use backend::{slurm_job, slurm_warnings};
 pub(crate) use clock::now_ms;
 pub use error::RunError;
@@ -47,7 +47,7 @@ pub use local::stop::DEFAULT_GRACE;
 pub use local::supervisor::supervise;
 pub use record::{
     gpu_indices, ContainerRecord, EngineAway, EngineTls, LostGpu, RankContainerRef, RankRecord,
-    RunGpu, RunRecord, RunState, RUN_SCHEMA,
+    RemoteJob, RunGpu, RunRecord, RunState, RUN_SCHEMA,
 };
 pub use recorded::sampler::METRICS_FILE;
 pub use recorded::saved_summary::{save_summary, SUMMARY_FILE, SUMMARY_SCHEMA};

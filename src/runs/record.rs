@@ -1,7 +1,8 @@
 //! `run.json`: what a run resolved to and how it went, and the state a reader derives from it;
 //! and its `container` part: which engine a container run is on, which image (by id and digest)
 //! its ranks run, how they were given GPUs, and each rank's container. A Slurm run's `slurm`
-//! part is in `record/slurm_job.rs`.
+//! part is in `record/slurm_job.rs`; what others are shown of a run held as a job elsewhere, in
+//! `record/remote_job.rs`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -9,8 +10,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+mod remote_job;
 mod slurm_job;
 
+pub use remote_job::RemoteJob;
 pub use slurm_job::SlurmJob;
 
 use super::spec::{Launcher, ServiceSpec};

@@ -72,7 +72,7 @@ fn failed_run() -> RunRow {
         error: None,
         dir: PathBuf::from("/nonexistent"),
         summary: None,
-        slurm: None,
+        job: None,
         engine_away: None,
         xids,
         owner: RunOwner::default(),

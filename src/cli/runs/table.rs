@@ -114,8 +114,8 @@ pub fn render_runs(
                     Some(hit) => format!("{} (Xid {})", state_text(run), hit.xid),
                     None => state_text(run),
                 },
-                match &r.slurm {
-                    Some(job) => job.placement(),
+                match r.remote_job() {
+                    Some(job) => job.placement,
                     None if r.gpus.is_empty() => "none".into(),
                     None => r.gpu_indices(),
                 },
@@ -221,10 +221,10 @@ fn columns_within(widths: &[usize; COLUMNS], width: usize) -> Vec<usize> {
     shown
 }
 
-/// The state, with why a Slurm job still waits in the queue: "starting (Resources)".
+/// The state, with why a job held elsewhere (a Slurm job) still waits in the queue: "starting (Resources)".
 fn state_text(run: &Run) -> String {
-    let reason = run.record.slurm.as_ref().and_then(|j| j.reason.as_deref());
-    match (run.state(), reason) {
+    let reason = run.record.remote_job().and_then(|j| j.reason);
+    match (run.state(), reason.as_deref()) {
         (RunState::Starting, Some(reason)) => format!("starting ({reason})"),
         (state, _) => state.to_string(),
     }

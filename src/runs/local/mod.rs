@@ -8,3 +8,6 @@ pub mod leftovers;
 pub(super) mod liveness;
 pub(super) mod stop;
 pub(super) mod supervisor;
+
+/// How stopping a local run goes, in a few words for a status line.
+pub(super) const HOW_IT_STOPS: &str = "SIGINT, then SIGTERM, then SIGKILL…";

@@ -8,7 +8,25 @@ use std::process::{Command, Output};
 use super::status::{parse_sacct, parse_scontrol, parse_squeue, submitted_job_id, SACCT_FORMAT};
 use super::status::JobView;
 pub use crate::runs::record::SlurmJob;
+use crate::runs::record::RemoteJob;
 use crate::runs::error::slurm::SubmitError;
+
+impl SlurmJob {
+    /// The job as the rest of the program shows a run held elsewhere.
+    pub(in crate::runs) fn remote_job(&self) -> RemoteJob {
+        RemoteJob {
+            id: self.job_id.clone(),
+            name: format!("Slurm job {}", self.job_id),
+            placement: self.placement(),
+            gpus: match self.gpus_per_node {
+                0 => "slurm".into(),
+                n => format!("{n}/node"),
+            },
+            reason: self.reason.clone(),
+            stopping: format!("cancelling Slurm job {} (scancel)…", self.job_id),
+        }
+    }
+}
 
 /// `sbatch --parsable --chdir=WORKDIR SCRIPT`: the job id. Slurm starts the batch script in
 /// `workdir` on the node, and fails the launch (JobLaunchFailure) where it does not exist,

@@ -524,7 +524,7 @@ fn row_of(run: &Run, summary: Option<RunSummary>, catalog: &XidCatalog) -> RunRo
         error: r.error.clone(),
         dir: run.dir.clone(),
         summary,
-        slurm: r.slurm.clone(),
+        job: r.remote_job(),
         engine_away: r
             .container
             .as_ref()

@@ -33,8 +33,9 @@ pub struct RunRow {
     pub dir: PathBuf,
     /// GPU use so far, from its metrics (None before the first sample).
     pub summary: Option<RunSummary>,
-    /// A Slurm run's job: id, nodes, why it waits, how Slurm ended it.
-    pub slurm: Option<crate::runs::slurm::SlurmJob>,
+    /// The job its backend holds it as elsewhere (a Slurm batch job): its id, where it runs,
+    /// its GPUs, why it waits; `None` for a run supervised here.
+    pub job: Option<crate::runs::record::RemoteJob>,
     /// A running container run whose supervisor is waiting for the Docker Engine to come back.
     pub engine_away: Option<crate::runs::record::EngineAway>,
     /// What its leftover processes are recognised by.
