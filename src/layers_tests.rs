@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 mod imports;
 
 use imports::{
-    absolute, import_graph, paths, source_files, strip_comments_and_strings, tokens,
-    without_test_items, SourceFile,
+    absolute, declared_modules, import_graph, paths, source_files, strip_comments_and_strings,
+    tokens, without_test_items, SourceFile,
 };
 
 /// The top of the program, which may use everything: the TUI itself, the CLI definition, the
@@ -449,7 +449,11 @@ fn runs_layer_breaks(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> 
                 _ => true,
             };
             if up {
-                found.push(format!("  {from} ({}) -> {to} ({})", layer(from), layer(to)));
+                found.push(format!(
+                    "  {from} ({}) -> {to} ({})",
+                    layer(from),
+                    layer(to)
+                ));
             }
         }
     }
@@ -485,7 +489,9 @@ fn a_break_of_the_runs_layers_is_found() {
     let graph = |edges: &[(&str, &str)]| {
         let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (from, to) in edges {
-            g.entry(from.to_string()).or_default().insert(to.to_string());
+            g.entry(from.to_string())
+                .or_default()
+                .insert(to.to_string());
         }
         g
     };
@@ -497,8 +503,10 @@ fn a_break_of_the_runs_layers_is_found() {
     assert!(runs_layer_breaks(&down).is_empty());
     assert_eq!(
         runs_layer_breaks(&graph(&[("runs/record.rs", "runs/slurm/job.rs")])),
-        ["  runs/record.rs (the store and the record, which import no backend) -> \
-          runs/slurm/job.rs (the backends)"]
+        [
+            "  runs/record.rs (the store and the record, which import no backend) -> \
+          runs/slurm/job.rs (the backends)"
+        ]
     );
     assert_eq!(
         runs_layer_breaks(&graph(&[
@@ -511,4 +519,12 @@ fn a_break_of_the_runs_layers_is_found() {
         runs_layer_breaks(&graph(&[("runs/watch/logs.rs", "runs/mod.rs")])),
         ["  runs/watch/logs.rs -> runs/mod.rs (name the module under runs/, not the re-export)"]
     );
+}
+
+#[test]
+fn a_module_is_found_whatever_its_visibility() {
+    let text = "mod a;\npub mod b;\npub(crate) mod c;\npub(super) mod d;\n\
+                pub(in crate::runs) mod e;\n#[cfg(test)]\nmod tests;\n";
+    let names: Vec<String> = declared_modules(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["a", "b", "c", "d", "e"]);
 }

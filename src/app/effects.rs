@@ -22,7 +22,7 @@ struct StartParts {
     exe: PathBuf,
     gpu_source: crate::gpu::GpuSourceChoice,
     container: crate::runs::ContainerSetup,
-    slurm: crate::runs::slurm::SlurmDefaults,
+    slurm: crate::runs::SlurmDefaults,
 }
 
 /// The status line for a start: the new id to select, or why it did not start.
@@ -88,7 +88,7 @@ pub(super) struct Effects {
     pub store: RunStore,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     pub container: crate::runs::ContainerSetup,
-    pub slurm: crate::runs::slurm::SlurmDefaults,
+    pub slurm: crate::runs::SlurmDefaults,
 }
 
 /// One diagnosis as the Doctor tab makes it: what `gpudeck doctor` judges (`doctor::diagnose`),

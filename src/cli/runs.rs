@@ -12,13 +12,14 @@ use std::time::Duration;
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::health::XidCatalog;
-use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
 use crate::runs::recorded::xid_log::{this_boot, wants_kernel_log, KernelXids};
 use crate::runs::recorded::xids::XidJudge;
+use crate::runs::slurm::{batch_script, SlurmSettings};
 use crate::runs::{
-    look_at_jobs, look_at_lost, now_ms, parse_env, print_log, rerun_on, slurm_job, slurm_warnings, stop_run, with_summaries,
-    ContainerSetup, GpuSelection, Launcher, LogStream, Run, RunError, RunSpec, RunState, RunStore,
-    SpecOverrides, StartContext, Started, StopOutcome,
+    look_at_jobs, look_at_lost, now_ms, parse_env, print_log, rerun_on, slurm_job, slurm_warnings,
+    stop_run, with_summaries, Backend, ContainerSetup, GpuSelection, Launcher, LogStream, Run,
+    RunError, RunSpec, RunState, RunStore, SlurmDefaults, SpecOverrides, StartContext, Started,
+    StopOutcome,
 };
 use crate::secrets::Secrets;
 

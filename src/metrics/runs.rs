@@ -303,7 +303,7 @@ mod tests {
         let mut job = record();
         job.gpus.clear();
         job.process_group = None;
-        job.backend = crate::runs::slurm::Backend::Slurm;
+        job.backend = crate::runs::Backend::Slurm;
         job.slurm = Some(crate::runs::slurm::SlurmJob::submitted(
             "42".into(),
             "/runs/r1/job.sbatch".into(),

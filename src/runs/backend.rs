@@ -14,11 +14,12 @@ use super::error::RunError;
 use super::local::detach::{start_run, StartContext, Started};
 use super::local::stop::stop_local;
 use super::local::HOW_IT_STOPS;
-use super::slurm::{Backend, SlurmSettings};
 use super::record::{RemoteJob, RunRecord};
 use super::slurm::SlurmJob;
+use super::slurm::SlurmSettings;
 use super::spec::{GpuSelection, RunSpec};
 use super::store::{Run, StopOutcome};
+use crate::config::Backend;
 
 impl Backend {
     /// How the config, a spec and the run form name it.

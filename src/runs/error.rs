@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use slurm::{SlurmError, SubmitError};
 use crate::docker::DockerError;
 use crate::launch_check::{LaunchError, Workload};
 use crate::shell::ShellError;
+use slurm::{SlurmError, SubmitError};
 
 /// A failure of `gpudeck run`, `runs`, `logs` or `stop` (or the TUI's twins of them).
 #[derive(Debug, Error)]

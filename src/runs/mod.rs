@@ -27,6 +27,9 @@ mod spec;
 mod store;
 pub mod watch;
 
+/// Where a run runs; the config reads it (`[runs] backend`), so it is the config's type, and
+/// `backend.rs` answers everything asked of it.
+pub use crate::config::Backend;
 pub use backend::{how_it_stops, rerun, rerun_local_as, rerun_on, start, stop_run};
 pub(crate) use backend::{slurm_job, slurm_warnings};
 pub(crate) use clock::now_ms;
@@ -55,7 +58,7 @@ pub use recorded::{summary_of, with_summaries};
 pub(crate) use slurm::run::look_at_jobs;
 pub use spec::{
     parse_env, GpuSelection, Launcher, RunSpec, ServiceKind, ServicePort, ServiceSpec,
-    SpecOverrides,
+    SlurmDefaults, SpecOverrides,
 };
 pub use store::{LogStream, Run, RunStore, StopOutcome};
 pub use watch::index::{Indexed, RunIndex, SETTLE_MS};

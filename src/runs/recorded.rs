@@ -19,13 +19,13 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use super::progress::ProgressTracker;
-use samples::{read_csv_skipping, MetricsRead, MetricsRow, SkippedLines};
-use summary::{summarize, RunSummary};
 use crate::runs::error::RunError;
-use crate::runs::recorded::sampler::METRICS_FILE;
 use crate::runs::record::{RunRecord, RunState};
+use crate::runs::recorded::sampler::METRICS_FILE;
 use crate::runs::spec::RunSpec;
 use crate::runs::store::{LogStream, Run, SPEC_FILE};
+use samples::{read_csv_skipping, MetricsRead, MetricsRow, SkippedLines};
+use summary::{summarize, RunSummary};
 
 /// Why a log the supervisor created is not there.
 pub(crate) const LOG_GONE: &str = "it was deleted or moved after the rank started, and its \
@@ -269,8 +269,8 @@ mod tests {
 
     use super::*;
     use crate::runs::record::RUN_SCHEMA;
-    use crate::runs::spec::Launcher;
     use crate::runs::recorded::samples::{csv_line, CSV_HEADER};
+    use crate::runs::spec::Launcher;
 
     fn record(state: RunState, started: Option<u64>, ended: Option<u64>) -> RunRecord {
         let value = serde_json::json!({

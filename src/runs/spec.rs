@@ -9,8 +9,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::error::RunError;
-use crate::config::{Backend, SlurmSettings};
 use crate::config::layer::located_toml_error;
+use crate::config::{Backend, SlurmSettings};
 
 /// Which GPUs a run gets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -409,6 +409,14 @@ fn split_location(located: &str, origin: &str) -> (String, String) {
             rest.trim_start_matches(": ").to_string(),
         ),
     }
+}
+
+/// What the config gives runs that do not say: the backend, and the Slurm settings a spec's
+/// `[slurm]` table is laid over.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlurmDefaults {
+    pub backend: Backend,
+    pub settings: SlurmSettings,
 }
 
 #[cfg(test)]

@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::runs::progress::{ProgressEvent, ProgressTracker};
-use crate::runs::recorded::summary_of;
 use crate::runs::recorded::samples::{csv_line, MetricsRead, MetricsRow, CSV_HEADER};
 use crate::runs::recorded::summary::RunSummary;
+use crate::runs::recorded::summary_of;
 use crate::runs::recorded::xids::{hits_of, XidHit, XidJudge};
+use crate::runs::Run;
 use crate::runs::RunError;
 use crate::runs::{RunRecord, RunState};
-use crate::runs::Run;
 use crate::secrets::Secrets;
 
 /// The JSON schema id of `gpudeck export --format json`.

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use crate::runs::record::RunState;
-use crate::runs::store::Run;
 use crate::claims::Liveness;
 use crate::host::ProcessRef;
+use crate::runs::record::RunState;
+use crate::runs::store::Run;
 
 /// Whether a run in this state still holds its GPUs: while starting or running. A finished run
 /// has let them go. A lost one (its supervisor died without recording an end) holds them while

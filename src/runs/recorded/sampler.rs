@@ -386,8 +386,8 @@ mod tests {
 
     use super::*;
     use crate::runs::record::{RunRecord, RunState, RUN_SCHEMA};
-    use crate::runs::spec::Launcher;
     use crate::runs::recorded::samples::read_csv;
+    use crate::runs::spec::Launcher;
 
     const DEADLINE: Duration = Duration::from_secs(30);
 

@@ -89,9 +89,9 @@ impl Run {
 mod tests {
     use super::*;
     use crate::runs::record::{RunRecord, RunState};
-    use crate::runs::spec::Launcher;
-    use crate::runs::recorded::with_summaries;
     use crate::runs::recorded::samples::{csv_line, MetricsRow, CSV_HEADER};
+    use crate::runs::recorded::with_summaries;
+    use crate::runs::spec::Launcher;
 
     fn ended(dir: &Path, state: RunState) -> Run {
         let mut record = RunRecord::starting(

@@ -12,12 +12,12 @@ use serde::Serialize;
 use crate::gpu::xid_watch::XidEvent;
 use crate::health::{Severity, XidCatalog, XidClass};
 use crate::runs::clock;
-use crate::runs::recorded::xid_record::{read_pids, MAX_RECORDED, XIDS_FILE};
 use crate::runs::record::{RunRecord, RunState};
-use crate::runs::store::Run;
 use crate::runs::recorded::summary::RunSummary;
 use crate::runs::recorded::xid_log::KernelXids;
 pub use crate::runs::recorded::xid_log::{XidSighting, XidSource};
+use crate::runs::recorded::xid_record::{read_pids, MAX_RECORDED, XIDS_FILE};
+use crate::runs::store::Run;
 
 /// Whom an Xid points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -573,7 +573,8 @@ mod tests {
         // A process the supervisor saw on the run's GPUs in its group (a rank's child) is the
         // run's too.
         std::fs::write(
-            dir.path().join(crate::runs::recorded::xid_record::PIDS_FILE),
+            dir.path()
+                .join(crate::runs::recorded::xid_record::PIDS_FILE),
             "{\"pid\":77,\"gpu\":2}\n",
         )
         .unwrap();

@@ -5,11 +5,11 @@ use std::io::ErrorKind;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use super::status::{parse_sacct, parse_scontrol, parse_squeue, submitted_job_id, SACCT_FORMAT};
 use super::status::JobView;
-pub use crate::runs::record::SlurmJob;
-use crate::runs::record::RemoteJob;
+use super::status::{parse_sacct, parse_scontrol, parse_squeue, submitted_job_id, SACCT_FORMAT};
 use crate::runs::error::slurm::SubmitError;
+use crate::runs::record::RemoteJob;
+pub use crate::runs::record::SlurmJob;
 
 impl SlurmJob {
     /// The job as the rest of the program shows a run held elsewhere.

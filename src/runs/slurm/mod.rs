@@ -1,6 +1,6 @@
 //! The Slurm backend: why a spec cannot become a batch job, the batch script itself (pure), and
-//! what Slurm's tools say of a submitted job. The `[slurm]` settings and the `Backend` are the
-//! config's types, re-exported here.
+//! what Slurm's tools say of a submitted job. The `[slurm]` settings are the config's types,
+//! re-exported here.
 
 mod explain;
 mod job;
@@ -18,12 +18,4 @@ pub use status::{
     JobView, SACCT_FORMAT,
 };
 
-pub use crate::config::{Backend, SlurmContainer, SlurmSettings};
-
-/// What the config gives runs that do not say: the backend, and the Slurm settings a spec's
-/// `[slurm]` table is laid over.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SlurmDefaults {
-    pub backend: Backend,
-    pub settings: SlurmSettings,
-}
+pub use crate::config::{SlurmContainer, SlurmSettings};

@@ -17,14 +17,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::Sender;
 
 use super::index::RunIndex;
-use crate::runs::recorded::summary::RunSummary;
 use super::update::{RunDetail, RunRow, RunsCommand, RunsUpdate};
 use crate::claims::Claim;
 use crate::health::XidCatalog;
 use crate::runs::clock;
-use crate::runs::local::liveness::SystemLiveness;
 use crate::runs::local::leftovers::RunOwner;
+use crate::runs::local::liveness::SystemLiveness;
 use crate::runs::record::RunState;
+use crate::runs::recorded::summary::RunSummary;
 use crate::runs::store::{Run, RunStore};
 use feeds::{FocusFeed, LogFeed, SummaryFeed};
 use wake::StoreWake;

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use crate::runs::progress::ProgressEvent;
-use crate::runs::recorded::summary::{Alert, RunSummary};
-use crate::runs::recorded::xids::XidHit;
 use crate::claims::Claim;
 use crate::runs::local::leftovers::RunOwner;
+use crate::runs::progress::ProgressEvent;
 use crate::runs::record::RunState;
+use crate::runs::recorded::summary::{Alert, RunSummary};
+use crate::runs::recorded::xids::XidHit;
 use crate::runs::spec::Launcher;
 
 /// One run as the runs list shows it.

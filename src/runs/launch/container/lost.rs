@@ -17,8 +17,8 @@ use super::spec::{LABEL_RANK, LABEL_RUN};
 use crate::docker::{unix_seconds, DockerError, Engine};
 use crate::runs::clock;
 use crate::runs::error::RunError;
-use crate::runs::run_lock::try_lock;
 use crate::runs::record::{RunRecord, RunState};
+use crate::runs::run_lock::try_lock;
 use crate::runs::store::Run;
 
 /// One of a run's containers as the engine has it.
