@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gpudeck::runs::watch::samples::{MetricsRow, MetricsWriter};
+use gpudeck::runs::recorded::samples::{MetricsRow, MetricsWriter};
 use gpudeck::runs::watch::{self, RunsUpdate};
 use gpudeck::runs::{
     Launcher, RankRecord, Run, RunGpu, RunRecord, RunState, RunStore, SUMMARY_FILE, SUMMARY_SCHEMA,

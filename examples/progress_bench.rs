@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use gpudeck::runs::watch::progress::ProgressTracker;
+use gpudeck::runs::progress::ProgressTracker;
 
 fn main() {
     let lines: usize = std::env::args()

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 mod imports;
 
 use imports::{
-    absolute, import_graph, paths, source_files, strip_comments_and_strings, tokens,
-    without_test_items, SourceFile,
+    absolute, declared_modules, import_graph, paths, source_files, strip_comments_and_strings,
+    tokens, without_test_items, SourceFile,
 };
 
 /// The top of the program, which may use everything: the TUI itself, the CLI definition, the
@@ -84,6 +84,29 @@ const KNOWN_CYCLES: &[(&str, &str)] = &[
 /// below them. Across layers a cycle always has an upward import, which the layer test finds.
 const KNOWN_LAYER_CYCLES: &[&[&str]] = &[];
 
+/// The layers inside `runs/`, lowest first, by the module under `runs/` a file belongs to
+/// (`launch` for `runs/launch/container/ranks.rs`, `record` for `runs/record.rs`). A file may
+/// import from its own module, the other modules of its layer (with no circle among them) and
+/// the layers below; `runs/mod.rs`, which re-exports for the rest of the program, is above them
+/// all, and no other file in `runs/` imports through it.
+const RUNS_LAYERS: &[(&str, &[&str])] = &[
+    (
+        "the store and the record, which import no backend",
+        &[
+            "clock", "error", "spec", "record", "store", "run_lock", "series",
+        ],
+    ),
+    ("training progress parsed from log lines", &["progress"]),
+    (
+        "what a run recorded (GPU samples, Xids, summaries), and reading it back",
+        &["recorded"],
+    ),
+    ("how a local run's ranks are launched", &["launch"]),
+    ("the backends", &["local", "slurm"]),
+    ("the one dispatch over the backends", &["backend"]),
+    ("following runs", &["watch"]),
+];
+
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
@@ -92,6 +115,20 @@ fn src_dir() -> PathBuf {
 fn top_level(name: &str) -> &str {
     let first = name.split('/').next().unwrap_or(name);
     first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// The module under `runs/` a file belongs to: `launch` for `runs/launch/plan.rs`; `None` for
+/// `runs/mod.rs` and files outside `runs/`.
+fn runs_module(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("runs/")?;
+    (rest != "mod.rs").then(|| top_level(rest))
+}
+
+fn runs_layer_of(name: &str) -> Option<usize> {
+    let module = runs_module(name)?;
+    RUNS_LAYERS
+        .iter()
+        .position(|(_, members)| members.contains(&module))
 }
 
 fn layer_of(name: &str) -> Option<usize> {
@@ -133,11 +170,23 @@ fn upward_imports_in(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<(String,
 /// The top-level modules of each layer that can reach one another through imports inside that
 /// layer, as sorted groups of two or more.
 fn cycles_within_layers(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    cycles_within(graph, |n| Some(top_level(n)), layer_of)
+}
+
+/// The modules (`module` of a file) of each layer (`layer` of a file) that can reach one another
+/// through imports inside that layer, as sorted groups of two or more.
+fn cycles_within<'a>(
+    graph: &'a BTreeMap<String, BTreeSet<String>>,
+    module: impl Fn(&'a str) -> Option<&'a str>,
+    layer: impl Fn(&str) -> Option<usize>,
+) -> Vec<Vec<String>> {
     let mut edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for (from, targets) in graph {
         for to in targets {
-            let (a, b) = (top_level(from), top_level(to));
-            if a != b && layer_of(from).is_some() && layer_of(from) == layer_of(to) {
+            let (Some(a), Some(b)) = (module(from), module(to)) else {
+                continue;
+            };
+            if a != b && layer(from).is_some() && layer(from) == layer(to) {
                 edges.entry(a).or_default().insert(b);
             }
         }
@@ -371,4 +420,111 @@ fn the_modules_of_a_layer_form_no_cycle() {
         "top-level modules of one layer that import one another in a circle (left), against \
          KNOWN_LAYER_CYCLES (right)"
     );
+}
+
+/// Imports between the modules of `runs/` that break its layers: up a layer, into a module
+/// that has no layer, or through `runs/mod.rs` from inside `runs/`; each as `from -> to (why)`.
+fn runs_layer_breaks(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let layer = |n: &str| runs_layer_of(n).map_or("no layer", |l| RUNS_LAYERS[l].0);
+    let mut found = Vec::new();
+    for (from, targets) in graph {
+        let Some(from_module) = runs_module(from) else {
+            continue;
+        };
+        for to in targets {
+            if to == "runs/mod.rs" {
+                found.push(format!(
+                    "  {from} -> {to} (name the module under runs/, not the re-export)"
+                ));
+                continue;
+            }
+            let Some(to_module) = runs_module(to) else {
+                continue;
+            };
+            if from_module == to_module {
+                continue;
+            }
+            let up = match (runs_layer_of(from), runs_layer_of(to)) {
+                (Some(a), Some(b)) => a < b,
+                _ => true,
+            };
+            if up {
+                found.push(format!(
+                    "  {from} ({}) -> {to} ({})",
+                    layer(from),
+                    layer(to)
+                ));
+            }
+        }
+    }
+    for group in cycles_within(graph, runs_module, runs_layer_of) {
+        found.push(format!("  a circle among {}", group.join(", ")));
+    }
+    found
+}
+
+#[test]
+fn the_modules_of_runs_form_layers() {
+    let files = source_files(&src_dir());
+    let unplaced: BTreeSet<&str> = files
+        .iter()
+        .filter_map(|f| runs_module(&f.name))
+        .filter(|&m| !RUNS_LAYERS.iter().any(|(_, members)| members.contains(&m)))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules of runs/ missing from RUNS_LAYERS in src/layers_tests.rs: {unplaced:?}"
+    );
+    let breaks = runs_layer_breaks(&import_graph(&files));
+    assert!(
+        breaks.is_empty(),
+        "imports inside runs/ that do not run down its layers (see RUNS_LAYERS; move what both \
+         need to the lower one):\n{}",
+        breaks.join("\n")
+    );
+}
+
+#[test]
+fn a_break_of_the_runs_layers_is_found() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (from, to) in edges {
+            g.entry(from.to_string())
+                .or_default()
+                .insert(to.to_string());
+        }
+        g
+    };
+    let down = graph(&[
+        ("runs/slurm/run.rs", "runs/record.rs"),
+        ("runs/local/stop.rs", "runs/slurm/mod.rs"),
+        ("runs/record.rs", "host/mod.rs"),
+    ]);
+    assert!(runs_layer_breaks(&down).is_empty());
+    assert_eq!(
+        runs_layer_breaks(&graph(&[("runs/record.rs", "runs/slurm/job.rs")])),
+        [
+            "  runs/record.rs (the store and the record, which import no backend) -> \
+          runs/slurm/job.rs (the backends)"
+        ]
+    );
+    assert_eq!(
+        runs_layer_breaks(&graph(&[
+            ("runs/local/stop.rs", "runs/slurm/mod.rs"),
+            ("runs/slurm/run.rs", "runs/local/stop.rs"),
+        ])),
+        ["  a circle among local, slurm"]
+    );
+    assert_eq!(
+        runs_layer_breaks(&graph(&[("runs/watch/logs.rs", "runs/mod.rs")])),
+        ["  runs/watch/logs.rs -> runs/mod.rs (name the module under runs/, not the re-export)"]
+    );
+}
+
+#[test]
+fn a_module_is_found_whatever_its_visibility() {
+    let text = "mod a;\npub mod b;\npub(crate) mod c;\npub(super) mod d;\n\
+                pub(in crate::runs) mod e;\n#[cfg(test)]\nmod tests;\n";
+    let names: Vec<String> = declared_modules(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["a", "b", "c", "d", "e"]);
 }

@@ -601,8 +601,8 @@ fn service(
 }
 
 /// The config's backend for runs that name none, and its `[slurm]` settings.
-fn slurm_defaults(config: &Config) -> runs::slurm::SlurmDefaults {
-    runs::slurm::SlurmDefaults {
+fn slurm_defaults(config: &Config) -> runs::SlurmDefaults {
+    runs::SlurmDefaults {
         backend: config.runs.backend,
         settings: config.slurm.settings(),
     }

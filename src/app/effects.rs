@@ -22,15 +22,15 @@ struct StartParts {
     exe: PathBuf,
     gpu_source: crate::gpu::GpuSourceChoice,
     container: crate::runs::ContainerSetup,
-    slurm: crate::runs::slurm::SlurmDefaults,
+    slurm: crate::runs::SlurmDefaults,
 }
 
 /// The status line for a start: the new id to select, or why it did not start.
 fn started_line(started: Result<crate::runs::Started, crate::runs::RunError>) -> Event {
     match started {
         Ok(s) => {
-            let mut line = match &s.run.record.slurm {
-                Some(job) => format!("submitted {} as Slurm job {}", s.run.id(), job.job_id),
+            let mut line = match s.run.record.remote_job() {
+                Some(job) => format!("submitted {} as {}", s.run.id(), job.name),
                 None => format!("started {} ({})", s.run.id(), s.run.state()),
             };
             if let Some(w) = s.warnings.first() {
@@ -88,7 +88,7 @@ pub(super) struct Effects {
     pub store: RunStore,
     pub gpu_choice: crate::gpu::GpuSourceChoice,
     pub container: crate::runs::ContainerSetup,
-    pub slurm: crate::runs::slurm::SlurmDefaults,
+    pub slurm: crate::runs::SlurmDefaults,
 }
 
 /// One diagnosis as the Doctor tab makes it: what `gpudeck doctor` judges (`doctor::diagnose`),
@@ -208,16 +208,8 @@ impl Effects {
     fn stop_run(&self, id: String, state: &mut AppState) {
         let store = self.store.clone();
         let done = self.events.clone();
-        let job = state
-            .runs
-            .runs
-            .iter()
-            .find(|r| r.id == id)
-            .and_then(|r| r.slurm.as_ref().map(|j| j.job_id.clone()));
-        let how = match job {
-            Some(job) => format!("cancelling Slurm job {job} (scancel)…"),
-            None => "SIGINT, then SIGTERM, then SIGKILL…".into(),
-        };
+        let job = state.runs.runs.iter().find(|r| r.id == id);
+        let how = crate::runs::how_it_stops(job.and_then(|r| r.job.as_ref()));
         state.set_status(format!("stopping {id}: {how}"), false);
         self.background("stop-run", move || {
             let result = store

@@ -341,7 +341,7 @@ pub struct Sources {
     /// What a container run started from the dashboard (`R` on one) needs.
     pub container: crate::runs::ContainerSetup,
     /// The backend and Slurm settings a run started from the dashboard gets from the config.
-    pub slurm: crate::runs::slurm::SlurmDefaults,
+    pub slurm: crate::runs::SlurmDefaults,
     /// Serve Prometheus metrics here while the dashboard runs (`[metrics] listen`, with
     /// `[metrics] web_config`).
     pub metrics_listen: Option<crate::metrics::feed::Endpoint>,

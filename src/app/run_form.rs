@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use super::shell_dialog::GpuChoice;
-use crate::runs::slurm::{Backend, SlurmDefaults, SlurmSettings};
+use crate::runs::slurm::SlurmSettings;
+use crate::runs::{Backend, SlurmDefaults};
 use crate::runs::{GpuSelection, Launcher, RunSpec};
 
 /// The form's fields, in the order Tab visits them.
@@ -297,7 +298,7 @@ impl RunForm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::slurm::Backend;
+    use crate::runs::Backend;
 
     fn gpu(index: u32) -> GpuChoice {
         GpuChoice {

@@ -7,8 +7,8 @@ use super::filter::ListFilter;
 use super::logs_view::LogsView;
 use crate::docker::{LogLine, LogStream};
 use crate::gpu::{GpuSample, GpuStatic};
-use crate::runs::watch::samples::{rows_from, MetricsRow};
-use crate::runs::watch::summary::{leftover_memory, Alert};
+use crate::runs::recorded::samples::{rows_from, MetricsRow};
+use crate::runs::recorded::summary::{leftover_memory, Alert};
 use crate::runs::watch::{LogChunk, RunDetail, RunRow, RunsUpdate};
 use crate::runs::RunState;
 
@@ -303,7 +303,7 @@ mod tests {
             error: None,
             dir: format!("/runs/{n}").into(),
             summary: None,
-            slurm: None,
+            job: None,
             engine_away: None,
             xids: Vec::new(),
             owner: RunOwner::default(),

@@ -19,7 +19,7 @@ use crate::config::{Config, GraphMetric};
 use crate::gpu::collector::CollectorCommand;
 use crate::gpu::history::capacity_for;
 use crate::gpu::process_watch::PROCESS_UTIL_EVERY;
-use crate::runs::slurm::SlurmDefaults;
+use crate::runs::SlurmDefaults;
 
 pub use super::gpus::{GpuData, GpuStatus};
 pub use super::messages::StatusMessage;

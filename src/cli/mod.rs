@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::runs::slurm::Backend;
+use crate::runs::Backend;
 use crate::runs::Launcher;
 
 /// A terminal home for every GPU on this machine.

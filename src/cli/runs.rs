@@ -1,5 +1,9 @@
 //! `gpudeck run`, `runs`, `logs`, `stop`, `export` and `rerun`: the run commands on top of the
-//! store, the launcher and the supervisor.
+//! store, the launcher and the supervisor; the runs as a table (`table`) and an export
+//! (`export`).
+
+mod export;
+mod table;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,16 +12,19 @@ use std::time::Duration;
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::health::XidCatalog;
-use crate::runs::slurm::{batch_script, Backend, SlurmDefaults, SlurmSettings};
-use crate::runs::watch::xid_log::{this_boot, wants_kernel_log, KernelXids};
-use crate::runs::watch::xids::XidJudge;
+use crate::runs::recorded::xid_log::{this_boot, wants_kernel_log, KernelXids};
+use crate::runs::recorded::xids::XidJudge;
+use crate::runs::slurm::{batch_script, SlurmSettings};
 use crate::runs::{
-    export_csv, export_json, listing_json, look_at_jobs, look_at_lost, now_ms, parse_env,
-    print_log, render_runs, rerun_on, slurm_job, slurm_warnings, stop_run, with_summaries,
-    ContainerSetup, GpuSelection, Launcher, LogStream, Run, RunError, RunSpec, RunState, RunStore,
-    SpecOverrides, StartContext, Started, StopOutcome,
+    look_at_jobs, look_at_lost, now_ms, parse_env, print_log, rerun_on, slurm_job, slurm_warnings,
+    stop_run, with_summaries, Backend, ContainerSetup, GpuSelection, Launcher, LogStream, Run,
+    RunError, RunSpec, RunState, RunStore, SlurmDefaults, SpecOverrides, StartContext, Started,
+    StopOutcome,
 };
 use crate::secrets::Secrets;
+
+use export::{export_csv, export_json};
+use table::{listing_json, render_runs};
 
 use super::run_target::{interpret, Surroundings};
 use super::{ExportArgs, ExportFormat, LogsArgs, RerunArgs, RunArgs, StopArgs};
@@ -182,12 +189,12 @@ fn launch(
     let started = start_with(store, setup, gpus, start)?;
     let run = &started.run;
     outln!("{}", run.id());
-    if let Some(job) = &run.record.slurm {
+    if let Some(job) = run.record.remote_job() {
         say(&format!(
-            "gpudeck: {} submitted as Slurm job {}; follow it with `gpudeck logs {} -f`, \
+            "gpudeck: {} submitted as {}; follow it with `gpudeck logs {} -f`, \
              stop it with `gpudeck stop {}`",
             run.id(),
-            job.job_id,
+            job.name,
             run.id(),
             run.id()
         ));

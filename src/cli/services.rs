@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
-use crate::runs::slurm::SlurmDefaults;
+use crate::runs::SlurmDefaults;
 use crate::runs::{
     now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunStore, ServiceKind,
 };

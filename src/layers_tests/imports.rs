@@ -66,6 +66,10 @@ pub(super) fn declared_modules(text: &str) -> Vec<(String, Option<String>)> {
         let rest = line
             .strip_prefix("pub(crate) ")
             .or_else(|| line.strip_prefix("pub(super) "))
+            .or_else(|| {
+                line.strip_prefix("pub(in ")
+                    .and_then(|r| Some(r.split_once(") ")?.1))
+            })
             .or_else(|| line.strip_prefix("pub "))
             .unwrap_or(line);
         if let Some(name) = rest.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {

@@ -113,7 +113,8 @@ pub fn attribute(
         .collect();
     runs.iter()
         .map(|(record, state)| {
-            let processes: Vec<RunProcess> = match &record.slurm {
+            let job = record.remote_job();
+            let processes: Vec<RunProcess> = match &job {
                 // A job's tasks are not our children: their environment names the run.
                 Some(_) => on_gpus
                     .iter()
@@ -136,7 +137,7 @@ pub fn attribute(
                 .iter()
                 .map(|g| (g.index, g.uuid.clone()))
                 .collect();
-            if record.slurm.is_some() {
+            if job.is_some() {
                 let used: std::collections::BTreeSet<u32> =
                     processes.iter().map(|p| p.gpu).collect();
                 gpus.extend(used.into_iter().map(|gpu| (gpu, String::new())));
@@ -146,7 +147,7 @@ pub fn attribute(
                 name: record.name.clone(),
                 state: state.as_str().to_string(),
                 backend: record.backend.as_str().into(),
-                slurm_job: record.slurm.as_ref().map(|j| j.job_id.clone()),
+                slurm_job: job.map(|j| j.id),
                 gpus,
                 processes,
             }
@@ -302,7 +303,7 @@ mod tests {
         let mut job = record();
         job.gpus.clear();
         job.process_group = None;
-        job.backend = crate::runs::slurm::Backend::Slurm;
+        job.backend = crate::runs::Backend::Slurm;
         job.slurm = Some(crate::runs::slurm::SlurmJob::submitted(
             "42".into(),
             "/runs/r1/job.sbatch".into(),

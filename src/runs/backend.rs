@@ -2,7 +2,9 @@
 //! on: a spec is started, a run re-run, stopped and brought up to date through these functions
 //! whatever its backend, and what the CLI and the run form need to know of a backend (its name,
 //! whether it uses this machine's GPUs, whether it takes the Slurm settings) is answered by
-//! [`Backend`]'s methods here, so nobody else matches on it. `local` runs are supervised on this
+//! [`Backend`]'s methods here, and what others show of a run held as a job elsewhere (its id,
+//! where it runs, its GPUs, why it waits, how it stops) by [`RunRecord::remote_job`], so nobody
+//! else matches on it or reads a backend's part of the record. `local` runs are supervised on this
 //! host (`local/`); `slurm` runs are batch jobs (`slurm/run.rs`).
 
 use std::path::Path;
@@ -11,9 +13,13 @@ use std::time::Duration;
 use super::error::RunError;
 use super::local::detach::{start_run, StartContext, Started};
 use super::local::stop::stop_local;
-use super::slurm::{Backend, SlurmSettings};
+use super::local::HOW_IT_STOPS;
+use super::record::{RemoteJob, RunRecord};
+use super::slurm::SlurmJob;
+use super::slurm::SlurmSettings;
 use super::spec::{GpuSelection, RunSpec};
 use super::store::{Run, StopOutcome};
+use crate::config::Backend;
 
 impl Backend {
     /// How the config, a spec and the run form name it.
@@ -190,4 +196,21 @@ pub fn refresh(run: &mut Run) -> Result<(), String> {
         Backend::Local => Ok(()),
         Backend::Slurm => super::slurm::run::refresh(run),
     }
+}
+
+impl RunRecord {
+    /// The job its backend holds it as elsewhere (a Slurm run's batch job), as others show it;
+    /// `None` for a run supervised here.
+    pub fn remote_job(&self) -> Option<RemoteJob> {
+        match self.backend {
+            Backend::Local => None,
+            Backend::Slurm => self.slurm.as_ref().map(SlurmJob::remote_job),
+        }
+    }
+}
+
+/// How stopping a run goes, in a few words for a status line: its job's way (`remote_job`),
+/// else the local supervisor's signals.
+pub fn how_it_stops(job: Option<&RemoteJob>) -> String {
+    job.map_or_else(|| HOW_IT_STOPS.into(), |j| j.stopping.clone())
 }

@@ -1,13 +1,15 @@
 //! Why a run could not be specified, started, found or stopped, each with what to do about it.
 
+pub(super) mod slurm;
+
 use std::path::PathBuf;
 
 use thiserror::Error;
 
-use super::slurm::{SlurmError, SubmitError};
 use crate::docker::DockerError;
 use crate::launch_check::{LaunchError, Workload};
 use crate::shell::ShellError;
+use slurm::{SlurmError, SubmitError};
 
 /// A failure of `gpudeck run`, `runs`, `logs` or `stop` (or the TUI's twins of them).
 #[derive(Debug, Error)]

@@ -1,56 +1,65 @@
-//! Training runs, organised by where they run: `local/` (started, supervised and stopped on this
-//! host), `container/` (a run's ranks in containers), `slurm/` (batch jobs), and `watch/`
-//! (reading runs back: the Runs tab's collector, logs, per-second GPU samples, progress,
-//! summaries, exports). At the top: the spec, the run store and its `run.json` record, the
-//! errors, and the backend dispatch that starts, stops and re-runs a run whatever its backend.
+//! Training runs, in layers, each importing only those above it in this list:
+//! - the store and the record: `clock`, `error`, `spec`, `record`, `store`, `run_lock` and
+//!   `series` (a bounded series), which import no backend;
+//! - `progress`: training progress parsed from log lines;
+//! - `recorded`: what a run recorded (per-second GPU samples, Xids, summaries and alerts) and
+//!   reading it back;
+//! - `launch`: how a local run's ranks are launched (pre-flight, plans, torchrun, processes,
+//!   containers);
+//! - the backends: `local` (supervised on this host) and `slurm` (batch jobs);
+//! - `backend`: the one place that asks which backend a run is on (start, stop, re-run, refresh);
+//! - `watch`: following runs (the Runs tab's collector, the store's index, log tails).
+//!
+//! The tables and exports `gpudeck runs` prints are in `cli/runs/`.
 
 mod backend;
-mod clock;
-mod container;
+pub mod clock;
 mod error;
-mod liveness;
+mod launch;
 pub mod local;
+pub mod progress;
 mod record;
+pub mod recorded;
+mod run_lock;
+pub mod series;
 pub mod slurm;
 mod spec;
 mod store;
 pub mod watch;
 
-pub use backend::{rerun, rerun_local_as, rerun_on, start, stop_run};
+/// Where a run runs; the config reads it (`[runs] backend`), so it is the config's type, and
+/// `backend.rs` answers everything asked of it.
+pub use crate::config::Backend;
+pub use backend::{how_it_stops, rerun, rerun_local_as, rerun_on, start, stop_run};
 pub(crate) use backend::{slurm_job, slurm_warnings};
 pub(crate) use clock::now_ms;
-pub use container::check::ContainerSetup;
-pub(crate) use container::lost::look_at_lost;
-pub use container::service::{LABEL_SERVICE, PUBLISH_ADDRESS, SERVICE_NETWORK};
-pub use container::spec::{
+pub use error::RunError;
+pub use launch::container::check::ContainerSetup;
+pub(crate) use launch::container::lost::look_at_lost;
+pub use launch::container::service::{LABEL_SERVICE, PUBLISH_ADDRESS, SERVICE_NETWORK};
+pub use launch::container::spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
     CONTAINERS_FILE, CONTAINERS_SCHEMA, HOST_NETWORK, LABEL_RANK, LABEL_RUN,
 };
-pub use error::RunError;
-pub use liveness::{run_holds_gpus, SystemLiveness};
+pub use launch::plan::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
+pub use launch::preflight::{preflight, Checked, PreflightInput};
+pub use launch::procs::{exit_code_of, ProcStat, ProcessRef};
 pub use local::detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
-pub use local::launch::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
-pub use local::preflight::{preflight, Checked, PreflightInput};
-pub use local::procs::{exit_code_of, ProcStat, ProcessRef};
-pub use local::sampler::METRICS_FILE;
+pub use local::liveness::{run_holds_gpus, SystemLiveness};
 pub use local::stop::DEFAULT_GRACE;
 pub use local::supervisor::supervise;
 pub use record::{
     gpu_indices, ContainerRecord, EngineAway, EngineTls, LostGpu, RankContainerRef, RankRecord,
-    RunGpu, RunRecord, RunState, RUN_SCHEMA,
+    RemoteJob, RunGpu, RunRecord, RunState, RUN_SCHEMA,
 };
+pub use recorded::sampler::METRICS_FILE;
+pub use recorded::saved_summary::{save_summary, SUMMARY_FILE, SUMMARY_SCHEMA};
+pub use recorded::{summary_of, with_summaries};
 pub(crate) use slurm::run::look_at_jobs;
 pub use spec::{
     parse_env, GpuSelection, Launcher, RunSpec, ServiceKind, ServicePort, ServiceSpec,
-    SpecOverrides,
+    SlurmDefaults, SpecOverrides,
 };
 pub use store::{LogStream, Run, RunStore, StopOutcome};
-pub use watch::export::{
-    export_csv, export_json, CsvExport, ProgressExport, RunExport, ScalarSeries,
-    EXPORT_POINTS_PER_SCALAR, EXPORT_SCHEMA,
-};
 pub use watch::index::{Indexed, RunIndex, SETTLE_MS};
 pub use watch::logs::print_log;
-pub use watch::recorded::{summary_of, with_summaries};
-pub use watch::saved_summary::{save_summary, SUMMARY_FILE, SUMMARY_SCHEMA};
-pub use watch::table::{listing_json, render_runs, RUNS_SCHEMA};

@@ -1,6 +1,8 @@
 //! `run.json`: what a run resolved to and how it went, and the state a reader derives from it;
 //! and its `container` part: which engine a container run is on, which image (by id and digest)
-//! its ranks run, how they were given GPUs, and each rank's container.
+//! its ranks run, how they were given GPUs, and each rank's container. A Slurm run's `slurm`
+//! part is in `record/slurm_job.rs`; what others are shown of a run held as a job elsewhere, in
+//! `record/remote_job.rs`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,11 +10,17 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::local::procs::ProcessRef;
-use super::slurm::{Backend, SlurmJob};
+mod remote_job;
+mod slurm_job;
+
+pub use remote_job::RemoteJob;
+pub use slurm_job::SlurmJob;
+
 use super::spec::{Launcher, ServiceSpec};
+use crate::config::Backend;
 use crate::docker::{HostSpec, TlsFiles};
 use crate::gpu::GpuSourceChoice;
+use crate::host::ProcessRef;
 
 /// The JSON schema id of `run.json`; bump it when a field changes meaning or disappears.
 pub const RUN_SCHEMA: &str = "gpudeck.run/v1";

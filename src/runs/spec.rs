@@ -9,8 +9,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::error::RunError;
-use super::slurm::{Backend, SlurmSettings};
 use crate::config::layer::located_toml_error;
+use crate::config::{Backend, SlurmSettings};
 
 /// Which GPUs a run gets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -420,10 +420,18 @@ fn split_location(located: &str, origin: &str) -> (String, String) {
     }
 }
 
+/// What the config gives runs that do not say: the backend, and the Slurm settings a spec's
+/// `[slurm]` table is laid over.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlurmDefaults {
+    pub backend: Backend,
+    pub settings: SlurmSettings,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::slurm::SlurmContainer;
+    use crate::config::SlurmContainer;
 
     const GOOD: &str = r#"
 name = "resnet"

@@ -362,7 +362,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::runs::local::procs::ProcessRef;
+    use crate::runs::launch::procs::ProcessRef;
     use crate::runs::record::{RankRecord, RunGpu, RUN_SCHEMA};
     use crate::runs::spec::Launcher;
 

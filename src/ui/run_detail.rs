@@ -12,7 +12,7 @@ use super::style::Styles;
 use crate::app::runs::{RunChart, RunsView};
 use crate::app::state::AppState;
 use crate::docker::LogStream;
-use crate::runs::watch::xids::{telling, Blame};
+use crate::runs::recorded::xids::{telling, Blame};
 use crate::runs::watch::{GpuTrace, ProgressView, RunDetail, RunRow};
 use crate::runs::RunState;
 use crate::units;
@@ -83,10 +83,10 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
 }
 
 fn facts_line<'a>(run: &RunRow, now: i64, s: &Styles) -> Line<'a> {
-    let mut spans = match &run.slurm {
+    let mut spans = match &run.job {
         Some(job) => vec![
-            Span::styled(format!("Slurm job {} ", job.job_id), s.muted()),
-            Span::styled(job.placement(), s.text()),
+            Span::styled(format!("{} ", job.name), s.muted()),
+            Span::styled(job.placement.clone(), s.text()),
         ],
         None => vec![
             Span::styled("GPU ", s.muted()),

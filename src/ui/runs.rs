@@ -208,8 +208,8 @@ fn run_row(r: &RunRow, now_ms: u64, s: &Styles) -> TableRow {
         vec![
             text(short_id(&r.id).to_string()),
             Span::styled(r.state.to_string(), state_style(r.state, s)),
-            text(match &r.slurm {
-                Some(job) => slurm_gpus(job),
+            text(match &r.job {
+                Some(job) => job.gpus.clone(),
                 None => gpus(&r.gpus),
             }),
             text(launcher(r)),
@@ -217,7 +217,7 @@ fn run_row(r: &RunRow, now_ms: u64, s: &Styles) -> TableRow {
             text(duration),
             text(r.exit_code.map_or_else(|| "-".into(), |c| c.to_string())),
             text(util),
-            match crate::runs::watch::xids::telling(&r.xids) {
+            match crate::runs::recorded::xids::telling(&r.xids) {
                 Some(hit) => Span::styled(format!("Xid {} · {}", hit.xid, r.command), s.error()),
                 None => text(r.command.clone()),
             },
@@ -237,14 +237,6 @@ pub(super) fn short_id(id: &str) -> &str {
     match date_time {
         Some(i) if id[..i].chars().all(|c| c.is_ascii_digit() || c == '-') => &id[i..],
         _ => id,
-    }
-}
-
-/// A Slurm job's GPUs in the narrow GPUS column: per node, as the scheduler picks them.
-fn slurm_gpus(job: &crate::runs::slurm::SlurmJob) -> String {
-    match job.gpus_per_node {
-        0 => "slurm".into(),
-        n => format!("{n}/node"),
     }
 }
 

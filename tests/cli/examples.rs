@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use gpudeck::runs::watch::progress::parse_line;
+use gpudeck::runs::progress::parse_line;
 
 #[test]
 fn the_example_scripts_compile() {

@@ -9,7 +9,7 @@ use gpudeck::app::run_form::GpuMode;
 use gpudeck::app::state::{AppState, GpuStatus, Overlay};
 use gpudeck::gpu::GpuSample;
 use gpudeck::host::{KillSignal, ProcessIdentity, ProcessTarget};
-use gpudeck::runs::watch::summary::AlertKind;
+use gpudeck::runs::recorded::summary::AlertKind;
 use gpudeck::runs::watch::{RunsCommand, RunsUpdate, Watcher};
 use gpudeck::runs::{RunState, RunStore};
 use support::demo::demo_state;

@@ -9,7 +9,7 @@ use gpudeck::app::action::{Action, Tab};
 use gpudeck::config::Theme;
 use gpudeck::health::XidCatalog;
 use gpudeck::runs::local::leftovers::RunOwner;
-use gpudeck::runs::watch::xids::{attribute, RunWindow, XidSighting, XidSource};
+use gpudeck::runs::recorded::xids::{attribute, RunWindow, XidSighting, XidSource};
 use gpudeck::runs::watch::{RunRow, RunsUpdate};
 use gpudeck::runs::{Launcher, RankRecord, RunRecord, RunState};
 use gpudeck::ui::style::Styles;
@@ -72,7 +72,7 @@ fn failed_run() -> RunRow {
         error: None,
         dir: PathBuf::from("/nonexistent"),
         summary: None,
-        slurm: None,
+        job: None,
         engine_away: None,
         xids,
         owner: RunOwner::default(),

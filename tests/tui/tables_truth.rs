@@ -477,7 +477,7 @@ fn run_row(i: usize, f: &RunFigures) -> RunRow {
         error: None,
         dir: PathBuf::from("/nonexistent"),
         summary: None,
-        slurm: None,
+        job: None,
         engine_away: None,
         xids: Vec::new(),
         owner: RunOwner::default(),

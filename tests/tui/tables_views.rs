@@ -76,7 +76,7 @@ fn run(id: &str, state: RunState, command: &str) -> RunRow {
         error: None,
         dir: PathBuf::from("/nonexistent"),
         summary: None,
-        slurm: None,
+        job: None,
         engine_away: None,
         xids: Vec::new(),
         owner: RunOwner::default(),

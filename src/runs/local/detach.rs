@@ -8,17 +8,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::launch::{free_ports, plan_ranks, LaunchInput};
-use super::preflight::{preflight, Checked, PreflightInput};
 use crate::claims::{Claim, Claims, Owner};
 use crate::gpu::report::GpuReport;
 use crate::gpu::GpuSourceChoice;
 use crate::runs::clock::{self, wait_for};
-use crate::runs::container::check::{check_container_run, prepare_containers, ContainerSetup};
 use crate::runs::error::RunError;
-use crate::runs::liveness::SystemLiveness;
+use crate::runs::launch::container::check::{
+    check_container_run, prepare_containers, ContainerSetup,
+};
+use crate::runs::launch::plan::{free_ports, plan_ranks, LaunchInput};
+use crate::runs::launch::preflight::{preflight, Checked, PreflightInput};
+use crate::runs::local::liveness::SystemLiveness;
 use crate::runs::record::{RankRecord, RunRecord, RunState};
-use crate::runs::slurm::SlurmDefaults;
+use crate::runs::spec::SlurmDefaults;
 use crate::runs::spec::{Launcher, RunSpec};
 use crate::runs::store::{open_log, Run, RunStore, SUPERVISOR_LOG, TORCHRUN_LOG_DIR};
 

@@ -1,17 +1,13 @@
-//! Runs supervised on this host, as processes or in containers: starting one (pre-flight, the
-//! launcher's ranks, the detached supervisor), the supervisor and its GPU sampler, the processes
-//! it leaves and how they are told apart from other users', the run's lock, stopping it, and the
-//! Xids its GPUs report while it runs (`xids.jsonl`).
+//! The local backend: runs supervised on this host, as processes or in containers. Starting one
+//! (pre-flight and the detached supervisor), the supervisor itself, whether a run still holds
+//! its GPUs, the processes it leaves and how they are told apart from other users', and stopping
+//! it. How the ranks are launched is in `launch/`; what the supervisor records, in `recorded`.
 
 pub(super) mod detach;
-pub(super) mod launch;
 pub mod leftovers;
-pub(super) mod preflight;
-pub(super) mod procs;
-pub(super) mod run_lock;
-pub(super) mod sampler;
+pub(super) mod liveness;
 pub(super) mod stop;
 pub(super) mod supervisor;
-pub(super) mod torchrun;
-pub(super) mod worker_logs;
-pub(super) mod xid_record;
+
+/// How stopping a local run goes, in a few words for a status line.
+pub(super) const HOW_IT_STOPS: &str = "SIGINT, then SIGTERM, then SIGKILL…";

@@ -5,11 +5,13 @@
 
 use std::time::Duration;
 
-use super::procs::{group_exists, run_processes, signal_each, signal_group, ProcStat, ProcessRef};
 use crate::docker::DockerError;
 use crate::runs::clock::{self, wait_for};
-use crate::runs::container::lost::{settle_stopped, stop_containers};
 use crate::runs::error::RunError;
+use crate::runs::launch::container::lost::{settle_stopped, stop_containers};
+use crate::runs::launch::procs::{
+    group_exists, run_processes, signal_each, signal_group, ProcStat, ProcessRef,
+};
 use crate::runs::record::RunState;
 use crate::runs::store::{Run, StopOutcome};
 

@@ -12,14 +12,14 @@ use std::time::Duration;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
-use super::procs::{exit_code_of, ProcessRef};
-use super::sampler::Sampler;
 use super::stop::{escalate, Targets, DEFAULT_GRACE};
-use super::worker_logs::WorkerLinker;
 use crate::runs::clock;
-use crate::runs::container::engine_link::EngineNotice;
-use crate::runs::container::ranks::{start_containers, ContainerRanks};
+use crate::runs::launch::container::engine_link::EngineNotice;
+use crate::runs::launch::container::ranks::{start_containers, ContainerRanks};
+use crate::runs::launch::procs::{exit_code_of, ProcessRef};
+use crate::runs::launch::worker_logs::WorkerLinker;
 use crate::runs::record::{EngineAway, RankRecord, RunRecord, RunState};
+use crate::runs::recorded::sampler::Sampler;
 use crate::runs::store::{log_path, open_log, torchrun_log_path, LogStream, Run};
 
 /// Exit code of a rank that could not be started: 127 when the program is missing, as shells do.
@@ -171,7 +171,7 @@ async fn supervise_run(dir: &Path) -> Result<(), String> {
     // Dropped, not joined (a wait lasts up to xid_watch::WAIT): it records up to the moment
     // the supervisor exits, so an Xid that came with the ranks' exit still lands.
     drop(xids);
-    crate::runs::watch::saved_summary::save_after_end(&run.dir);
+    crate::runs::recorded::saved_summary::save_after_end(&run.dir);
     Ok(())
 }
 

@@ -1,82 +1,29 @@
-//! A submitted job: what `run.json` keeps of it, and the Slurm client commands that submit,
-//! look at and cancel it (each run with an argv, never through a shell).
+//! A submitted job: the Slurm client commands that submit, look at and cancel it (each run with
+//! an argv, never through a shell). What `run.json` keeps of it is `record::SlurmJob`.
 
 use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use serde::{Deserialize, Serialize};
-
+use super::status::JobView;
 use super::status::{parse_sacct, parse_scontrol, parse_squeue, submitted_job_id, SACCT_FORMAT};
-use super::status::{JobView, SubmitError};
-
-/// The `slurm` section of a Slurm run's `run.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SlurmJob {
-    pub job_id: String,
-    /// The batch script as submitted, in the run directory.
-    pub script: PathBuf,
-    #[serde(default)]
-    pub partition: Option<String>,
-    pub submitted_ms: u64,
-    /// Nodes asked for (0 in records written before it was kept).
-    #[serde(default)]
-    pub node_count: u32,
-    /// GPUs asked for on each node.
-    #[serde(default)]
-    pub gpus_per_node: u32,
-    /// Why the job waits in the queue (squeue's reason: "Resources", "Priority").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Slurm's own word for how it ended ("TIMEOUT", "CANCELLED by 0").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slurm_state: Option<String>,
-    /// Its exit as Slurm reported it (`CODE:SIGNAL`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit: Option<String>,
-    /// The nodes it ran on, as Slurm writes them ("gpu[01-02]").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<String>,
-    /// Its run time as Slurm counted it ("00:01:05").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub elapsed: Option<String>,
-    /// Which tool told its end: "sacct" (accounting), "sacct -c" (job-completion log) or
-    /// "scontrol" (the controller, for a few minutes after the end).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reported_by: Option<String>,
-}
+use crate::runs::error::slurm::SubmitError;
+use crate::runs::record::RemoteJob;
+pub use crate::runs::record::SlurmJob;
 
 impl SlurmJob {
-    /// Where it runs, in a few words: "2 GPUs/node on gpu[01-02]", "1 GPU on vm", "no GPU".
-    pub fn placement(&self) -> String {
-        let gpus = match (self.gpus_per_node, self.node_count) {
-            (0, _) => "no GPU".to_string(),
-            (1, 0 | 1) => "1 GPU".to_string(),
-            (n, 0 | 1) => format!("{n} GPUs"),
-            (n, _) => format!("{n} GPU{}/node", if n == 1 { "" } else { "s" }),
-        };
-        match (&self.nodes, self.node_count) {
-            (Some(nodes), _) => format!("{gpus} on {nodes}"),
-            (None, 0 | 1) => gpus,
-            (None, n) => format!("{gpus} on {n} nodes"),
-        }
-    }
-
-    /// A job just submitted.
-    pub fn submitted(job_id: String, script: PathBuf, partition: Option<String>, now: u64) -> Self {
-        SlurmJob {
-            job_id,
-            script,
-            partition,
-            submitted_ms: now,
-            node_count: 0,
-            gpus_per_node: 0,
-            reason: None,
-            slurm_state: None,
-            exit: None,
-            nodes: None,
-            elapsed: None,
-            reported_by: None,
+    /// The job as the rest of the program shows a run held elsewhere.
+    pub(in crate::runs) fn remote_job(&self) -> RemoteJob {
+        RemoteJob {
+            id: self.job_id.clone(),
+            name: format!("Slurm job {}", self.job_id),
+            placement: self.placement(),
+            gpus: match self.gpus_per_node {
+                0 => "slurm".into(),
+                n => format!("{n}/node"),
+            },
+            reason: self.reason.clone(),
+            stopping: format!("cancelling Slurm job {} (scancel)…", self.job_id),
         }
     }
 }

@@ -1,8 +1,7 @@
 //! The Slurm backend: why a spec cannot become a batch job, the batch script itself (pure), and
-//! what Slurm's tools say of a submitted job. The `[slurm]` settings and the `Backend` are the
-//! config's types, re-exported here.
+//! what Slurm's tools say of a submitted job. The `[slurm]` settings are the config's types,
+//! re-exported here.
 
-mod error;
 mod explain;
 mod job;
 pub(super) mod run;
@@ -10,21 +9,13 @@ mod script;
 mod status;
 mod validate;
 
-pub use error::SlurmError;
+pub use super::error::slurm::{SlurmError, SubmitError};
 pub use explain::{ended as explain_end, waiting as explain_wait};
 pub use job::{cancel, observe, submit_script, SlurmJob};
 pub use script::{batch_script, job_shape, log_files};
 pub use status::{
     classify_refusal, exit_code_of, parse_sacct, parse_scontrol, parse_squeue, submitted_job_id,
-    JobView, SubmitError, SACCT_FORMAT,
+    JobView, SACCT_FORMAT,
 };
 
-pub use crate::config::{Backend, SlurmContainer, SlurmSettings};
-
-/// What the config gives runs that do not say: the backend, and the Slurm settings a spec's
-/// `[slurm]` table is laid over.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SlurmDefaults {
-    pub backend: Backend,
-    pub settings: SlurmSettings,
-}
+pub use crate::config::{SlurmContainer, SlurmSettings};

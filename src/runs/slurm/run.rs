@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use super::{
     batch_script, cancel, explain_end, explain_wait, job_shape, log_files, observe, submit_script,
-    Backend, JobView, SlurmJob, SlurmSettings,
+    JobView, SlurmJob, SlurmSettings,
 };
+use crate::config::Backend;
 use crate::runs::clock::{self, wait_for};
 use crate::runs::error::RunError;
 use crate::runs::record::{RankRecord, RunRecord, RunState};

@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::SlurmError;
 use super::validate::{
     env_name, extra_line, mount_source, quote, quote_all, sbatch_path, sbatch_word, time_limit,
 };
 use crate::config::{SlurmContainer, SlurmSettings};
-use crate::runs::local::sampler::METRICS_FILE;
-use crate::runs::local::torchrun::{torchrun_args, FileKind};
+use crate::runs::error::slurm::SlurmError;
+use crate::runs::launch::torchrun::{torchrun_args, FileKind};
+use crate::runs::recorded::sampler::METRICS_FILE;
 use crate::runs::spec::{GpuSelection, Launcher, RunSpec};
 
 /// Each per-gpu task's place in the job, from what Slurm sets for the task. Rank order follows

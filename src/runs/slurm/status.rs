@@ -2,58 +2,8 @@
 //! job id or why it refused, `squeue`'s state and reason, and the end `sacct` or `scontrol`
 //! reports. Pure: the commands are run elsewhere, so this is tested without a cluster.
 
-use thiserror::Error;
-
+use crate::runs::error::slurm::SubmitError;
 use crate::runs::record::RunState;
-
-/// Why `sbatch` did not take a job, from its exit and stderr.
-#[derive(Debug, Clone, Error, PartialEq, Eq)]
-pub enum SubmitError {
-    #[error("sbatch is not installed (not found on PATH)")]
-    NotInstalled,
-    #[error("sbatch could not be started: {why}")]
-    NotStarted { why: String },
-    #[error("the Slurm controller could not be reached: {stderr}")]
-    Unreachable { stderr: String },
-    #[error("Slurm does not know the partition: {stderr}")]
-    UnknownPartition { stderr: String },
-    #[error("Slurm does not know the account, or it may not use this partition: {stderr}")]
-    UnknownAccount { stderr: String },
-    #[error("no node can give the job what it asks for (more GPUs, CPUs or memory per node than the partition's nodes have): {stderr}")]
-    NodeConfig {
-        stderr: String,
-        /// What each partition's nodes offer, from sinfo.
-        offered: Option<String>,
-    },
-    #[error("the cluster has no GPUs as a generic resource named `gpu` (GresTypes=gpu): {stderr}")]
-    NoGpuGres { stderr: String },
-    #[error("Slurm rejected the job: {stderr}")]
-    Rejected { stderr: String },
-    #[error("sbatch printed no job id (stdout: `{stdout}`)")]
-    NoJobId { stdout: String },
-}
-
-impl SubmitError {
-    /// What to do about it.
-    pub fn fix(&self) -> String {
-        match self {
-            SubmitError::NotInstalled | SubmitError::NotStarted { .. } => {
-                "Install Slurm's client tools (sbatch, squeue, sacct, scancel), or use --dry-run to print the script.".into()
-            }
-            SubmitError::Unreachable { .. } => "Check that slurmctld runs and that this host's slurm.conf and munge key match the cluster's (`sinfo` should answer).".into(),
-            SubmitError::UnknownPartition { .. } => "Pick a partition `sinfo -s` lists (--partition or slurm.partition).".into(),
-            SubmitError::UnknownAccount { .. } => "Pick an account `sacctmgr show assoc user=$USER` lists (--account or slurm.account).".into(),
-            SubmitError::NodeConfig { offered, .. } => match offered {
-                Some(offered) => format!("Ask for at most what one node has ({offered}): fewer GPUs per node (`--gpus count:N`) and more --nodes instead."),
-                None => "Ask for at most what one node has (`sinfo -o \"%P %D %G\"` lists each partition's GPUs per node): fewer GPUs per node and more --nodes instead.".into(),
-            },
-            SubmitError::NoGpuGres { .. } => "Run without GPUs (`--gpus none`), or ask the cluster's administrators how its GPUs are requested (`sinfo -o \"%P %G\"` shows each partition's GRES).".into(),
-            SubmitError::Rejected { .. } | SubmitError::NoJobId { .. } => {
-                "Check the run's slurm settings against what the cluster offers (`sinfo`, `scontrol show partition`).".into()
-            }
-        }
-    }
-}
 
 /// The job id from `sbatch --parsable` ("123" or "123;cluster"), or why sbatch refused.
 pub fn submitted_job_id(success: bool, stdout: &str, stderr: &str) -> Result<String, SubmitError> {

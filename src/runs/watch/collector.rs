@@ -17,14 +17,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::Sender;
 
 use super::index::RunIndex;
-use super::summary::RunSummary;
 use super::update::{RunDetail, RunRow, RunsCommand, RunsUpdate};
 use crate::claims::Claim;
 use crate::health::XidCatalog;
 use crate::runs::clock;
-use crate::runs::liveness::SystemLiveness;
 use crate::runs::local::leftovers::RunOwner;
+use crate::runs::local::liveness::SystemLiveness;
 use crate::runs::record::RunState;
+use crate::runs::recorded::summary::RunSummary;
 use crate::runs::store::{Run, RunStore};
 use feeds::{FocusFeed, LogFeed, SummaryFeed};
 use wake::StoreWake;
@@ -304,7 +304,7 @@ impl Watcher {
                 .filter(|r| lost(r))
                 .map(|r| r.id().to_string())
                 .collect();
-            warnings.extend(crate::runs::container::lost::look_at_lost(runs));
+            warnings.extend(crate::runs::launch::container::lost::look_at_lost(runs));
             self.observed = runs
                 .iter()
                 .filter(|r| before.iter().any(|id| id == r.id()))
@@ -490,11 +490,11 @@ fn row_of(run: &Run, summary: Option<RunSummary>, catalog: &XidCatalog) -> RunRo
             .then(|| run.last_evidence_ms(summary.as_ref().map(|s| s.ended_ms)))
             .flatten()
     };
-    let (xids, _) = super::xids::hits_of(
+    let (xids, _) = crate::runs::recorded::xids::hits_of(
         run,
         summary.as_ref(),
         crate::runs::clock::now_ms(),
-        super::xids::XidJudge {
+        crate::runs::recorded::xids::XidJudge {
             catalog,
             kernel: None,
         },
@@ -524,7 +524,7 @@ fn row_of(run: &Run, summary: Option<RunSummary>, catalog: &XidCatalog) -> RunRo
         error: r.error.clone(),
         dir: run.dir.clone(),
         summary,
-        slurm: r.slurm.clone(),
+        job: r.remote_job(),
         engine_away: r
             .container
             .as_ref()
@@ -811,7 +811,7 @@ mod tests {
         let rows: String = (1..=3)
             .map(|s| format!("{},0,GPU-0,50,1,2,100,50,1400\n", started + s * 1000))
             .collect();
-        let header = crate::runs::watch::samples::CSV_HEADER;
+        let header = crate::runs::recorded::samples::CSV_HEADER;
         std::fs::write(run.dir.join("metrics.csv"), format!("{header}\n{rows}")).unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
         let mut watcher = Watcher::new(store.clone(), tx);

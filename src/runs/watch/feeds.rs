@@ -4,17 +4,17 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::runs::clock;
+use crate::runs::progress::ProgressTracker;
 use crate::runs::record::RunState;
+use crate::runs::recorded::sampler::METRICS_FILE;
+use crate::runs::recorded::samples::{MetricsRow, RowReader, SkippedLines};
+use crate::runs::recorded::summary::{all_idle, stall, straggler, RunSummary, SummaryBuilder};
+use crate::runs::recorded::LOG_GONE;
+use crate::runs::series::Series;
 use crate::runs::store::{LogStream, Run};
 use crate::runs::watch::pace::PaceFeed;
-use crate::runs::watch::progress::ProgressTracker;
-use crate::runs::watch::recorded::LOG_GONE;
-use crate::runs::watch::samples::{MetricsRow, RowReader, SkippedLines};
-use crate::runs::watch::series::Series;
-use crate::runs::watch::summary::{all_idle, stall, straggler, RunSummary, SummaryBuilder};
 use crate::runs::watch::tail::Follower;
 use crate::runs::watch::update::{GpuTrace, LogChunk, ProgressView, RunDetail};
-use crate::runs::METRICS_FILE;
 
 /// Metrics read per look and run: a day of 8 GPUs is caught up with in a few seconds.
 const METRICS_CHUNK: u64 = 4 << 20;

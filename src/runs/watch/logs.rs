@@ -4,10 +4,10 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::time::Duration;
 
-use super::recorded::LOG_GONE;
 use crate::runs::error::RunError;
-use crate::runs::local::procs::group_has_live_members;
+use crate::runs::launch::procs::group_has_live_members;
 use crate::runs::record::RunState;
+use crate::runs::recorded::LOG_GONE;
 use crate::runs::store::{LogStream, Run};
 
 /// How often a followed log is looked at for new output: a person reading does not notice, and

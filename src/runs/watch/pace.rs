@@ -9,8 +9,8 @@ use std::time::UNIX_EPOCH;
 use serde::Serialize;
 
 use super::collector::feeds::curve_name;
-use super::progress::ProgressTracker;
-use super::summary::{stall, Alert, RankPace};
+use crate::runs::progress::ProgressTracker;
+use crate::runs::recorded::summary::{stall, Alert, RankPace};
 use super::tail::Follower;
 use crate::runs::record::RunState;
 use crate::runs::store::{LogStream, Run};
@@ -173,15 +173,15 @@ mod tests {
     use super::*;
     use crate::runs::record::{RunRecord, RUN_SCHEMA};
     use crate::runs::spec::Launcher;
-    use crate::runs::watch::summary::AlertKind;
+    use crate::runs::recorded::summary::AlertKind;
 
     const LOCKSTEP: [&str; 2] = [
-        include_str!("testdata/stall/lockstep-rank0.log"),
-        include_str!("testdata/stall/lockstep-rank1.log"),
+        include_str!("../testdata/stall/lockstep-rank0.log"),
+        include_str!("../testdata/stall/lockstep-rank1.log"),
     ];
     const ACCUMULATING: [&str; 2] = [
-        include_str!("testdata/stall/accumulating-rank0.log"),
-        include_str!("testdata/stall/accumulating-rank1.log"),
+        include_str!("../testdata/stall/accumulating-rank0.log"),
+        include_str!("../testdata/stall/accumulating-rank1.log"),
     ];
 
     /// A running torchrun run of two workers started at `started`, whose rank N's stdout is

@@ -4,12 +4,12 @@
 
 use std::path::PathBuf;
 
-use super::progress::ProgressEvent;
-use super::summary::{Alert, RunSummary};
-use super::xids::XidHit;
 use crate::claims::Claim;
 use crate::runs::local::leftovers::RunOwner;
+use crate::runs::progress::ProgressEvent;
 use crate::runs::record::RunState;
+use crate::runs::recorded::summary::{Alert, RunSummary};
+use crate::runs::recorded::xids::XidHit;
 use crate::runs::spec::Launcher;
 
 /// One run as the runs list shows it.
@@ -33,10 +33,11 @@ pub struct RunRow {
     pub dir: PathBuf,
     /// GPU use so far, from its metrics (None before the first sample).
     pub summary: Option<RunSummary>,
-    /// A Slurm run's job: id, nodes, why it waits, how Slurm ended it.
-    pub slurm: Option<crate::runs::slurm::SlurmJob>,
+    /// The job its backend holds it as elsewhere (a Slurm batch job): its id, where it runs,
+    /// its GPUs, why it waits; `None` for a run supervised here.
+    pub job: Option<crate::runs::record::RemoteJob>,
     /// A running container run whose supervisor is waiting for the Docker Engine to come back.
-    pub engine_away: Option<crate::runs::EngineAway>,
+    pub engine_away: Option<crate::runs::record::EngineAway>,
     /// What its leftover processes are recognised by.
     pub owner: RunOwner,
     /// The Xids its GPUs reported while it lived, if it did not succeed (oldest first).

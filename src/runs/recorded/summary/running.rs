@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::totals::{assemble, GpuSummary, RunSummary, DEFAULT_PERIOD_MS, GAP_FACTOR};
-use crate::runs::watch::samples::MetricsRow;
+use crate::runs::recorded::samples::MetricsRow;
 
 /// Gaps used to learn a GPU's sampling period; the median of the first ones, as `summarize`
 /// takes the median of all.
@@ -154,7 +154,7 @@ impl GpuSums {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::watch::summary::summarize;
+    use crate::runs::recorded::summary::summarize;
 
     fn row(t: i64, gpu: u32, util: u32, power: f64, mem: u64) -> MetricsRow {
         MetricsRow {

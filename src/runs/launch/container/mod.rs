@@ -4,11 +4,11 @@
 //! whose supervisor is gone. The `container` part of `run.json` is in `record.rs` with the rest
 //! of it.
 
-pub(super) mod check;
-pub(super) mod engine;
-pub(super) mod engine_link;
-pub(super) mod logs;
-pub(super) mod lost;
-pub(super) mod ranks;
-pub(super) mod service;
-pub(super) mod spec;
+pub(in crate::runs) mod check;
+pub(in crate::runs) mod engine;
+pub(in crate::runs) mod engine_link;
+pub(in crate::runs) mod logs;
+pub(in crate::runs) mod lost;
+pub(in crate::runs) mod ranks;
+pub(in crate::runs) mod service;
+pub(in crate::runs) mod spec;

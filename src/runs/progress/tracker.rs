@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::event::{ProgressEvent, StepSource};
 use super::line::parse_line;
-use crate::runs::watch::series::Series;
+use crate::runs::series::Series;
 
 /// Points kept per scalar: more than a wide terminal's braille chart can show.
 pub const DEFAULT_POINTS_PER_SCALAR: usize = 1024;

@@ -22,7 +22,7 @@ mod tests {
 
     use super::totals::*;
     use super::*;
-    use crate::runs::watch::samples::MetricsRow;
+    use crate::runs::recorded::samples::MetricsRow;
 
     const GIB: u64 = 1 << 30;
 

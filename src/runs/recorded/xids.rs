@@ -12,12 +12,12 @@ use serde::Serialize;
 use crate::gpu::xid_watch::XidEvent;
 use crate::health::{Severity, XidCatalog, XidClass};
 use crate::runs::clock;
-use crate::runs::local::xid_record::{read_pids, MAX_RECORDED, XIDS_FILE};
 use crate::runs::record::{RunRecord, RunState};
+use crate::runs::recorded::summary::RunSummary;
+use crate::runs::recorded::xid_log::KernelXids;
+pub use crate::runs::recorded::xid_log::{XidSighting, XidSource};
+use crate::runs::recorded::xid_record::{read_pids, MAX_RECORDED, XIDS_FILE};
 use crate::runs::store::Run;
-use crate::runs::watch::summary::RunSummary;
-use crate::runs::watch::xid_log::KernelXids;
-pub use crate::runs::watch::xid_log::{XidSighting, XidSource};
 
 /// Whom an Xid points at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -286,7 +286,7 @@ mod tests {
     use super::*;
     use crate::gpu::GpuSourceChoice;
     use crate::runs::record::RankRecord;
-    use crate::runs::watch::xid_log::KernelXids;
+    use crate::runs::recorded::xid_log::KernelXids;
 
     /// 2026-11-24 03:14:00 UTC.
     const T0: u64 = 1_795_490_040_000;
@@ -538,12 +538,12 @@ mod tests {
         };
         let run = nvml_run(dir.path(), &[event]);
         let booted = |ms: u64| jiff::Timestamp::from_millisecond(ms as i64).ok();
-        assert!(crate::runs::watch::xid_log::wants_kernel_log(
+        assert!(crate::runs::recorded::xid_log::wants_kernel_log(
             &run,
             booted(T0 - 1)
         ));
         assert!(
-            !crate::runs::watch::xid_log::wants_kernel_log(&run, booted(T0 + 30_000)),
+            !crate::runs::recorded::xid_log::wants_kernel_log(&run, booted(T0 + 30_000)),
             "it ended before this boot: the log cannot hold its Xids"
         );
         let kernel = KernelXids::from_text(KERNEL_LOG, boot());
@@ -573,7 +573,8 @@ mod tests {
         // A process the supervisor saw on the run's GPUs in its group (a rank's child) is the
         // run's too.
         std::fs::write(
-            dir.path().join(crate::runs::local::xid_record::PIDS_FILE),
+            dir.path()
+                .join(crate::runs::recorded::xid_record::PIDS_FILE),
             "{\"pid\":77,\"gpu\":2}\n",
         )
         .unwrap();
@@ -604,7 +605,7 @@ mod tests {
         let mut demo = run.clone();
         demo.record.gpu_source = Some(GpuSourceChoice::Demo);
         assert!(
-            !crate::runs::watch::xid_log::wants_kernel_log(&demo, None),
+            !crate::runs::recorded::xid_log::wants_kernel_log(&demo, None),
             "the simulation's GPUs are not in the log"
         );
     }

@@ -19,7 +19,7 @@ use crate::gpu::xid_watch::XidWatcher;
 use crate::gpu::{GpuSource, GpuSourceChoice, GpuStatic};
 use crate::runs::clock;
 use crate::runs::record::{LostGpu, RunGpu, RunRecord};
-use crate::runs::watch::samples::{rows_from, MetricsWriter};
+use crate::runs::recorded::samples::{rows_from, MetricsWriter};
 
 /// The run's per-second GPU metrics, in the run's directory.
 pub const METRICS_FILE: &str = "metrics.csv";
@@ -386,8 +386,8 @@ mod tests {
 
     use super::*;
     use crate::runs::record::{RunRecord, RunState, RUN_SCHEMA};
+    use crate::runs::recorded::samples::read_csv;
     use crate::runs::spec::Launcher;
-    use crate::runs::watch::samples::read_csv;
 
     const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -427,7 +427,7 @@ mod tests {
         }
     }
 
-    fn rows_in(dir: &Path) -> Vec<crate::runs::watch::samples::MetricsRow> {
+    fn rows_in(dir: &Path) -> Vec<crate::runs::recorded::samples::MetricsRow> {
         let text = std::fs::read_to_string(dir.join(METRICS_FILE)).unwrap_or_default();
         if text.is_empty() {
             return Vec::new();

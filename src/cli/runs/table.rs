@@ -2,12 +2,13 @@
 
 use serde::Serialize;
 
-use super::pace::{pace_of, LatestProgress};
-use super::summary::{Alert, RunSummary};
-use super::xids::{hits_of, telling, XidHit, XidJudge};
+use crate::runs::recorded::summary::Alert;
+use crate::runs::watch::pace::{pace_of, LatestProgress};
 use crate::runs::clock;
-use crate::runs::record::{RunRecord, RunState};
-use crate::runs::store::Run;
+use crate::runs::recorded::summary::RunSummary;
+use crate::runs::recorded::xids::{hits_of, telling, XidHit, XidJudge};
+use crate::runs::Run;
+use crate::runs::{RunRecord, RunState};
 use crate::secrets::Secrets;
 
 /// Columns of the runs table.
@@ -124,8 +125,8 @@ pub fn render_runs(
                     Some(hit) => format!("{} (Xid {})", state_text(run), hit.xid),
                     None => state_text(run),
                 },
-                match &r.slurm {
-                    Some(job) => job.placement(),
+                match r.remote_job() {
+                    Some(job) => job.placement,
                     None if r.gpus.is_empty() => "none".into(),
                     None => r.gpu_indices(),
                 },
@@ -247,10 +248,10 @@ fn columns_within(widths: &[usize; COLUMNS], width: usize) -> Vec<usize> {
     shown
 }
 
-/// The state, with why a Slurm job still waits in the queue: "starting (Resources)".
+/// The state, with why a job held elsewhere (a Slurm job) still waits in the queue: "starting (Resources)".
 fn state_text(run: &Run) -> String {
-    let reason = run.record.slurm.as_ref().and_then(|j| j.reason.as_deref());
-    match (run.state(), reason) {
+    let reason = run.record.remote_job().and_then(|j| j.reason);
+    match (run.state(), reason.as_deref()) {
         (RunState::Starting, Some(reason)) => format!("starting ({reason})"),
         (state, _) => state.to_string(),
     }

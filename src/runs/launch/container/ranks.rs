@@ -27,8 +27,8 @@ use super::spec::{ContainerPlan, RankContainer};
 use crate::docker::{DockerError, Engine};
 use crate::launch_check::{LaunchError, Workload};
 use crate::runs::error::RunError;
-use crate::runs::local::run_lock::try_lock;
 use crate::runs::record::RunRecord;
+use crate::runs::run_lock::try_lock;
 use crate::runs::store::Run;
 use crate::shell::ShellError;
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::summary::RunSummary;
 use crate::runs::error::RunError;
-use crate::runs::local::sampler::METRICS_FILE;
+use crate::runs::recorded::sampler::METRICS_FILE;
 use crate::runs::store::{write_atomic, Run};
 
 /// The file holding an ended run's summary.
@@ -89,9 +89,9 @@ impl Run {
 mod tests {
     use super::*;
     use crate::runs::record::{RunRecord, RunState};
+    use crate::runs::recorded::samples::{csv_line, MetricsRow, CSV_HEADER};
+    use crate::runs::recorded::with_summaries;
     use crate::runs::spec::Launcher;
-    use crate::runs::watch::recorded::with_summaries;
-    use crate::runs::watch::samples::{csv_line, MetricsRow, CSV_HEADER};
 
     fn ended(dir: &Path, state: RunState) -> Run {
         let mut record = RunRecord::starting(

@@ -5,7 +5,7 @@
 use super::alerts::{memory_held_after_end, Alert};
 use crate::gpu::GpuProcess;
 use crate::runs::local::leftovers::RunOwner;
-use crate::runs::watch::samples::MetricsRow;
+use crate::runs::recorded::samples::MetricsRow;
 use crate::units::{human_bytes, run_duration};
 
 /// Processes named in the message; the rest are counted.

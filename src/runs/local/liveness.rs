@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use super::record::RunState;
-use super::store::Run;
 use crate::claims::Liveness;
 use crate::host::ProcessRef;
+use crate::runs::record::RunState;
+use crate::runs::store::Run;
 
 /// Whether a run in this state still holds its GPUs: while starting or running. A finished run
 /// has let them go. A lost one (its supervisor died without recording an end) holds them while
@@ -49,7 +49,7 @@ impl SystemLiveness {
     pub fn lost_run_still_runs(&self, run: &Run) -> bool {
         use std::os::unix::fs::MetadataExt;
         let r = &run.record;
-        let owner = super::local::leftovers::RunOwner {
+        let owner = super::leftovers::RunOwner {
             uid: std::fs::metadata(&run.dir).ok().map(|m| m.uid()),
             process_group: r.process_group.map(|g| g.pid),
             session: r.supervisor.map(|s| s.pid),
@@ -77,7 +77,7 @@ impl SystemLiveness {
         };
         let carries_id = || {
             r.container.is_none()
-                && !super::local::procs::run_processes(&r.id, None, &[]).is_empty()
+                && !crate::runs::launch::procs::run_processes(&r.id, None, &[]).is_empty()
         };
         crate::host::pids().any(in_group_or_session)
             || carries_id()

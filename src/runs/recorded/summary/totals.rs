@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::runs::record::LostGpu;
-use crate::runs::watch::samples::MetricsRow;
+use crate::runs::recorded::samples::MetricsRow;
 
 /// Sampling period assumed when a GPU has too few samples to measure it.
 pub(super) const DEFAULT_PERIOD_MS: i64 = 1_000;

@@ -17,8 +17,8 @@ use super::spec::{LABEL_RANK, LABEL_RUN};
 use crate::docker::{unix_seconds, DockerError, Engine};
 use crate::runs::clock;
 use crate::runs::error::RunError;
-use crate::runs::local::run_lock::try_lock;
 use crate::runs::record::{RunRecord, RunState};
+use crate::runs::run_lock::try_lock;
 use crate::runs::store::Run;
 
 /// One of a run's containers as the engine has it.
@@ -339,7 +339,7 @@ mod tests {
     #[test]
     fn a_lost_container_run_shows_what_its_containers_showed() {
         let mut r = record(1);
-        r.supervisor = Some(crate::runs::local::procs::ProcessRef {
+        r.supervisor = Some(crate::runs::launch::procs::ProcessRef {
             pid: u32::MAX - 1,
             start_ticks: 1,
         });

@@ -5,14 +5,14 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::progress::{ProgressEvent, ProgressTracker};
-use super::recorded::summary_of;
-use super::samples::{csv_line, MetricsRead, MetricsRow, CSV_HEADER};
-use super::summary::RunSummary;
-use super::xids::{hits_of, XidHit, XidJudge};
-use crate::runs::error::RunError;
-use crate::runs::record::{RunRecord, RunState};
-use crate::runs::store::Run;
+use crate::runs::progress::{ProgressEvent, ProgressTracker};
+use crate::runs::recorded::samples::{csv_line, MetricsRead, MetricsRow, CSV_HEADER};
+use crate::runs::recorded::summary::RunSummary;
+use crate::runs::recorded::summary_of;
+use crate::runs::recorded::xids::{hits_of, XidHit, XidJudge};
+use crate::runs::Run;
+use crate::runs::RunError;
+use crate::runs::{RunRecord, RunState};
 use crate::secrets::Secrets;
 
 /// The JSON schema id of `gpudeck export --format json`.

@@ -16,7 +16,7 @@ use crate::launch_check::{
     PreflightContext, Workload, WorkspaceGuard,
 };
 use crate::runs::error::RunError;
-use crate::runs::local::preflight::Checked;
+use crate::runs::launch::preflight::Checked;
 use crate::runs::record::{engine_fields, ContainerRecord, RankContainerRef};
 use crate::runs::spec::RunSpec;
 use crate::runs::store::Run;

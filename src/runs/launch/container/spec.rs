@@ -211,7 +211,7 @@ mod tests {
     use bollard::models::{DeviceRequest, HostConfig, MountType};
 
     use super::*;
-    use crate::runs::local::launch::{plan_ranks, LaunchInput, Ports};
+    use crate::runs::launch::plan::{plan_ranks, LaunchInput, Ports};
 
     const RUN: &str = "20260101-000000-train-abcd";
 

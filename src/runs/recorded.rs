@@ -1,5 +1,17 @@
-//! What a run recorded, read back from its directory: its per-second GPU metrics, the summary
-//! they add up to, the spec it was started from, and the training progress in rank 0's logs.
+//! What a run recorded, and reading it back. The supervisor's per-second GPU samples
+//! (`sampler` writes `metrics.csv`, `samples` reads it) and the Xids its GPUs reported
+//! (`xid_record`; the kernel log's (`xid_log`) and whose fault they were (`xids`)); the summaries
+//! and alerts they add up to (`summary`, kept by `saved_summary`); and, here, a run's directory
+//! read back: its GPU metrics, the summary they add up to, the spec it was started from, and the
+//! training progress in rank 0's logs.
+
+pub(super) mod sampler;
+pub mod samples;
+pub(super) mod saved_summary;
+pub mod summary;
+pub mod xid_log;
+pub(super) mod xid_record;
+pub mod xids;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -7,13 +19,13 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use super::progress::ProgressTracker;
-use super::samples::{read_csv_skipping, MetricsRead, MetricsRow, SkippedLines};
-use super::summary::{summarize, RunSummary};
 use crate::runs::error::RunError;
-use crate::runs::local::sampler::METRICS_FILE;
 use crate::runs::record::{RunRecord, RunState};
+use crate::runs::recorded::sampler::METRICS_FILE;
 use crate::runs::spec::RunSpec;
 use crate::runs::store::{LogStream, Run, SPEC_FILE};
+use samples::{read_csv_skipping, MetricsRead, MetricsRow, SkippedLines};
+use summary::{summarize, RunSummary};
 
 /// Why a log the supervisor created is not there.
 pub(crate) const LOG_GONE: &str = "it was deleted or moved after the rank started, and its \
@@ -257,8 +269,8 @@ mod tests {
 
     use super::*;
     use crate::runs::record::RUN_SCHEMA;
+    use crate::runs::recorded::samples::{csv_line, CSV_HEADER};
     use crate::runs::spec::Launcher;
-    use crate::runs::watch::samples::{csv_line, CSV_HEADER};
 
     fn record(state: RunState, started: Option<u64>, ended: Option<u64>) -> RunRecord {
         let value = serde_json::json!({

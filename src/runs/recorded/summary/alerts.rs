@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::totals::rows_of;
-use crate::runs::watch::samples::MetricsRow;
+use crate::runs::recorded::samples::MetricsRow;
 use crate::units::human_bytes;
 
 /// One GPU idle this long while the others work is a straggler or a hang, not a pause.
