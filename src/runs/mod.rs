@@ -21,7 +21,10 @@ pub(crate) use backend::{slurm_job, slurm_warnings};
 pub(crate) use clock::now_ms;
 pub use container::check::ContainerSetup;
 pub(crate) use container::lost::look_at_lost;
-pub use container::service::{LABEL_SERVICE, PUBLISH_ADDRESS, SERVICE_NETWORK};
+pub use container::service::{
+    service_network, LABEL_SERVICE, PUBLISH_ADDRESS, SERVICE_NETWORK,
+    TOKEN_ENV as NOTEBOOK_TOKEN_ENV, TOKEN_FILE as NOTEBOOK_TOKEN_FILE,
+};
 pub use container::spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
     CONTAINERS_FILE, CONTAINERS_SCHEMA, HOST_NETWORK, LABEL_RANK, LABEL_RUN,
