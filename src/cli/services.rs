@@ -348,6 +348,10 @@ fn tell_started(run: &Run, row: &ServiceRow) {
     errln!("  open it:        {}", row.url);
     errln!("  from a laptop:  {}", row.ssh);
     errln!("                  (then open the same address there)");
+    errln!(
+        "  who reaches it:  {}",
+        row.kind.who_reaches(row.image.is_some())
+    );
     errln!("  stop it:        gpudeck stop {id}");
     errln!("  its output:     gpudeck logs {id} --stderr -f");
     for model in &row.models {
@@ -468,6 +472,9 @@ pub fn render(rows: &[ServiceRow]) -> String {
             out.push_str(&format!("  in:    {image}\n"));
         }
         out.push_str(&format!("  open:  {}\n  ssh:   {}\n", row.url, row.ssh));
+        let reach = format!("  reach: {}", row.kind.who_reaches(row.image.is_some()));
+        out.push_str(&crate::output::wrap(&reach, "         "));
+        out.push('\n');
         if let Some(problem) = &row.problem {
             out.push_str(&format!("  not answering: {problem}\n"));
         }

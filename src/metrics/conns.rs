@@ -17,9 +17,11 @@ pub struct Limits {
     pub max_connections: usize,
     /// Connections open at once from one IP address.
     pub max_per_client: usize,
-    /// From the connection (or the previous answer) to the end of a request head.
+    /// From a request's first byte to the end of its head.
     pub header_timeout: Duration,
-    /// A kept-alive connection with no request for this long is closed.
+    /// A connection with no request for this long (since it opened, or since its last answer)
+    /// is closed; a request whose first byte comes sooner has [`Limits::header_timeout`] from
+    /// that byte.
     pub idle_timeout: Duration,
     /// A TLS handshake taking longer than this is dropped.
     pub handshake_timeout: Duration,
@@ -48,6 +50,9 @@ pub struct Conn {
     busy: AtomicBool,
     /// Milliseconds since the tracker's epoch when it last finished an answer or opened.
     quiet_since: AtomicU64,
+    /// Milliseconds since the tracker's epoch, plus one, when the first byte of a request head
+    /// came in; 0 while none is on its way.
+    head_since: AtomicU64,
     close: CancellationToken,
 }
 
@@ -86,6 +91,7 @@ impl Slot {
     /// A request is being answered: the connection may not be closed for another.
     pub fn busy(&self) {
         self.conn.busy.store(true, Ordering::SeqCst);
+        self.conn.head_since.store(0, Ordering::SeqCst);
     }
 
     /// The answer is written: the connection is idle again from now.
@@ -93,7 +99,41 @@ impl Slot {
         self.conn
             .quiet_since
             .store(self.tracker.now_ms(), Ordering::SeqCst);
+        self.conn.head_since.store(0, Ordering::SeqCst);
         self.conn.busy.store(false, Ordering::SeqCst);
+    }
+
+    /// Bytes came in: between answers, the first of them starts the request head's clock.
+    pub fn heard(&self) {
+        if self.conn.busy.load(Ordering::SeqCst) {
+            return;
+        }
+        let now = self.tracker.now_ms() + 1;
+        let _ = self
+            .conn
+            .head_since
+            .compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// How long a request head has been coming in without being complete; None while the
+    /// connection waits for one (kept alive) or answers one.
+    pub fn head_for(&self) -> Option<Duration> {
+        if self.conn.busy.load(Ordering::SeqCst) {
+            return None;
+        }
+        let since = self.conn.head_since.load(Ordering::SeqCst).checked_sub(1)?;
+        Some(Duration::from_millis(
+            self.tracker.now_ms().saturating_sub(since),
+        ))
+    }
+
+    /// Whether the connection broke a limit: a request head not complete within
+    /// [`Limits::header_timeout`] of its first byte, or no request within
+    /// [`Limits::idle_timeout`] of the last answer.
+    pub fn overdue(&self) -> bool {
+        let limits = self.tracker.limits;
+        self.head_for().is_some_and(|d| d >= limits.header_timeout)
+            || self.quiet_for() >= limits.idle_timeout
     }
 
     /// How long the connection has been idle (zero while busy).
@@ -159,6 +199,7 @@ impl Tracker {
             peer,
             busy: AtomicBool::new(false),
             quiet_since: AtomicU64::new(self.now_ms()),
+            head_since: AtomicU64::new(0),
             close: CancellationToken::new(),
         });
         open.push(Arc::clone(&conn));
@@ -228,5 +269,52 @@ mod tests {
             "another client keeps its connection"
         );
         assert!(!a2.conn().closed().is_cancelled() && !a3.conn().closed().is_cancelled());
+    }
+
+    #[test]
+    fn a_head_is_timed_from_its_first_byte_and_a_kept_alive_wait_by_the_idle_limit() {
+        let t = Tracker::new(Limits {
+            header_timeout: Duration::from_millis(200),
+            idle_timeout: Duration::from_secs(60),
+            ..Limits::default()
+        });
+        let slot = t.admit(A).unwrap();
+        slot.busy();
+        slot.idle();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(slot.head_for(), None, "no byte yet: kept alive");
+        assert!(
+            !slot.overdue(),
+            "waiting longer than a head may take is allowed"
+        );
+        slot.heard();
+        std::thread::sleep(Duration::from_millis(100));
+        slot.heard();
+        let first = slot.head_for().unwrap();
+        assert!(
+            first >= Duration::from_millis(100),
+            "later bytes do not restart it: {first:?}"
+        );
+        std::thread::sleep(Duration::from_millis(150));
+        assert!(slot.overdue(), "a head still incomplete past its limit");
+        slot.busy();
+        assert_eq!(slot.head_for(), None, "a complete head stops the clock");
+        assert!(!slot.overdue());
+        slot.heard();
+        assert_eq!(slot.head_for(), None, "bytes while answering start nothing");
+        slot.idle();
+        assert_eq!(slot.head_for(), None);
+    }
+
+    #[test]
+    fn a_connection_without_a_request_is_overdue_after_the_idle_limit() {
+        let t = Tracker::new(Limits {
+            idle_timeout: Duration::from_millis(100),
+            ..Limits::default()
+        });
+        let slot = t.admit(A).unwrap();
+        assert!(!slot.overdue());
+        std::thread::sleep(Duration::from_millis(150));
+        assert!(slot.overdue());
     }
 }

@@ -256,6 +256,7 @@ async fn connection(
     bucket: Option<Arc<Bucket>>,
 ) {
     let limits = slot.limits();
+    let slot = Arc::new(slot);
     let closed = slot.conn().closed().clone();
     let tls = web_now(&web).and_then(|w| w.tls.clone());
     match tls {
@@ -268,7 +269,7 @@ async fn connection(
             match handshake {
                 Ok(Ok(tls)) => {
                     http(
-                        TimedIo::new(tls, limits.write_timeout),
+                        TimedIo::new(tls, limits.write_timeout, Arc::clone(&slot)),
                         slot,
                         latest,
                         (web, peer),
@@ -282,7 +283,7 @@ async fn connection(
         }
         None => {
             http(
-                TimedIo::new(stream, limits.write_timeout),
+                TimedIo::new(stream, limits.write_timeout, Arc::clone(&slot)),
                 slot,
                 latest,
                 (web, peer),
@@ -295,7 +296,7 @@ async fn connection(
 
 async fn http<S>(
     io: TimedIo<S>,
-    slot: Slot,
+    slot: Arc<Slot>,
     latest: Latest,
     (web, peer): (CurrentWeb, IpAddr),
     bucket: Option<Arc<Bucket>>,
@@ -303,7 +304,6 @@ async fn http<S>(
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let limits = slot.limits();
-    let slot = Arc::new(slot);
     let service = {
         let slot = Arc::clone(&slot);
         service_fn(move |request: Request<Incoming>| {
@@ -322,16 +322,23 @@ async fn http<S>(
             }
         })
     };
+    // hyper's own head timeout runs from the moment it waits for a head, so between two
+    // scrapes of a kept-alive connection too: 5 s would close every one a scraper keeps between
+    // scrapes 15 s apart. The head's limit runs from its first byte instead, and the wait
+    // before it has the idle limit; both are checked below (`Slot::overdue`).
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(None)
         .max_buf_size(MAX_BUF)
         .keep_alive(true)
         .serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     let closed = slot.conn().closed().clone();
+    let every = Duration::from_millis(250)
+        .min(limits.header_timeout / 4)
+        .min(limits.idle_timeout)
+        .max(Duration::from_millis(10));
     loop {
-        let idle_check = tokio::time::sleep(Duration::from_secs(1).min(limits.idle_timeout));
         tokio::select! {
             done = conn.as_mut() => {
                 if let Err(e) = done {
@@ -340,8 +347,8 @@ async fn http<S>(
                 return;
             }
             () = closed.cancelled() => return,
-            () = idle_check => {
-                if slot.quiet_for() >= limits.idle_timeout {
+            () = tokio::time::sleep(every) => {
+                if slot.overdue() {
                     return;
                 }
             }
@@ -526,19 +533,22 @@ impl Bucket {
 }
 
 /// A stream that gives up when the other side takes no bytes of an answer for too long, so a
-/// client that stops reading cannot hold a connection (and its buffers) for ever.
+/// client that stops reading cannot hold a connection (and its buffers) for ever; and that tells
+/// its connection's slot when bytes come in, which starts a request head's clock.
 struct TimedIo<S> {
     inner: S,
     limit: Duration,
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    slot: Arc<Slot>,
 }
 
 impl<S> TimedIo<S> {
-    fn new(inner: S, limit: Duration) -> TimedIo<S> {
+    fn new(inner: S, limit: Duration, slot: Arc<Slot>) -> TimedIo<S> {
         TimedIo {
             inner,
             limit,
             stalled: None,
+            slot,
         }
     }
 
@@ -568,7 +578,12 @@ impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for TimedIo<S> {
         cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.slot.heard();
+        }
+        poll
     }
 }
 

@@ -36,7 +36,10 @@ pub(crate) use clock::now_ms;
 pub use error::RunError;
 pub use launch::container::check::ContainerSetup;
 pub(crate) use launch::container::lost::look_at_lost;
-pub use launch::container::service::{LABEL_SERVICE, PUBLISH_ADDRESS, SERVICE_NETWORK};
+pub use launch::container::service::{
+    service_network, LABEL_SERVICE, PUBLISH_ADDRESS, SERVICE_NETWORK,
+    TOKEN_ENV as NOTEBOOK_TOKEN_ENV, TOKEN_FILE as NOTEBOOK_TOKEN_FILE,
+};
 pub use launch::container::spec::{
     container_name, container_plan, run_network, ContainerInput, ContainerPlan, RankContainer,
     CONTAINERS_FILE, CONTAINERS_SCHEMA, HOST_NETWORK, LABEL_RANK, LABEL_RUN,

@@ -297,7 +297,8 @@ pub struct ContainerRecord {
     /// Its registry digests (`repo@sha256:...`); empty for an image built or imported here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub image_digests: Vec<String>,
-    /// `bridge` or `none` (one container), `host` (per-gpu, so ranks meet on 127.0.0.1).
+    /// `bridge` or `none` (one container), `host` (per-gpu, so ranks meet on 127.0.0.1), or a
+    /// service's own bridge, `gpudeck-<run id>-net`.
     pub network: String,
     /// How GPUs were asked for: `none`, `device-request` (by UUID) or `cdi`.
     pub gpu_request: String,

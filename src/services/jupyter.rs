@@ -27,8 +27,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// The environment variable jupyter_server takes its token from: gpudeck hands the token over
-/// here, never on the command line, which every user of the machine can read in /proc.
-pub const TOKEN_ENV: &str = "JUPYTER_TOKEN";
+/// here, never on the command line, which every user of the machine can read in /proc. (A
+/// container notebook gets it in a private file instead: `JUPYTER_TOKEN_FILE`.)
+pub const TOKEN_ENV: &str = crate::runs::NOTEBOOK_TOKEN_ENV;
 
 /// Answers to anyone once the server is up (`{"version": ...}`).
 pub const UP_PATH: &str = "/api";

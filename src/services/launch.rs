@@ -47,6 +47,22 @@ impl ServiceKind {
         }
     }
 
+    /// Who can open it, in a line for `services` and the start: every user of this machine
+    /// (its port is on 127.0.0.1, a container's also at its address on its own network, which
+    /// the host reaches), and what keeps them out; no other container, for one in a container.
+    pub fn who_reaches(self, in_container: bool) -> &'static str {
+        match (self, in_container) {
+            (ServiceKind::Notebook, false) => "every user of this machine; its token keeps them out",
+            (ServiceKind::Notebook, true) => {
+                "every user of this machine, no other container; its token keeps them out"
+            }
+            (_, false) => "every user of this machine, with no password (it asks for none)",
+            (_, true) => {
+                "every user of this machine, no other container; with no password (it asks for none)"
+            }
+        }
+    }
+
     /// The program that serves it.
     pub fn program(self) -> &'static str {
         match self {

@@ -458,3 +458,93 @@ fn serve_goes_on_when_nobody_reads_its_banner() {
         .unwrap();
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// How long a connection waits between requests (60 s, kept alive) and how long a request head
+/// may take once its first byte came (5 s), on a real connection to `gpudeck serve`.
+mod keep_alive {
+    use super::*;
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+
+    /// One HTTP/1.1 GET /metrics on a kept-alive connection: its status, having read the whole
+    /// answer (by its Content-Length) so the connection can be used again; an error when the
+    /// endpoint closed the connection.
+    fn ask(stream: &mut TcpStream) -> std::io::Result<u16> {
+        stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")?;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte)?;
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head).to_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("a content-length");
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body)?;
+        Ok(head.split_whitespace().nth(1).unwrap().parse().unwrap())
+    }
+
+    /// Before, the 5 s limit on a request head ran while a kept-alive connection waited for
+    /// the next request, so every connection kept between scrapes was closed after 5 s and a
+    /// scraper every 15 s connected (and shook hands over TLS) anew each time.
+    #[test]
+    fn a_kept_alive_connection_idle_for_7_s_is_used_again() {
+        let dirs = Dirs::new();
+        let served = start(serve(&dirs, "127.0.0.1:0"));
+        let mut kept = TcpStream::connect(&served.addr).unwrap();
+        kept.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mine = kept.local_addr().unwrap();
+        wait_for(30, "a first sample", || {
+            ask(&mut kept).ok().filter(|c| *c == 200)
+        });
+        // The wait is what is tested: longer than a head may take, shorter than the idle limit.
+        std::thread::sleep(Duration::from_secs(7));
+        let again = ask(&mut kept);
+        assert_eq!(
+            again.as_ref().ok(),
+            Some(&200),
+            "the connection from {mine} idle for 7 s was closed: {again:?}"
+        );
+        assert_eq!(kept.local_addr().unwrap(), mine);
+    }
+
+    /// A client sending half a request head, then a byte a second, is cut by the 5 s limit
+    /// on the head (its later bytes do not restart the clock), long before the 60 s a
+    /// connection may wait for a request.
+    #[test]
+    fn a_half_head_trickled_byte_by_byte_is_cut_by_the_head_limit() {
+        let dirs = Dirs::new();
+        let served = start(serve(&dirs, "127.0.0.1:0"));
+        scrape(&served.addr);
+        let mut slow = TcpStream::connect(&served.addr).unwrap();
+        slow.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut buf = [0u8; 512];
+        loop {
+            assert!(
+                Instant::now() < deadline,
+                "a half request head was held open for 30 s"
+            );
+            match slow.read(&mut buf) {
+                Ok(0) => break,
+                // An answer (408, 400) before closing is fine too; read on to the close.
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(_) => {
+                    if slow.write_all(b"X").is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        // The endpoint still answers others.
+        assert_eq!(get(&served.addr, "/metrics").unwrap().0, 200);
+    }
+}

@@ -24,6 +24,7 @@ mod runs_slurm;
 mod runs_slurm_cluster;
 mod runs_torchrun;
 mod runs_xids;
+mod services_container_notebook;
 mod services_neighbour;
 mod services_notebook;
 mod services_programs;

@@ -1,6 +1,7 @@
 //! Services in containers on the real engine: a notebook-kind service (busybox's httpd standing in
-//! for JupyterLab) published on the host's 127.0.0.1 only, from the bridge network even where
-//! `[shell] network` is "none", labelled, with every shell default; answering HTTP; stopped by
+//! for JupyterLab) published on the host's 127.0.0.1 only, from a bridge network of its own (which
+//! no other container reaches, and which goes with it) even where `[shell] network` is "none",
+//! labelled, with every shell default; answering HTTP; stopped by
 //! `gpudeck stop`, which closes its port. And the refusals: GPUs without the NVIDIA Container
 //! Toolkit, and a launcher other than `single`.
 
@@ -113,10 +114,13 @@ fn a_service_is_published_on_loopback_only_answers_http_and_stop_closes_its_port
     );
     let spec = service_spec(work_dir.path(), &image, &command, port, "gpus = \"none\"");
     let (id, _) = start(&dirs, &[&spec]);
+    let network = format!("gpudeck-{id}-net");
+    // Dropped after the containers (declared before them): a network in use cannot go.
+    let _network = NetworkGone(network.clone());
     let _containers = RunContainers(id.clone());
     let rec = record(&dirs, &id);
     assert_eq!(rec["state"], "running", "{rec}");
-    assert_eq!(rec["container"]["network"], "bridge", "{rec}");
+    assert_eq!(rec["container"]["network"], network.as_str(), "{rec}");
 
     let body = {
         let mut body = None;
@@ -156,7 +160,44 @@ fn a_service_is_published_on_loopback_only_answers_http_and_stop_closes_its_port
     );
     assert_eq!(host["PublishAllPorts"], false);
     assert!(config["ExposedPorts"].get(&key).is_some(), "{config}");
-    assert_eq!(host["NetworkMode"], "bridge");
+    assert_eq!(host["NetworkMode"], network.as_str());
+    let address = seen["NetworkSettings"]["Networks"][&network]["IPAddress"]
+        .as_str()
+        .filter(|a| !a.is_empty())
+        .unwrap_or_else(|| panic!("an address on {network}: {}", seen["NetworkSettings"]))
+        .to_string();
+    // Another container, on Docker's default bridge where everyone's containers are, cannot
+    // reach the service at its address (before, on that same bridge, it could); one on the
+    // service's own network can, so the probe itself works.
+    // (busybox's nc: its static wget crashes in a bare image.)
+    let from_container = |on: &str| {
+        let ask = format!(
+            "printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | busybox timeout 5 busybox nc {address} {port}"
+        );
+        let out = std::process::Command::new("docker")
+            .args([
+                "run",
+                "--rm",
+                "--network",
+                on,
+                &image,
+                "busybox",
+                "sh",
+                "-c",
+                &ask,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).contains("served from the workspace")
+    };
+    assert!(
+        from_container(&network),
+        "a container on the service's own network reaches it at {address}:{port}"
+    );
+    assert!(
+        !from_container("bridge"),
+        "a container on the default bridge reached the service at {address}:{port}"
+    );
     assert_eq!(config["Labels"]["gpudeck.service"], "notebook");
     assert_eq!(config["Labels"]["gpudeck.run"], id.as_str());
     assert_eq!(config["Labels"]["gpudeck.rank"], "0");
@@ -185,6 +226,27 @@ fn a_service_is_published_on_loopback_only_answers_http_and_stop_closes_its_port
         TcpStream::connect_timeout(&loopback(port), Duration::from_secs(2)).is_err()
     });
     assert!(containers_of(&id).is_empty(), "removed after the stop");
+    wait_until("the service's network to be removed", || {
+        !network_exists(&network)
+    });
+}
+
+fn network_exists(name: &str) -> bool {
+    std::process::Command::new("docker")
+        .args(["network", "inspect", name])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Removes a service's network when the test is done, pass or fail.
+struct NetworkGone(String);
+
+impl Drop for NetworkGone {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker")
+            .args(["network", "rm", &self.0])
+            .output();
+    }
 }
 
 #[test]

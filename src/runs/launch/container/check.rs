@@ -105,7 +105,12 @@ pub(in crate::runs) fn prepare_containers(
 ) -> Result<Vec<String>, RunError> {
     let record = &mut run.record;
     let image = spec.image.clone().unwrap_or_default();
-    let plan = container_plan(&ContainerInput {
+    // A service's bridge is its own, named after the run, which has its id only now.
+    let network = match spec.service {
+        Some(_) => super::service::service_network(&record.id),
+        None => check.record.network.clone(),
+    };
+    let mut plan = container_plan(&ContainerInput {
         run_id: &record.id,
         image: &image,
         launcher: record.launcher,
@@ -115,11 +120,11 @@ pub(in crate::runs) fn prepare_containers(
         defaults: &check.defaults,
         plumbing: check.plumbing,
         host_user: host_user(),
-        network: &check.record.network,
+        network: &network,
         service: spec.service.as_ref(),
     })?;
-    plan.write(&run.dir)?;
-    // What each container is given, as it is given it.
+    // What each container is given, as it is given it; a notebook's token as JupyterLab sees
+    // it, though its container gets it in a file (run.json is as private as that file).
     for (rank, planned) in record.ranks.iter_mut().zip(&plan.ranks) {
         let env = planned.body.env.iter().flatten();
         rank.env = env
@@ -127,6 +132,25 @@ pub(in crate::runs) fn prepare_containers(
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
     }
+    let mut warnings = check.warnings;
+    let local = check.record.engine.starts_with("unix://");
+    for planned in &mut plan.ranks {
+        if local {
+            super::service::token_by_file(&mut planned.body, &run.dir)?;
+        } else if planned
+            .body
+            .env
+            .iter()
+            .flatten()
+            .any(|e| e.starts_with(&format!("{}=", super::service::TOKEN_ENV)))
+        {
+            warnings.push(format!(
+                "the notebook's token is in its container's environment, which `docker inspect` shows to everyone who may use {}: a token file cannot be handed to an engine on another machine",
+                check.record.engine
+            ));
+        }
+    }
+    plan.write(&run.dir)?;
     let containers = plan
         .ranks
         .iter()
@@ -140,9 +164,10 @@ pub(in crate::runs) fn prepare_containers(
     record.workdir = check.workdir;
     record.container = Some(ContainerRecord {
         containers,
+        network,
         ..check.record
     });
-    Ok(check.warnings)
+    Ok(warnings)
 }
 
 #[allow(unsafe_code)]

@@ -13,6 +13,7 @@ use bollard::query_parameters::ListContainersOptionsBuilder;
 use super::engine::{block_on, connect};
 use super::logs::catch_up;
 use super::ranks::{remove, stop_all};
+use super::service::{own_network, remove_network};
 use super::spec::{LABEL_RANK, LABEL_RUN};
 use crate::docker::{unix_seconds, DockerError, Engine};
 use crate::runs::clock;
@@ -203,6 +204,12 @@ async fn settle(
         for f in found {
             if let Err(e) = remove(engine, &f.id).await {
                 record.error = Some(format!("container {} could not be removed: {e}", f.id));
+            }
+        }
+        let network = record.container.as_ref().map(|c| c.network.as_str());
+        if let Some(name) = network.and_then(|n| own_network(run.id(), n)) {
+            if let Err(e) = remove_network(engine, &name).await {
+                tracing::warn!("network {name} of {} could not be removed: {e}", run.id());
             }
         }
     }

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use super::engine::connect;
 use super::engine_link::{say, EngineLink, EngineNotice};
 use super::logs::{copy_output, follow_log, has_ended, RankLogs};
+use super::service::{create_network, own_network, remove_network};
 use super::spec::{ContainerPlan, RankContainer};
 use crate::docker::{DockerError, Engine};
 use crate::launch_check::{LaunchError, Workload};
@@ -41,6 +42,8 @@ pub(in crate::runs) struct ContainerRanks {
     /// The engine for everything after the start: it survives the engine going away.
     link: Arc<EngineLink>,
     ids: Vec<String>,
+    /// A service's own network, made before its container and removed after it.
+    network: Option<String>,
     keep: bool,
     stopper: Option<JoinHandle<Result<&'static str, DockerError>>>,
     lock: File,
@@ -68,10 +71,17 @@ pub(in crate::runs) async fn start_containers(
         .ok_or_else(|| setup("run.json has no container part".into()))?;
     let engine = connect(container).await.map_err(|e| (0, start_error(e)))?;
     let link = EngineLink::new(engine.clone(), container.host_spec(), notices);
+    let network = own_network(run.id(), &container.network);
+    if let Some(name) = &network {
+        create_network(&engine, name, run.id())
+            .await
+            .map_err(|e| (0, start_error(e)))?;
+    }
     let mut ranks = ContainerRanks {
         engine,
         link: Arc::new(link),
         ids: Vec::new(),
+        network,
         keep: container.keep,
         stopper: None,
         lock,
@@ -216,15 +226,33 @@ impl ContainerRanks {
                     record.error = Some(format!("container {id} could not be removed: {e}"));
                 }
             }
+            if let Some(name) = &self.network {
+                let removed = self
+                    .link
+                    .call(&format!("removing network {name}"), |engine| {
+                        let name = name.clone();
+                        async move { remove_network(&engine, &name).await }
+                    })
+                    .await;
+                if let Err(e) = removed {
+                    errln!("gpudeck supervisor: network {name} could not be removed: {e}");
+                }
+            }
         }
         self.lock
     }
 
-    /// Removes every container made so far, running or not (a start failed).
+    /// Removes every container made so far, running or not, and the service's network (a
+    /// start failed).
     async fn discard(&self) {
         for id in &self.ids {
             if let Err(e) = remove(&self.engine, id).await {
                 errln!("gpudeck supervisor: container {id} could not be removed: {e}");
+            }
+        }
+        if let Some(name) = &self.network {
+            if let Err(e) = remove_network(&self.engine, name).await {
+                errln!("gpudeck supervisor: network {name} could not be removed: {e}");
             }
         }
     }

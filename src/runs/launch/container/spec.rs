@@ -89,8 +89,9 @@ pub fn container_name(run_id: &str, rank: usize) -> String {
 }
 
 /// The network of a run's (first) container: the host's only when the spec asks for it
-/// (`host_network = true`), Docker's bridge for a service, which publishes its ports from it
-/// ([`SERVICE_NETWORK`] says why), else the `[shell]` default, "bridge" or "none".
+/// (`host_network = true`), a bridge for a service, which publishes its ports from it (its own,
+/// named once the run has an id: [`SERVICE_NETWORK`] says why), else the `[shell]` default,
+/// "bridge" or "none".
 pub fn run_network(spec: &RunSpec, defaults: &ShellDefaults) -> String {
     if spec.host_network {
         HOST_NETWORK.into()
