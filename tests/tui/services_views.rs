@@ -54,6 +54,8 @@ fn notebook() -> ServiceRow {
             connections: 1,
         }],
         models: Vec::new(),
+        gpu_memory_bytes: None,
+        own: Default::default(),
     }
 }
 
@@ -507,4 +509,40 @@ fn the_detail_says_state_and_health_and_when_an_ended_service_ended() {
         words.contains("why tensorboard exited with code 2 before it answered"),
         "{screen}"
     );
+}
+
+/// The GPUS column says the memory the service's own processes hold (its kernel's), not the
+/// whole GPU's: another process on the same GPU is not the notebook's. `gpudeck services`
+/// says the same, from the same reading.
+#[test]
+fn the_memory_shown_is_the_services_own_and_the_cli_agrees() {
+    let mut state = state_with_services(false);
+    let data = state.data().expect("GPU data").clone();
+    let on_gpu0 = &data.samples[0].processes;
+    assert!(on_gpu0.len() >= 2, "the demo's GPU 0 has several processes");
+    let kernel = &on_gpu0[0];
+    let own = kernel.used_memory_bytes.expect("its memory");
+    let whole = data.samples[0].memory_used_bytes.expect("the GPU's memory");
+    assert!(own < whole, "another process holds memory there too");
+    let mut row = notebook();
+    row.own.pids = vec![kernel.pid];
+    state.apply_services(ServicesUpdate {
+        rows: vec![row.clone(), triton()],
+        store_error: None,
+    });
+    let screen = text(&render(&state, 120, 30));
+    let shown = format!("0 ({})", gpudeck::units::human_bytes(own));
+    let list = screen
+        .lines()
+        .find(|l| l.contains("notebook-3f9a"))
+        .unwrap();
+    assert!(list.contains(&shown), "{shown} in {list}\n{screen}");
+    assert!(
+        !screen.contains(&gpudeck::units::human_bytes(whole)),
+        "not the whole GPU's\n{screen}"
+    );
+    row.gpu_memory_bytes = row.own_gpu_memory(&data.samples);
+    let cli = gpudeck::cli::services::render(&[row]);
+    let cli_row = cli.lines().nth(1).unwrap();
+    assert!(cli_row.contains(&shown), "{cli}");
 }

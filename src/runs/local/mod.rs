@@ -7,7 +7,7 @@ pub(super) mod detach;
 pub(super) mod launch;
 pub mod leftovers;
 pub(super) mod preflight;
-pub(super) mod procs;
+pub(crate) mod procs;
 pub(super) mod run_lock;
 pub(super) mod sampler;
 pub(super) mod stop;
