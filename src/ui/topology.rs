@@ -89,8 +89,12 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
 /// selected GPU: every one of `n` where they fit; never a cell cut.
 fn matrix_window(area: Rect, n: usize, selected: usize) -> (Range<usize>, Range<usize>) {
     let inner = usize::from(area.width.saturating_sub(2));
-    // The row names' column, then one per GPU; the last one's trailing space may fall off.
-    let cols = (inner + 1).saturating_sub(CELL) / CELL;
+    // The row names' column, then one per GPU: where all fit, the last one's trailing space
+    // may fall off; where not, it holds the `›`.
+    let cols = match (inner + 1).saturating_sub(CELL) / CELL {
+        all if all >= n => all,
+        _ => inner.saturating_sub(CELL) / CELL,
+    };
     let rows = usize::from(area.height.saturating_sub(3));
     let around = |fit: usize| {
         if fit >= n {
