@@ -356,8 +356,9 @@ fn the_pull_picker_cuts_references_in_the_middle_keeping_the_tag() {
             let whole = references.iter().any(|r| r == word);
             let cut = word.split_once('…').is_some_and(|(a, b)| {
                 references.iter().any(|r| {
-                    let tag = &r[r.rfind(':').expect("a tag")..];
-                    r.starts_with(a) && r.ends_with(b) && b.ends_with(tag) && b.len() >= tag.len()
+                    // The end kept is the tag's (its end at least), never the repository's.
+                    let tag = &r[r.rfind(':').expect("a tag") + 1..];
+                    r.starts_with(a) && r.ends_with(b) && !b.is_empty() && tag.ends_with(b.trim_start_matches(':'))
                 })
             });
             assert!(

@@ -518,20 +518,22 @@ fn the_detail_says_state_and_health_and_when_an_ended_service_ended() {
 fn the_memory_shown_is_the_services_own_and_the_cli_agrees() {
     let mut state = state_with_services(false);
     let data = state.data().expect("GPU data").clone();
-    let on_gpu0 = &data.samples[0].processes;
-    assert!(on_gpu0.len() >= 2, "the demo's GPU 0 has several processes");
-    let kernel = &on_gpu0[0];
+    let gpu = (data.samples.iter())
+        .position(|s| !s.processes.is_empty())
+        .expect("a GPU with a process");
+    let kernel = &data.samples[gpu].processes[0];
     let own = kernel.used_memory_bytes.expect("its memory");
-    let whole = data.samples[0].memory_used_bytes.expect("the GPU's memory");
-    assert!(own < whole, "another process holds memory there too");
+    let whole = data.samples[gpu].memory_used_bytes.expect("the GPU's memory");
+    assert!(own < whole, "the GPU's memory is more than the process's");
     let mut row = notebook();
+    row.gpus[0].index = data.inventory.gpus[gpu].index;
     row.own.pids = vec![kernel.pid];
     state.apply_services(ServicesUpdate {
         rows: vec![row.clone(), triton()],
         store_error: None,
     });
     let screen = text(&render(&state, 120, 30));
-    let shown = format!("0 ({})", gpudeck::units::human_bytes(own));
+    let shown = format!("{} ({})", row.gpus[0].index, gpudeck::units::human_bytes(own));
     let list = screen
         .lines()
         .find(|l| l.contains("notebook-3f9a"))
