@@ -358,7 +358,10 @@ fn the_pull_picker_cuts_references_in_the_middle_keeping_the_tag() {
                 references.iter().any(|r| {
                     // The end kept is the tag's (its end at least), never the repository's.
                     let tag = &r[r.rfind(':').expect("a tag") + 1..];
-                    r.starts_with(a) && r.ends_with(b) && !b.is_empty() && tag.ends_with(b.trim_start_matches(':'))
+                    r.starts_with(a)
+                        && r.ends_with(b)
+                        && (b.ends_with(&format!(":{tag}"))
+                            || tag.ends_with(b.trim_start_matches(':')))
                 })
             });
             assert!(
