@@ -31,5 +31,6 @@ pub mod sanitise;
 pub mod secrets;
 pub mod services;
 pub mod shell;
+pub mod text_table;
 pub mod ui;
 pub mod units;

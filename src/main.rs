@@ -167,7 +167,9 @@ fn main() -> ExitCode {
             service(ServiceCommand::Triton(args), &cli, &dirs, &config, sources)
         }
         Some(Commands::Services { json }) => {
-            services_cli::list(&RunStore::new(&dirs.data), &config, json)
+            services_cli::list(&RunStore::new(&dirs.data), &config, json, || {
+                gpu_samples(sources)
+            })
         }
         Some(Commands::Export(ref args)) => runs_cli::export(
             args,

@@ -81,6 +81,43 @@ fn changes_things(action: &Action) -> bool {
     )
 }
 
+/// Whether the key would act now: a key that works on the selected GPU, process, container,
+/// image, run, service or check does nothing while there is none, so the footer does not
+/// offer it (`c copy UUID` with no GPU).
+fn does_something(state: &AppState, action: &Action) -> bool {
+    use Action as A;
+    let gpu = state
+        .data()
+        .is_some_and(|d| state.selected_gpu < d.inventory.gpus.len());
+    let in_process_list = state.processes.view_pid.is_none();
+    match (state.tab, action) {
+        (_, A::CopyGpuUuid | A::ShowGpuProcesses | A::TogglePower | A::CycleGraph) => gpu,
+        (Tab::Topology, A::DetailDown) => gpu,
+        (Tab::Doctor, A::DetailDown) => state.doctor.selected_check().is_some(),
+        (Tab::Processes, A::OpenProcess | A::KillSelected) if in_process_list => {
+            state.selected_process_row().is_some()
+        }
+        (
+            Tab::Containers,
+            A::OpenLogs | A::OpenInspect | A::StartContainer | A::StopContainer | A::RemoveSelected,
+        ) => state.docker.selected_container_info().is_some(),
+        (Tab::Images, A::RemoveSelected | A::OpenShell) => {
+            state.docker.selected_image_info().is_some()
+        }
+        (Tab::Images, A::CancelPull) => state.docker.pulls.iter().any(|p| p.running()),
+        (Tab::Compat, A::PullSelected | A::NextWontRun) => {
+            state.compat.selected_assessment().is_some()
+        }
+        (Tab::Runs, A::OpenLogs | A::StopRun | A::RerunRun | A::PrevRank) => {
+            state.runs.selected_run().is_some()
+        }
+        (Tab::Services, A::OpenLogs | A::CopyUrl | A::StopRun | A::RerunRun) => {
+            state.services.selected_service().is_some()
+        }
+        _ => true,
+    }
+}
+
 /// The logs view that fills the current tab, if one does.
 fn open_logs(state: &AppState) -> Option<&super::logs_view::LogsView> {
     match state.tab {
@@ -162,6 +199,7 @@ pub fn footer_hints(state: &AppState, keymap: &[Binding]) -> Vec<(&'static str, 
         .iter()
         .filter(|b| active(state, b.context))
         .filter(|b| !(state.read_only && changes_things(&b.action)))
+        .filter(|b| does_something(state, &b.action))
         .filter_map(|b| b.footer.map(|short| (b.label, short)))
         .collect();
     out.dedup();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::gpu::report::GpuReport;
-use crate::gpu::GpuSourceChoice;
+use crate::gpu::{GpuSample, GpuSourceChoice};
 use crate::runs::SlurmDefaults;
 use crate::runs::{
     now_ms, parse_env, ContainerSetup, LogStream, Run, RunError, RunStore, ServiceKind,
@@ -398,12 +398,26 @@ pub fn look_now(
     ))
 }
 
-/// `gpudeck services [--json]`.
-pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
-    let rows = match look_now(store, config.notebook.idle_alert.0) {
+/// `gpudeck services [--json]`; `gpus` reads the GPUs (only when a live service holds some),
+/// for the memory each service's own processes hold there.
+pub fn list(
+    store: &RunStore,
+    config: &Config,
+    json: bool,
+    gpus: impl FnOnce() -> Option<Vec<GpuSample>>,
+) -> ExitCode {
+    let mut rows = match look_now(store, config.notebook.idle_alert.0) {
         Ok(rows) => rows,
         Err(e) => return finish(Err(e.into())),
     };
+    let holding = rows
+        .iter()
+        .any(|r| r.health != Health::Ended && !r.gpus.is_empty());
+    if let Some(samples) = holding.then(gpus).flatten() {
+        for row in &mut rows {
+            row.gpu_memory_bytes = row.own_gpu_memory(&samples);
+        }
+    }
     if json {
         let doc = serde_json::json!({ "schema": SERVICES_SCHEMA, "services": rows });
         match serde_json::to_string_pretty(&doc) {
@@ -424,40 +438,37 @@ pub fn list(store: &RunStore, config: &Config, json: bool) -> ExitCode {
 /// why each one that failed did; nothing is cut, whatever the width.
 pub fn render(rows: &[ServiceRow]) -> String {
     if rows.is_empty() {
-        return "No services. Start one: `gpudeck notebook IMAGE --gpus 0` (or --host), \
-                `gpudeck tensorboard RUN --host`, `gpudeck triton REPO --image IMAGE`.\n"
-            .to_string();
+        // Wrapped to the terminal, each command whole on its line.
+        let text = "No services. Start one: `gpudeck notebook IMAGE --gpus 0` (or --host), \
+                    `gpudeck tensorboard RUN --host`, `gpudeck triton REPO --image IMAGE`.";
+        return format!("{}\n", crate::output::wrap(text, "  "));
     }
-    let id_width = rows.iter().map(|r| r.id.len()).max().unwrap_or(2).max(2);
-    let line = |cells: [&str; 7]| {
-        let [id, kind, state, health, gpus, idle, place] = cells;
-        format!("{id:<id_width$}  {kind:<11} {state:<8} {health:<8} {gpus:<7} {idle:<7} {place}\n")
-    };
-    let mut out = line(["ID", "KIND", "STATE", "HEALTH", "GPUS", "IDLE", "WHERE"]);
-    for row in rows {
-        let gpus = match row.gpus.is_empty() {
-            true => "-".to_string(),
-            false => row.gpu_indices(),
-        };
-        let idle = match (row.idle_seconds, row.idle_alert) {
-            (Some(s), true) => format!("{}!", crate::units::run_duration(s * 1000)),
-            (Some(s), false) => crate::units::run_duration(s * 1000),
-            (None, _) => "-".into(),
-        };
-        let place = match row.image {
-            Some(_) => "container",
-            None => "host",
-        };
-        out.push_str(&line([
-            &row.id,
-            row.kind.as_str(),
-            row.state.as_str(),
-            row.health.as_str(),
-            &gpus,
-            &idle,
-            place,
-        ]));
-    }
+    let cells: Vec<[String; 7]> = rows
+        .iter()
+        .map(|row| {
+            let idle = match (row.idle_seconds, row.idle_alert) {
+                (Some(s), true) => format!("{}!", crate::units::run_duration(s * 1000)),
+                (Some(s), false) => crate::units::run_duration(s * 1000),
+                (None, _) => "-".into(),
+            };
+            let place = match row.image {
+                Some(_) => "container",
+                None => "host",
+            };
+            [
+                row.id.clone(),
+                row.kind.as_str().to_string(),
+                row.state.as_str().to_string(),
+                row.health.as_str().to_string(),
+                row.gpus_with_memory(row.gpu_memory_bytes),
+                idle,
+                place.to_string(),
+            ]
+        })
+        .collect();
+    let header = ["ID", "KIND", "STATE", "HEALTH", "GPUS", "IDLE", "WHERE"];
+    let widths = crate::text_table::column_widths(&header, &cells);
+    let mut out = crate::text_table::render(&header, &cells, &widths, &[0, 1, 2, 3, 4, 5, 6], 2);
     for row in rows.iter().filter(|r| r.health == Health::Ended) {
         if let Some(error) = &row.error {
             let text = format!("{} {} ({}): {error}", row.id, row.state, row.kind.what());
@@ -546,6 +557,8 @@ mod tests {
             idle_alert: false,
             kernels: Vec::new(),
             models: Vec::new(),
+            gpu_memory_bytes: None,
+            own: Default::default(),
         }
     }
 

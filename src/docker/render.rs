@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::types::{ContainerInfo, GpuGrant, GpuSelection, ImageInfo};
 use crate::gpu::container_use::ContainerGpuUse;
+use crate::text_table;
 
 /// A container as `gpudeck containers` lists it: what the engine says, and what its processes
 /// hold on the GPUs (the same reading as the Containers tab's GPUS and GPU MEM).
@@ -160,12 +161,7 @@ const GAP: usize = 3;
 /// The rows under the header, each column as wide as its widest cell, the columns of `fit.fold`
 /// left out in turn while a line is wider than `fit.width`, and a line saying which were.
 fn table(header: &[&str], rows: Vec<Vec<String>>, fit: &Fit) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (width, value) in widths.iter_mut().zip(row) {
-            *width = (*width).max(value.chars().count());
-        }
-    }
+    let widths = text_table::column_widths(header, &rows);
     let mut shown: Vec<usize> = (0..header.len()).collect();
     let line_width = |shown: &[usize]| {
         shown.iter().map(|&c| widths[c]).sum::<usize>() + GAP * shown.len().saturating_sub(1)
@@ -176,20 +172,7 @@ fn table(header: &[&str], rows: Vec<Vec<String>>, fit: &Fit) -> String {
         }
         shown.retain(|c| c != column);
     }
-    let header_row: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    let mut out = String::new();
-    for row in std::iter::once(&header_row).chain(&rows) {
-        let mut line = String::new();
-        for (at, &c) in shown.iter().enumerate() {
-            line.push_str(&row[c]);
-            if at + 1 < shown.len() {
-                let pad = widths[c] - row[c].chars().count() + GAP;
-                line.extend(std::iter::repeat_n(' ', pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
+    let mut out = text_table::render(header, &rows, &widths, &shown, GAP);
     let left_out: Vec<&str> = (0..header.len())
         .filter(|c| !shown.contains(c))
         .map(|c| header[c])

@@ -380,11 +380,24 @@ mod tests {
         );
     }
 
+    /// The listener takes the first Xid, then leaves: the second one finds nobody and the watch
+    /// ends. The channel has no room (each send waits for its receive), so the second Xid is
+    /// handed out only after the listener left, however loaded the machine: with a buffered
+    /// channel both could be sent before the drop, and the watch would wait on forever.
     #[test]
     fn a_sink_nobody_reads_ends_the_watch() {
-        let (watcher, rx) = watch(vec![raw("18:00.0", 13), raw("18:00.0", 13)]);
+        let (tx, rx) = mpsc::sync_channel(0);
+        let gpus = [gpu(0, "00000000:18:00.0")];
+        let steps = vec![raw("18:00.0", 13), raw("18:00.0", 31)];
+        let watcher = XidWatcher::spawn(
+            Box::new(move |w: &mut Watch| w.run(&mut Script(steps.into()))),
+            &gpus,
+            Box::new(move |u| tx.send(u).is_ok()),
+        );
+        assert!(matches!(next(&rx), XidUpdate::Event(e) if e.xid == 13));
         drop(rx);
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        // Generous: a loaded machine may be slow to run the thread, never wrong about it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while !watcher.is_finished() {
             assert!(std::time::Instant::now() < deadline, "the watch went on");
             std::thread::sleep(Duration::from_millis(10));

@@ -101,6 +101,8 @@ mod tests {
             idle_alert: alert,
             kernels: Vec::new(),
             models: Vec::new(),
+            gpu_memory_bytes: None,
+            own: Default::default(),
         }
     }
 

@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::gpu_use::OwnProcesses;
 use super::jupyter::{idle_since_ms, parse_kernels, Kernel, KERNELS_PATH, STATUS_PATH};
 use super::probe::{self, ProbeError};
 use super::tensorboard;
 use super::triton::api::{READY_PATH, REPOSITORY_INDEX_PATH};
 use super::triton::{parse_metrics, parse_repository_index, Model, ModelStats};
+use crate::gpu::GpuSample;
 use crate::runs::{Run, RunGpu, RunState, ServiceKind, ServicePort};
 
 /// The JSON schema id of `gpudeck services --json`.
@@ -53,6 +55,13 @@ pub struct ServiceRow {
     pub kernels: Vec<Kernel>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<ModelRow>,
+    /// The GPU memory its own processes hold (its kernels', its containers'), not everyone's
+    /// on its GPUs: filled in by `gpudeck services` from a fresh reading of the GPUs; null
+    /// when ended, without GPUs, or unknown.
+    pub gpu_memory_bytes: Option<u64>,
+    /// What its processes are recognised by on the GPUs (a live service's); not in the JSON.
+    #[serde(skip)]
+    pub own: OwnProcesses,
 }
 
 /// Whether the service answers.
@@ -66,6 +75,31 @@ pub enum Health {
 }
 
 impl ServiceRow {
+    /// The GPU memory its own processes hold in `samples` (see [`OwnProcesses::memory_on`]);
+    /// `None` for a service that has ended or has no GPU.
+    pub fn own_gpu_memory(&self, samples: &[GpuSample]) -> Option<u64> {
+        if self.health == Health::Ended || self.gpus.is_empty() {
+            return None;
+        }
+        self.own.memory_on(samples)
+    }
+
+    /// "1 (3.2GiB)", "0,1 (0B)": its GPUs and the memory its own processes hold on them, as
+    /// the Services tab and `gpudeck services` show them; "-" for none.
+    pub fn gpus_with_memory(&self, memory: Option<u64>) -> String {
+        match (self.gpus.is_empty(), memory) {
+            (true, _) => "-".into(),
+            (false, Some(bytes)) => {
+                format!(
+                    "{} ({})",
+                    self.gpu_indices(),
+                    crate::units::human_bytes(bytes)
+                )
+            }
+            (false, None) => self.gpu_indices(),
+        }
+    }
+
     /// Its GPUs' indices as "1,2" (empty for none).
     pub fn gpu_indices(&self) -> String {
         crate::runs::gpu_indices(&self.gpus)
@@ -226,6 +260,11 @@ pub fn row_of(run: &Run, now: u64) -> ServiceRow {
         idle_alert: false,
         kernels: Vec::new(),
         models: Vec::new(),
+        gpu_memory_bytes: None,
+        own: match live {
+            true => OwnProcesses::of(run),
+            false => OwnProcesses::default(),
+        },
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod collector;
 pub mod error;
+pub mod gpu_use;
 pub mod idle;
 pub mod jupyter;
 pub mod keeper;

@@ -1,7 +1,5 @@
 //! Kept shells: the containers gpudeck labelled as shells, found again for `--list` and `--attach`.
 
-use std::fmt::Write as _;
-
 use crate::docker::types::{ContainerInfo, ContainerState};
 use crate::units;
 
@@ -75,23 +73,9 @@ pub fn render_shells(shells: &[KeptShell], now: i64) -> String {
             ]
         })
         .collect();
-    let header = ["NAME", "IMAGE", "GPUS", "STATE", "CREATED", "WORKDIR"].map(String::from);
-    let mut widths = [0usize; 6];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-    }
-    out
+    let header = ["NAME", "IMAGE", "GPUS", "STATE", "CREATED", "WORKDIR"];
+    let widths = crate::text_table::column_widths(&header, &rows);
+    crate::text_table::render(&header, &rows, &widths, &[0, 1, 2, 3, 4, 5], 2)
 }
 
 fn label(c: &ContainerInfo, key: &str) -> String {

@@ -63,56 +63,136 @@ pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     fastline::render(&Line::from(spans), area, buf);
 }
 
-/// The tab titles with their x ranges, shared by drawing and clicking: the full titles when
-/// they fit the width, else the short ones, padded on both sides when that fits (under 88
-/// columns, e.g. 80, on the left only).
-fn tab_spans(width: u16) -> Vec<(Tab, String, u16, u16)> {
-    let needed = |title: fn(Tab) -> &'static str, pad: usize| -> usize {
-        1 + Tab::ALL
+/// One tab in the tab bar: its label (`" 3 Topology "`, `" 3 Topo"` or just `" 3"`) and its
+/// columns from `start` to `end` (exclusive), shared by drawing and clicking.
+struct TabLabel {
+    tab: Tab,
+    label: String,
+    start: u16,
+    end: u16,
+}
+
+/// The tab bar's labels, and whether tabs are hidden to the left and to the right.
+struct TabBar {
+    labels: Vec<TabLabel>,
+    more_left: bool,
+    more_right: bool,
+}
+
+/// How a tab reads in the bar.
+#[derive(Clone, Copy, PartialEq)]
+enum Label {
+    Full,
+    Short,
+    Number,
+}
+
+/// The tab bar at `width` for `current`: a label is never cut. The full titles when they fit,
+/// else the short ones (padded on both sides where that fits, under 88 columns, e.g. 80, on the
+/// left only); narrower, the current tab keeps its short title, as many of its neighbours as
+/// fit (nearest first) theirs, and the others read as their number key (`│ 7│`); narrower
+/// still, tabs far from the current one are left out, and `‹`/`›` say so.
+fn tab_bar(width: u16, current: Tab) -> TabBar {
+    let width = usize::from(width);
+    // The leading space (or `‹`), then each label and its `│`.
+    let needed = |labels: &[(Tab, Label)], pad: usize| -> usize {
+        1 + labels
             .iter()
-            .map(|t| title(*t).chars().count() + 3 + pad)
+            .map(|(t, l)| label_text(*t, *l, pad).chars().count() + 1)
             .sum::<usize>()
     };
-    let width = width as usize;
-    let (title, pad): (fn(Tab) -> &'static str, usize) = if needed(Tab::title, 2) <= width {
-        (Tab::title, 2)
-    } else if needed(Tab::short_title, 2) <= width {
-        (Tab::short_title, 2)
-    } else {
-        (Tab::short_title, 1)
-    };
+    let all = |label: Label| Tab::ALL.iter().map(|t| (*t, label)).collect::<Vec<_>>();
+    for (label, pad) in [(Label::Full, 2), (Label::Short, 2), (Label::Short, 1)] {
+        let labels = all(label);
+        if needed(&labels, pad) <= width {
+            return place(&labels, pad, false, false);
+        }
+    }
+    // Numbers, then the current tab's title, then its neighbours' titles nearest first.
+    let at = current.position();
+    let mut labels = all(Label::Number);
+    labels[at].1 = Label::Short;
+    let mut by_distance: Vec<usize> = (0..Tab::ALL.len()).filter(|i| *i != at).collect();
+    by_distance.sort_by_key(|i| (i.abs_diff(at), *i));
+    if needed(&labels, 1) <= width {
+        for i in by_distance {
+            labels[i].1 = Label::Short;
+            if needed(&labels, 1) > width {
+                labels[i].1 = Label::Number;
+            }
+        }
+        return place(&labels, 1, false, false);
+    }
+    // Too narrow for every number: the tabs nearest the current one, with a marker on each
+    // side that hides some (the trailing `›` takes a column).
+    let (mut lo, mut hi) = (at, at);
+    for i in by_distance {
+        let (l, h) = (lo.min(i), hi.max(i));
+        let right = usize::from(h + 1 < Tab::ALL.len());
+        if needed(&labels[l..=h], 1) + right <= width {
+            (lo, hi) = (l, h);
+        }
+    }
+    place(&labels[lo..=hi], 1, lo > 0, hi + 1 < Tab::ALL.len())
+}
+
+fn label_text(tab: Tab, label: Label, pad: usize) -> String {
+    let n = tab.position() + 1;
+    match (label, pad) {
+        (Label::Number, _) => format!(" {n}"),
+        (Label::Full, 2) => format!(" {n} {} ", tab.title()),
+        (Label::Full, _) => format!(" {n} {}", tab.title()),
+        (Label::Short, 2) => format!(" {n} {} ", tab.short_title()),
+        (Label::Short, _) => format!(" {n} {}", tab.short_title()),
+    }
+}
+
+fn place(labels: &[(Tab, Label)], pad: usize, more_left: bool, more_right: bool) -> TabBar {
     let mut x = 1u16;
-    Tab::ALL
+    let labels = labels
         .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let label = match pad {
-                2 => format!(" {} {} ", i + 1, title(*t)),
-                _ => format!(" {} {}", i + 1, title(*t)),
-            };
-            let width = label.chars().count() as u16;
+        .map(|(tab, label)| {
+            let label = label_text(*tab, *label, pad);
             let start = x;
-            x += width + 1;
-            (*t, label, start, start + width)
+            let end = start + label.chars().count() as u16;
+            x = end + 1;
+            TabLabel {
+                tab: *tab,
+                label,
+                start,
+                end,
+            }
         })
-        .collect()
+        .collect();
+    TabBar {
+        labels,
+        more_left,
+        more_right,
+    }
 }
 
 pub fn tabs(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
-    let mut spans = vec![Span::raw(" ")];
-    for (tab, label, _, _) in tab_spans(area.width) {
-        spans.push(Span::styled(label, s.tab(tab == state.tab)));
+    let bar = tab_bar(area.width, state.tab);
+    let lead = if bar.more_left { "‹" } else { " " };
+    let mut spans = vec![Span::styled(lead, s.muted())];
+    for l in bar.labels {
+        spans.push(Span::styled(l.label, s.tab(l.tab == state.tab)));
         spans.push(Span::styled("│", s.muted()));
+    }
+    if bar.more_right {
+        spans.push(Span::styled("›", s.muted()));
     }
     fastline::render(&Line::from(spans), area, buf);
 }
 
-pub fn tab_at(area: Rect, column: u16) -> Option<Tab> {
+/// The tab under a click in the tab bar `area`, as drawn while `current` is shown.
+pub fn tab_at(area: Rect, column: u16, current: Tab) -> Option<Tab> {
     let x = column.checked_sub(area.x)?;
-    tab_spans(area.width)
+    tab_bar(area.width, current)
+        .labels
         .into_iter()
-        .find(|(_, _, start, end)| x >= *start && x < *end)
-        .map(|(t, ..)| t)
+        .find(|l| x >= l.start && x < l.end)
+        .map(|l| l.tab)
 }
 
 pub fn footer(area: Rect, buf: &mut Buffer, state: &AppState, keymap: &[Binding], s: &Styles) {
@@ -147,6 +227,74 @@ mod tests {
     use crate::app::action::Tab;
     use crate::app::keymap::bindings;
     use crate::config::Config;
+
+    /// The tab bar is whole labels at every width: each reads `N`, `N Title` or `N Short`
+    /// (never `5 Ima`, as it did at 40 columns), the current tab's with its title, every tab
+    /// from 40 columns up, `‹`/`›` where some are left out below; and a click on a label picks
+    /// its tab.
+    #[test]
+    fn the_tab_bar_shows_whole_labels_at_every_width() {
+        let theme = crate::config::Theme::builtin("dark").unwrap();
+        let styles = Styles::new(&theme);
+        for current in Tab::ALL {
+            let mut state = AppState::new(&Config::default(), "testhost".into(), false);
+            state.tab = current;
+            for width in 12..=200u16 {
+                let area = Rect::new(0, 0, width, 1);
+                let mut buf = Buffer::empty(area);
+                tabs(area, &mut buf, &state, &styles);
+                let cells: Vec<&str> = (0..width).map(|x| buf[(x, 0)].symbol()).collect();
+                let row = cells.concat();
+                let at = |what: &str| format!("{current:?} at {width}: {row:?}: {what}");
+                let body = row.trim_end();
+                let more_right = body.ends_with('›');
+                let body = body.strip_suffix('›').unwrap_or(body);
+                let more_left = body.starts_with('‹');
+                let body = &body[body.chars().next().map_or(0, char::len_utf8)..];
+                let mut numbers = Vec::new();
+                let mut x = 1u16;
+                for label in body.split_terminator('│') {
+                    let (n, title) = match label.trim().split_once(' ') {
+                        Some((n, title)) => (n, Some(title)),
+                        None => (label.trim(), None),
+                    };
+                    let n: usize = n.parse().unwrap_or_else(|_| panic!("{}", at(label)));
+                    let tab = Tab::ALL[n - 1];
+                    if let Some(title) = title {
+                        assert!(
+                            title == tab.title() || title == tab.short_title(),
+                            "{}",
+                            at(label)
+                        );
+                    } else {
+                        assert_ne!(tab, current, "{}", at("the current tab has its title"));
+                    }
+                    let end = x + label.chars().count() as u16;
+                    for column in x..end {
+                        assert_eq!(tab_at(area, column, current), Some(tab), "{}", at(label));
+                    }
+                    assert_eq!(tab_at(area, end, current), None, "{}", at("a separator"));
+                    x = end + 1;
+                    numbers.push(n);
+                }
+                let (first, last) = (numbers[0], numbers[numbers.len() - 1]);
+                assert_eq!(
+                    numbers,
+                    (first..=last).collect::<Vec<_>>(),
+                    "{}",
+                    at("order")
+                );
+                assert!(
+                    numbers.contains(&(current.position() + 1)),
+                    "{}",
+                    at("current")
+                );
+                assert_eq!(more_left, first > 1, "{}", at("the left marker"));
+                assert_eq!(more_right, last < 9, "{}", at("the right marker"));
+                assert!(width < 40 || numbers.len() == 9, "{}", at("every tab"));
+            }
+        }
+    }
 
     /// The footer's row is whole hints one after another: at no width is one cut (`Tab ta` at
     /// 80 columns in the logs view was).

@@ -36,6 +36,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             "press r to diagnose this machine"
         };
         Paragraph::new(Line::styled(text, s.muted()))
+            .wrap(Wrap { trim: false })
             .block(
                 Block::bordered()
                     .title(Span::styled(" Doctor ", s.title()))

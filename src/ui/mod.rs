@@ -114,7 +114,7 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, theme: &Theme, key
 pub fn click(area: Rect, state: &AppState, column: u16, row: u16) -> Option<Action> {
     let screen = Screen::for_state(area, state);
     if row == screen.tabs.y {
-        return chrome::tab_at(screen.tabs, column).map(Action::SelectTab);
+        return chrome::tab_at(screen.tabs, column, state.tab).map(Action::SelectTab);
     }
     if matches!(state.tab, Tab::Containers | Tab::Images) {
         return docker_click(screen.body, state, row);

@@ -213,7 +213,9 @@ pub fn picker(
     let matches = picker.matches(catalog);
     let rows = h.saturating_sub(2 + lines.len() as u16) as usize;
     let first = picker.selected.saturating_sub(rows.saturating_sub(1));
-    for (i, e) in matches.iter().enumerate().skip(first).take(rows) {
+    let shown: Vec<&CatalogEntry> = matches.iter().skip(first).take(rows).copied().collect();
+    let columns = PickerColumns::fit(&shown, w.saturating_sub(2));
+    for (i, e) in shown.into_iter().enumerate().map(|(i, e)| (i + first, e)) {
         // The verdict here, before a multi-gigabyte download rather than after.
         let (mark, mark_style, word) = match compat.assessment_of(&e.reference) {
             Some(a) => {
@@ -222,15 +224,6 @@ pub fn picker(
             }
             None => (" ", s.muted(), ""),
         };
-        let text = format!(
-            " {word:<16}{:<48} CUDA {:<6} {}",
-            units::truncate(&e.reference, 48),
-            e.cuda,
-            e.cudnn
-                .as_deref()
-                .map(|c| format!("cuDNN {c}"))
-                .unwrap_or_default()
-        );
         let style = if i == picker.selected {
             s.selected()
         } else {
@@ -245,7 +238,7 @@ pub fn picker(
                     mark_style
                 },
             ),
-            Span::styled(text, style),
+            Span::styled(columns.row(e, word), style),
         ]));
     }
     if matches.is_empty() && !picker.query.trim().is_empty() {
@@ -267,4 +260,79 @@ pub fn picker(
                 .border_style(s.accent()),
         )
         .render(popup, buf);
+}
+
+/// The picker's columns after the verdict's mark: the verdict in words, the reference, its CUDA
+/// and its cuDNN. Narrower than all of them, cuDNN goes first, then the verdict in words (the
+/// mark stays), then CUDA; the reference is never cut from the right: it is an identifier, so
+/// what does not fit goes from its middle and its tag stays (`nvcr.io/…/pytorch:24.05-py3`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PickerColumns {
+    word: bool,
+    reference: u16,
+    cuda: bool,
+    cudnn: u16,
+}
+
+/// The verdict in words: `will not run` and `runs via compat` with a space after.
+const WORD_WIDTH: u16 = 16;
+/// ` CUDA 12.4.1`.
+const CUDA_WIDTH: u16 = 12;
+/// The reference's column at most, and what it keeps before the other columns give way.
+const REFERENCE_MAX: u16 = 48;
+const REFERENCE_MIN: u16 = 30;
+
+impl PickerColumns {
+    /// The columns for `entries` in `inner` columns (the mark's included).
+    fn fit(entries: &[&CatalogEntry], inner: u16) -> PickerColumns {
+        let widest = |f: &dyn Fn(&CatalogEntry) -> usize| {
+            entries.iter().map(|e| f(e)).max().unwrap_or(0) as u16
+        };
+        let reference =
+            widest(&|e: &CatalogEntry| Span::raw(e.reference.as_str()).width()).min(REFERENCE_MAX);
+        // ` cuDNN 9.1.0`
+        let cudnn =
+            widest(&|e: &CatalogEntry| e.cudnn.as_ref().map_or(0, |c| c.chars().count() + 7));
+        // The mark and the space after it.
+        let room = inner.saturating_sub(2);
+        // The whole reference with as many other columns as fit; else a part of it.
+        for wanted in [reference, reference.min(REFERENCE_MIN)] {
+            for (word, cuda, cudnn) in [(true, true, cudnn), (true, true, 0), (false, true, 0)] {
+                let others = u16::from(word) * WORD_WIDTH + u16::from(cuda) * CUDA_WIDTH + cudnn;
+                if others + wanted <= room {
+                    return PickerColumns {
+                        word,
+                        reference: reference.min(room - others),
+                        cuda,
+                        cudnn,
+                    };
+                }
+            }
+        }
+        PickerColumns {
+            word: false,
+            reference: room,
+            cuda: false,
+            cudnn: 0,
+        }
+    }
+
+    /// One entry's row after its mark.
+    fn row(&self, e: &CatalogEntry, word: &str) -> String {
+        let mut row = String::from(" ");
+        if self.word {
+            row.push_str(&format!("{word:<w$}", w = usize::from(WORD_WIDTH)));
+        }
+        let reference = table::cut_middle(&e.reference, self.reference);
+        row.push_str(&format!("{reference:<w$}", w = usize::from(self.reference)));
+        if self.cuda {
+            row.push_str(&format!(" CUDA {:<6}", e.cuda));
+        }
+        if self.cudnn > 0 {
+            if let Some(cudnn) = &e.cudnn {
+                row.push_str(&format!(" cuDNN {cudnn}"));
+            }
+        }
+        row
+    }
 }

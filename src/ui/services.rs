@@ -6,7 +6,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 use super::logs;
 use super::scroll::{table_offset, table_row_at};
@@ -15,7 +15,7 @@ use super::style::Styles;
 use super::table::{self, Column, TableRow};
 use crate::app::state::AppState;
 
-use crate::services::{Health, ServiceRow};
+use crate::services::ServiceRow;
 use crate::units;
 
 pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
@@ -52,6 +52,25 @@ pub fn row_at(area: Rect, state: &AppState, row: u16) -> Option<usize> {
     table_row_at(list, view.selected_row(), view.rows.len(), row)
 }
 
+/// The ways to start a service, each a command and what it starts.
+const WAYS_TO_START: [(&str, &str); 4] = [
+    (
+        "gpudeck notebook --host --gpus 0",
+        "JupyterLab from your PATH",
+    ),
+    (
+        "gpudeck notebook IMAGE --gpus 0",
+        "JupyterLab in a local image",
+    ),
+    ("gpudeck tensorboard RUN --host", "a run's TensorBoard"),
+    (
+        "gpudeck triton REPO --image IMAGE",
+        "Triton on a model repository",
+    ),
+];
+
+/// No service yet: how to start one. Every line is wrapped, never cut; where a command and
+/// what it starts do not fit one line, what it starts goes on a line of its own above it.
 fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
     let view = &state.services;
     let mut lines = vec![match (&view.store_error, view.listed) {
@@ -65,16 +84,29 @@ fn empty(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
             "n starts a notebook from here; or from a shell (it appears here):",
             s.muted(),
         ));
-        for command in [
-            "gpudeck notebook --host --gpus 0     JupyterLab from your PATH",
-            "gpudeck notebook IMAGE --gpus 0      JupyterLab in a local image",
-            "gpudeck tensorboard RUN --host       a run's TensorBoard",
-            "gpudeck triton REPO --image IMAGE    Triton on a model repository",
-        ] {
-            lines.push(Line::styled(format!("  {command}"), s.accent()));
+        let inner = usize::from(area.width.saturating_sub(2));
+        let command_width = WAYS_TO_START
+            .iter()
+            .map(|(c, _)| c.len())
+            .max()
+            .unwrap_or(0);
+        let one_line = WAYS_TO_START
+            .iter()
+            .all(|(_, what)| 2 + command_width + 2 + what.len() <= inner);
+        for (command, what) in WAYS_TO_START {
+            if one_line {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {command:<command_width$}  "), s.accent()),
+                    Span::styled(what, s.muted()),
+                ]));
+            } else {
+                lines.push(Line::styled(format!("{what}:"), s.muted()));
+                lines.push(Line::styled(format!("  {command}"), s.accent()));
+            }
         }
     }
     Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
         .block(
             Block::bordered()
                 .title(Span::styled(" Services ", s.title()))
@@ -158,26 +190,10 @@ fn service_row(r: &ServiceRow, state: &AppState, whole: bool, s: &Styles) -> Tab
     )
 }
 
-/// "1 (GPU 24.2GiB)", "0,1 (GPUs 43.1GiB)": the service's GPUs and the memory in use on them
-/// now, the whole GPUs' (everyone's processes, from the GPU data the dashboard reads anyway),
-/// labelled so it does not read as the service's own; "-" for none.
+/// "1 (3.2GiB)": the service's GPUs and the memory its own processes hold on them (its
+/// kernels', its container's; not another job's on the same GPU), from the GPU data the
+/// dashboard reads anyway, as `gpudeck services` shows it.
 fn gpus_with_memory(r: &ServiceRow, state: &AppState) -> String {
-    if r.gpus.is_empty() {
-        return "-".into();
-    }
-    let used = |index: u32| -> Option<u64> {
-        let data = state.data()?;
-        let at = data.inventory.gpus.iter().position(|g| g.index == index)?;
-        data.samples.get(at)?.memory_used_bytes
-    };
-    let indices: Vec<String> = r.gpus.iter().map(|g| g.index.to_string()).collect();
-    let indices = indices.join(",");
-    let on_all: Option<u64> = r.gpus.iter().map(|g| used(g.index)).sum();
-    match on_all.filter(|_| r.health != Health::Ended) {
-        Some(bytes) => {
-            let noun = if r.gpus.len() == 1 { "GPU" } else { "GPUs" };
-            format!("{indices} ({noun} {})", units::human_bytes(bytes))
-        }
-        None => indices,
-    }
+    let memory = state.data().and_then(|d| r.own_gpu_memory(&d.samples));
+    r.gpus_with_memory(memory)
 }

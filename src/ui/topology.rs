@@ -1,5 +1,7 @@
 //! The Topology tab: the GPU-to-GPU matrix `nvidia-smi topo -m` shows, with a legend and the selected pair explained.
 
+use std::ops::Range;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -35,26 +37,35 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
         height: area.height - links.height,
         ..area
     };
-    let mut lines = Vec::with_capacity(gpus.len() + 1);
-    let mut head = vec![Span::raw(" ".repeat(CELL))];
-    for g in gpus {
+    let (rows, cols) = matrix_window(matrix_area, gpus.len(), state.selected_gpu);
+    let mut lines = Vec::with_capacity(rows.len() + 1);
+    // `‹` and `›` in the header where columns are left out on that side.
+    let corner = if cols.start > 0 { "‹" } else { "" };
+    let mut head = vec![Span::styled(format!("{corner:<CELL$}"), s.warn())];
+    for b in cols.clone() {
+        let more = if b + 1 == cols.end && cols.end < gpus.len() {
+            "›"
+        } else {
+            ""
+        };
         head.push(Span::styled(
-            format!("{:<CELL$}", format!("GPU{}", g.index)),
+            format!("{:<w$}", format!("GPU{}", gpus[b].index), w = CELL - 1),
             s.header(),
         ));
+        head.push(Span::styled(format!("{more:<1}"), s.warn()));
     }
     lines.push(Line::from(head));
-    for (a, ga) in gpus.iter().enumerate() {
+    for a in rows.clone() {
         let row_style = if a == state.selected_gpu {
             s.selected()
         } else {
             s.header()
         };
         let mut row = vec![Span::styled(
-            format!("{:<CELL$}", format!("GPU{}", ga.index)),
+            format!("{:<CELL$}", format!("GPU{}", gpus[a].index)),
             row_style,
         )];
-        for b in 0..gpus.len() {
+        for b in cols.clone() {
             if a == b {
                 row.push(Span::styled(format!("{:<CELL$}", "X"), s.muted()));
             } else {
@@ -67,14 +78,70 @@ pub fn render(area: Rect, buf: &mut Buffer, state: &AppState, data: &GpuData, s:
         }
         lines.push(Line::from(row));
     }
+    let title = matrix_title(&rows, &cols, gpus.len(), matrix_area.width, s);
     Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(Span::styled(" GPU topology ", s.title()))
-                .border_style(s.border()),
-        )
+        .block(Block::bordered().title(title).border_style(s.border()))
         .render(matrix_area, buf);
     info(links, buf, state, data, s);
+}
+
+/// The rows and the columns of the matrix that fit `area` (its box included), around the
+/// selected GPU: every one of `n` where they fit; never a cell cut.
+fn matrix_window(area: Rect, n: usize, selected: usize) -> (Range<usize>, Range<usize>) {
+    let inner = usize::from(area.width.saturating_sub(2));
+    // The row names' column, then one per GPU: where all fit, the last one's trailing space
+    // may fall off; where not, it holds the `›`.
+    let cols = match (inner + 1).saturating_sub(CELL) / CELL {
+        all if all >= n => all,
+        _ => inner.saturating_sub(CELL) / CELL,
+    };
+    let rows = usize::from(area.height.saturating_sub(3));
+    let around = |fit: usize| {
+        if fit >= n {
+            return 0..n;
+        }
+        let first = selected.saturating_sub(fit / 2).min(n - fit);
+        first..first + fit
+    };
+    (around(rows), around(cols))
+}
+
+/// The matrix's title: where rows or columns do not fit, which are shown (`cols 3-7 of 8`) and
+/// that ↑/↓ moves them (they follow the selected GPU), as fits the width.
+fn matrix_title<'a>(
+    rows: &Range<usize>,
+    cols: &Range<usize>,
+    n: usize,
+    width: u16,
+    s: &Styles,
+) -> Line<'a> {
+    let part = |what: &str, r: &Range<usize>| {
+        range_marker(r.start, r.len(), n)
+            .map(|m| format!("{what} {}", m.trim_end_matches([' ', '↑', '↓'])))
+    };
+    let hidden: Vec<String> = [part("cols", cols), part("rows", rows)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if hidden.is_empty() {
+        return Line::from(Span::styled(" GPU topology ", s.title()));
+    }
+    let hidden = hidden.join(" · ");
+    let room = usize::from(width.saturating_sub(4));
+    let [long, short] = [format!("· {hidden} · ↑/↓ moves "), format!("· {hidden} ")];
+    for (name, marker) in [
+        (" GPU topology ", &long),
+        (" Topology ", &long),
+        (" Topology ", &short),
+    ] {
+        if name.chars().count() + marker.chars().count() <= room {
+            return Line::from(vec![
+                Span::styled(name, s.title()),
+                Span::styled(marker.clone(), s.warn()),
+            ]);
+        }
+    }
+    Line::from(Span::styled(format!(" {hidden} "), s.warn()))
 }
 
 /// The legend of the matrix's codes, under the links when there is room.

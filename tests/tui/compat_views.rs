@@ -322,6 +322,78 @@ fn without_the_nvidia_runtime_the_pull_picker_marks_every_image_and_says_why() {
     assert!(screen.contains("systemctl restart docker`"), "{screen}");
 }
 
+/// Image references are identifiers: at every width the picker shows each one whole, or cut
+/// in the middle with its tag kept (`nvcr.io/nvi…:25.08-py3`), never cut from the right into
+/// a reference that reads as another (`nvcr.io/nvid`, as it did at 40 columns).
+#[test]
+fn the_pull_picker_cuts_references_in_the_middle_keeping_the_tag() {
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenPullPicker);
+    for c in "nvidia".chars() {
+        s.update(Action::FilterInput(c));
+    }
+    let Overlay::Pull(picker) = &s.overlay else {
+        panic!("the picker is open");
+    };
+    let references: Vec<String> = picker
+        .matches(&s.docker.catalog)
+        .iter()
+        .map(|e| e.reference.clone())
+        .collect();
+    assert!(references.len() > 10, "{references:?}");
+    for width in 40..=130u16 {
+        let buf = render(&s, width, 30);
+        let w = width.min(100);
+        let x0 = (width - w) / 2 + 1;
+        let mut shown = 0;
+        for y in 0..30 {
+            let line: String = (x0..x0 + w - 2).map(|x| buf[(x, y)].symbol()).collect();
+            let line = line.trim_matches('│');
+            let Some(word) = line.split_whitespace().find(|w| w.contains('/')) else {
+                continue;
+            };
+            let whole = references.iter().any(|r| r == word);
+            let cut = word.split_once('…').is_some_and(|(a, b)| {
+                references.iter().any(|r| {
+                    // The end kept is the tag's (its end at least), never the repository's.
+                    let tag = &r[r.rfind(':').expect("a tag") + 1..];
+                    r.starts_with(a)
+                        && r.ends_with(b)
+                        && (b.ends_with(&format!(":{tag}"))
+                            || tag.ends_with(b.trim_start_matches(':')))
+                })
+            });
+            assert!(
+                whole || cut,
+                "at {width}: {word:?} is not a reference, whole or cut in the middle:\n{}",
+                text(&buf)
+            );
+            shown += 1;
+        }
+        assert!(shown >= 10, "at {width}: {shown} rows:\n{}", text(&buf));
+        assert!(
+            width < 80 || text(&buf).contains("CUDA"),
+            "at {width}: CUDA stays from 80 columns\n{}",
+            text(&buf)
+        );
+    }
+    // The longest references in the catalog are whole at 80 columns, with their CUDA.
+    let long = "pytorch/pytorch:2.11.0-cuda12.8-cudnn9-runtime";
+    let mut s = state(A100_122, &["nvidia", "runc"], false);
+    s.update(Action::SelectTab(Tab::Images));
+    s.update(Action::OpenPullPicker);
+    for c in "2.11.0-cuda12.8".chars() {
+        s.update(Action::FilterInput(c));
+    }
+    let screen = text(&render(&s, 80, 30));
+    let line = screen
+        .lines()
+        .find(|l| l.contains(long))
+        .unwrap_or_else(|| panic!("{long} not whole:\n{screen}"));
+    assert!(line.contains("CUDA 12.8"), "{screen}");
+}
+
 #[test]
 fn n_and_shift_n_jump_between_images_that_will_not_run() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -321,6 +321,92 @@ fn the_topology_links_pane_counts_the_peers_it_hides_and_scrolls_them() {
     assert_eq!(peers, [0, 2, 3], "{title}");
 }
 
+/// The Topology matrix never cuts a cell: at every width from 40 to 200 columns (and at 24 and
+/// 12 rows) each header is a whole `GPUn`, each row as many whole cells as there are headers,
+/// and where GPUs are left out the title says which (`cols 3-7 of 8`), the selected GPU's
+/// among them (at 40 columns it was cut at `GP` with no mark).
+#[test]
+fn the_topology_matrix_says_which_gpus_it_shows_and_cuts_no_cell() {
+    let codes = ["X", "PIX", "PXB", "PHB", "NODE", "SYS", "?"];
+    let mut state = demo_state(EIGHT, 1);
+    state.update(Action::SelectTab(Tab::Topology));
+    for selected in [0usize, 4, 7] {
+        while state.selected_gpu < selected {
+            state.update(Action::Down);
+        }
+        for (width, height) in (40..=200)
+            .map(|w| (w, 24))
+            .chain((40..=90).map(|w| (w, 12)))
+        {
+            let screen = text(&render(&state, width, height));
+            let at = |what: &str| format!("GPU{selected} at {width}x{height}: {what}\n{screen}");
+            let lines: Vec<&str> = screen.lines().collect();
+            let top = lines
+                .iter()
+                .position(|l| l.starts_with('┌'))
+                .unwrap_or_else(|| panic!("{}", at("no matrix")));
+            let title = lines[top];
+            let inside = |l: &str| l.trim_start_matches('│').trim_end_matches('│').to_string();
+            let header = inside(lines[top + 1]);
+            let cols: Vec<usize> = header
+                .split_whitespace()
+                .map(|w| w.trim_matches(['‹', '›']))
+                .filter(|w| !w.is_empty())
+                .map(|w| {
+                    let n = w.strip_prefix("GPU").unwrap_or_else(|| panic!("{}", at(w)));
+                    n.parse().unwrap_or_else(|_| panic!("{}", at(w)))
+                })
+                .collect();
+            let rows: Vec<usize> = lines[top + 2..]
+                .iter()
+                .take_while(|l| !l.starts_with('└'))
+                .map(|l| {
+                    let cells: Vec<String> =
+                        inside(l).split_whitespace().map(str::to_string).collect();
+                    assert_eq!(cells.len(), cols.len() + 1, "{}", at(l));
+                    for cell in &cells[1..] {
+                        let whole = codes.contains(&cell.as_str())
+                            || cell
+                                .strip_prefix("NV")
+                                .is_some_and(|n| n.parse::<u32>().is_ok());
+                        assert!(whole, "{}", at(cell));
+                    }
+                    let n = cells[0]
+                        .strip_prefix("GPU")
+                        .unwrap_or_else(|| panic!("{}", at(l)));
+                    n.parse().unwrap_or_else(|_| panic!("{}", at(l)))
+                })
+                .collect();
+            for (what, shown) in [("cols", &cols), ("rows", &rows)] {
+                assert!(shown.contains(&selected), "{}", at(what));
+                assert!(shown.windows(2).all(|w| w[1] == w[0] + 1), "{}", at(what));
+                let said = format!(
+                    "{what} {}-{} of 8",
+                    shown[0] + 1,
+                    shown[shown.len() - 1] + 1
+                );
+                if shown.len() < 8 {
+                    assert!(title.contains(&said), "{}", at(&said));
+                } else {
+                    assert!(!title.contains(what), "{}", at(what));
+                }
+            }
+            assert_eq!(header.starts_with('‹'), cols[0] > 0, "{}", at("‹"));
+            assert_eq!(
+                header.trim_end().ends_with('›'),
+                cols[cols.len() - 1] < 7,
+                "{}",
+                at("›")
+            );
+            assert!(
+                width < 56 || cols.len() == 8,
+                "{}",
+                at("every column from 56")
+            );
+        }
+    }
+}
+
 fn doctor_report() -> DoctorReport {
     // As many checks as a real diagnosis, so that the list fills the tab and the detail gets
     // its least rows.

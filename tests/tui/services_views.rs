@@ -54,6 +54,8 @@ fn notebook() -> ServiceRow {
             connections: 1,
         }],
         models: Vec::new(),
+        gpu_memory_bytes: None,
+        own: Default::default(),
     }
 }
 
@@ -507,4 +509,58 @@ fn the_detail_says_state_and_health_and_when_an_ended_service_ended() {
         words.contains("why tensorboard exited with code 2 before it answered"),
         "{screen}"
     );
+}
+
+/// The GPUS column says the memory the service's own processes hold (its kernel's), not the
+/// whole GPU's: with its processes on no GPU it holds 0B however full the GPU is. `gpudeck services`
+/// says the same, from the same reading.
+#[test]
+fn the_memory_shown_is_the_services_own_and_the_cli_agrees() {
+    let mut state = state_with_services(false);
+    let data = state.data().expect("GPU data").clone();
+    let gpu = (data.samples.iter())
+        .position(|s| !s.processes.is_empty())
+        .expect("a GPU with a process");
+    let kernel = &data.samples[gpu].processes[0];
+    let own = kernel.used_memory_bytes.expect("its memory");
+    let whole = data.samples[gpu]
+        .memory_used_bytes
+        .expect("the GPU's memory");
+    assert!(own < whole, "the GPU's memory is more than the process's");
+    let mut row = notebook();
+    row.gpus[0].index = data.inventory.gpus[gpu].index;
+    row.own.pids = vec![kernel.pid];
+    state.apply_services(ServicesUpdate {
+        rows: vec![row.clone(), triton()],
+        store_error: None,
+    });
+    let screen = text(&render(&state, 120, 30));
+    let shown = format!(
+        "{} ({})",
+        row.gpus[0].index,
+        gpudeck::units::human_bytes(own)
+    );
+    let list = screen
+        .lines()
+        .find(|l| l.contains("notebook-3f9a"))
+        .unwrap();
+    assert!(list.contains(&shown), "{shown} in {list}\n{screen}");
+    // Whose processes are on no GPU holds nothing there, whatever the GPU's memory in use.
+    let mut elsewhere = row.clone();
+    elsewhere.own.pids = vec![u32::MAX - 1];
+    state.apply_services(ServicesUpdate {
+        rows: vec![elsewhere],
+        store_error: None,
+    });
+    let screen = text(&render(&state, 120, 30));
+    let list = screen
+        .lines()
+        .find(|l| l.contains("notebook-3f9a"))
+        .unwrap();
+    let none = format!("{} (0B)", row.gpus[0].index);
+    assert!(list.contains(&none), "{none} in {list}\n{screen}");
+    row.gpu_memory_bytes = row.own_gpu_memory(&data.samples);
+    let cli = gpudeck::cli::services::render(&[row]);
+    let cli_row = cli.lines().nth(1).unwrap();
+    assert!(cli_row.contains(&shown), "{cli}");
 }

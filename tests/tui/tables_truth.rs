@@ -630,6 +630,8 @@ fn service_row(i: usize, f: &ServiceFigures) -> ServiceRow {
         idle_alert: f.idle_s.is_some_and(|s| s > 3600),
         kernels: Vec::new(),
         models: Vec::new(),
+        gpu_memory_bytes: None,
+        own: Default::default(),
     }
 }
 
@@ -641,35 +643,45 @@ fn services_every_figure_drawn_is_a_true_figure_at_every_width() {
             let mut s = demo_state("gpus=2,seed=42,frozen=100", 1);
             s.now = NOW;
             s.update(Action::SelectTab(Tab::Services));
+            let data = s.data().expect("GPU data").clone();
+            // Each service owns the processes on its first GPU; the others are someone else's.
             let rows: Vec<ServiceRow> = figures
                 .iter()
                 .enumerate()
-                .map(|(i, f)| service_row(i, f))
+                .map(|(i, f)| {
+                    let mut row = service_row(i, f);
+                    row.own.pids = (data.samples.iter().zip(&data.inventory.gpus))
+                        .filter(|(_, g)| row.gpus.first().is_some_and(|r| r.index == g.index))
+                        .flat_map(|(s, _)| s.processes.iter().map(|p| p.pid))
+                        .collect();
+                    row
+                })
                 .collect();
             s.apply_services(ServicesUpdate {
                 rows,
                 store_error: None,
             });
-            let data = s.data().expect("GPU data").clone();
             let given: Vec<Given> = s
                 .services
                 .rows
                 .iter()
                 .map(|r| {
                     let mut g = Given::default();
-                    // "0,1 (GPUs 43.1GiB)": the indices, and the memory in use on all of them.
+                    // "0,1 (3.2GiB)": the indices, and the memory its own processes hold.
                     let indices: Vec<String> =
                         r.gpus.iter().map(|gpu| gpu.index.to_string()).collect();
-                    let used: Option<u64> = r
-                        .gpus
+                    let own = data
+                        .samples
                         .iter()
-                        .map(|gpu| data.samples[gpu.index as usize].memory_used_bytes)
-                        .sum();
-                    let noun = if r.gpus.len() == 1 { "GPU" } else { "GPUs" };
-                    g.figure(match (indices.is_empty(), used) {
+                        .flat_map(|s| &s.processes)
+                        .filter(|p| r.own.pids.contains(&p.pid))
+                        .map(|p| p.used_memory_bytes)
+                        .sum::<Option<u64>>()
+                        .filter(|_| !r.own.pids.is_empty());
+                    g.figure(match (indices.is_empty(), own) {
                         (true, _) => "-".into(),
                         (false, Some(b)) => {
-                            format!("{} ({noun} {})", indices.join(","), units::human_bytes(b))
+                            format!("{} ({})", indices.join(","), units::human_bytes(b))
                         }
                         (false, None) => indices.join(","),
                     })

@@ -354,3 +354,45 @@ fn help_opens_and_any_key_closes_it() {
         "the key that closed help did nothing else"
     );
 }
+
+/// The footer offers only keys that act now: with no GPU (none read yet, or the driver found
+/// none) `c copy UUID` and `Enter processes` do nothing, nor do a service's keys with no
+/// service or `kill` with no process; with GPUs and a selection they are offered.
+#[test]
+fn the_footer_offers_no_key_that_has_nothing_to_act_on() {
+    use gpudeck::app::keymap::{bindings, footer_hints};
+    let keymap = bindings();
+    let offered = |s: &AppState| -> Vec<&str> {
+        footer_hints(s, &keymap)
+            .into_iter()
+            .map(|(_, what)| what)
+            .collect()
+    };
+    let mut none = AppState::new(&Config::default(), "testhost".into(), false);
+    for (tab, idle) in [
+        (Tab::Gpus, &["copy UUID", "processes", "power", "graph"][..]),
+        (Tab::Topology, &["scroll links"][..]),
+        (Tab::Processes, &["kill", "details"][..]),
+        (Tab::Services, &["copy URL", "stop", "restart", "logs"][..]),
+        (Tab::Runs, &["stop", "re-run", "logs"][..]),
+        (Tab::Containers, &["stop", "remove", "inspect", "logs"][..]),
+        (Tab::Doctor, &["scroll fix"][..]),
+    ] {
+        none.tab = tab;
+        let hints = offered(&none);
+        for what in idle {
+            assert!(!hints.contains(what), "{tab:?} offers {what:?}: {hints:?}");
+        }
+        // What works without a selection stays.
+        assert!(hints.contains(&"help"), "{tab:?}: {hints:?}");
+    }
+    none.tab = Tab::Runs;
+    assert!(offered(&none).contains(&"new"));
+    let mut s = demo_state(SPEC, 1);
+    let hints = offered(&s);
+    for what in ["copy UUID", "processes", "power", "graph"] {
+        assert!(hints.contains(&what), "with GPUs: {hints:?}");
+    }
+    s.update(Action::SelectTab(Tab::Processes));
+    assert!(offered(&s).contains(&"kill"), "{:?}", offered(&s));
+}
