@@ -11,7 +11,7 @@ pub const ENV_VAR: &str = "GPUDECK_SIM";
 pub const MAX_GPUS: u32 = 64;
 
 /// The knob names `SimSpec::parse` accepts, in help-text order.
-pub const KNOBS: [&str; 18] = [
+pub const KNOBS: [&str; 19] = [
     "gpus",
     "seed",
     "profile",
@@ -30,6 +30,7 @@ pub const KNOBS: [&str; 18] = [
     "bridge",
     "xid",
     "replay",
+    "cost",
 ];
 
 /// Everything that shapes a simulation. Equal specs give equal numbers.
@@ -71,6 +72,9 @@ pub struct SimSpec {
     pub xids: Vec<SimXid>,
     /// PCIe replay counts: (GPU index, replays).
     pub pcie_replays: Vec<(u32, u64)>,
+    /// Whether each NVML call spends the CPU time it takes on a real H100's driver
+    /// (`cost=h100`; the NVML library only, the in-process simulation costs nothing).
+    pub call_costs: bool,
 }
 
 impl Default for SimSpec {
@@ -94,6 +98,7 @@ impl Default for SimSpec {
             bridges: Vec::new(),
             xids: Vec::new(),
             pcie_replays: Vec::new(),
+            call_costs: false,
         }
     }
 }
@@ -287,6 +292,13 @@ fn apply(spec: &mut SimSpec, key: &str, value: &str) -> Result<(), String> {
         "bridge" => spec.bridges = list(value, bridge)?,
         "xid" => spec.xids = list(value, xid)?,
         "replay" => spec.pcie_replays = list(value, replay)?,
+        "cost" => {
+            spec.call_costs = match value {
+                "h100" => true,
+                "none" => false,
+                _ => return Err(format!("cost={value}: expected h100 or none")),
+            }
+        }
         _ => {
             return Err(format!(
                 "unknown knob \"{key}\" (allowed: {})",

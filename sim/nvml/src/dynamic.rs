@@ -59,6 +59,7 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(
     device: nvmlDevice_t,
     memory: *mut nvmlMemory_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Memory);
     // The v1 struct counts the reserved memory as used, as real NVML does.
     with_sample(device, None, |d, s| {
         let m = unsafe { out(memory) }?;
@@ -74,6 +75,7 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(
     device: nvmlDevice_t,
     memory: *mut nvmlMemory_v2_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Memory);
     with_sample(device, None, |d, s| {
         let m = unsafe { out(memory) }?;
         if m.version != MEMORY_V2_VERSION {
@@ -148,6 +150,7 @@ pub unsafe extern "C" fn nvmlDeviceGetTotalEnergyConsumption(
     device: nvmlDevice_t,
     energy: *mut c_ulonglong,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Energy);
     value(device, Metric::Power, energy, |_, s| s.energy_mj)
 }
 
@@ -256,6 +259,7 @@ pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkWidth(
     device: nvmlDevice_t,
     width: *mut c_uint,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::PcieWidth);
     value(device, Metric::Pcie, width, |_, s| s.pcie_width)
 }
 
@@ -265,6 +269,7 @@ pub unsafe extern "C" fn nvmlDeviceGetPcieThroughput(
     counter: b::nvmlPcieUtilCounter_t,
     kbps: *mut c_uint,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::PcieThroughput);
     with_sample(device, Some(Metric::Pcie), |_, s| {
         let kbps = unsafe { out(kbps) }?;
         *kbps = match counter {

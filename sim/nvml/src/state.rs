@@ -38,6 +38,8 @@ pub(crate) fn init() -> Result<(), nvmlReturn_t> {
             InitFailure::NoPermission => NO_PERMISSION,
         });
     }
+    crate::cost::enable(spec.call_costs);
+    crate::cost::spend(crate::cost::Call::Init);
     state.sim = Some(Arc::new(Simulation::new(spec)));
     state.refs = 1;
     Ok(())
@@ -70,6 +72,7 @@ pub(crate) struct Gpu {
 impl Gpu {
     /// The GPU of `handle`: UNINITIALIZED before init, INVALID_ARGUMENT for a foreign handle.
     pub fn of(handle: nvmlDevice_t) -> Result<Gpu, nvmlReturn_t> {
+        crate::cost::spend(crate::cost::Call::Query);
         let sim = sim()?;
         let index = index_of(handle)
             .filter(|i| *i < sim.device_count())
