@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release --workspace
 //! cargo run --release --example bench -- [SECONDS] [--render-only] [--nvtop] [--pairs N] [--demo]
-//!     [--baseline PATH]
+//!     [--baseline PATH] [--costs]
 //! ```
 //!
 //! SECONDS (default 60) is the measured window of each live run, after 5 s of start-up. The
@@ -17,6 +17,9 @@
 //! and prints the two side by side; `--pairs N` repeats the pair N times (the machine may be
 //! shared: compare within a pair). `--baseline PATH` runs another gpudeck binary (an older
 //! build) the same way first in each pair, for before-and-after figures from the same minutes.
+//! `--costs` adds `cost=h100` to the simulated machine: every NVML call, gpudeck's and nvtop's,
+//! spends the CPU time a real H100's driver takes for it (sim/README.md), which on a real GPU is
+//! most of what a monitor costs.
 //!
 //! The figures: "CPU-s/min" is the CPU time of all the process's threads over the window (from
 //! schedstat), per minute of wall time; "peak RSS" is VmHWM; "frames/min" counts the dashboard's
@@ -33,9 +36,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpudeck::app::ansi::Encoder;
 use gpudeck::app::keymap::{bindings, Binding};
-use gpudeck::app::screen::Output;
 use gpudeck::app::state::AppState;
 use gpudeck::config::Config;
 use gpudeck::gpu::collector::GpuUpdate;
@@ -45,7 +46,7 @@ use gpudeck::gpu::GpuSource;
 use gpudeck::host::ProcessTable;
 use gpudeck_sim_model::SimSpec;
 use ratatui::backend::{Backend, CrosstermBackend};
-use ratatui::buffer::{Buffer, Cell};
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 #[path = "common/procfs.rs"]
@@ -54,6 +55,8 @@ use procfs::*;
 
 /// The simulated machine both monitors watch.
 const SIM: &str = "gpus=8,seed=42";
+/// The same, each NVML call costing what it does on a real H100's driver.
+const SIM_COSTS: &str = "gpus=8,seed=42,cost=h100";
 /// The tmux pane both monitors draw in.
 const PANE: (&str, &str) = ("160", "50");
 /// Start-up time left out of the measured window.
@@ -66,9 +69,19 @@ struct Options {
     pairs: usize,
     demo: bool,
     baseline: Option<PathBuf>,
+    costs: bool,
 }
 
 impl Options {
+    /// The `GPUDECK_SIM` spec of the simulated machine.
+    fn sim(&self) -> &'static str {
+        if self.costs {
+            SIM_COSTS
+        } else {
+            SIM
+        }
+    }
+
     fn parse() -> Self {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let after = |flag: &str| {
@@ -94,6 +107,7 @@ impl Options {
             pairs,
             demo: args.iter().any(|a| a == "--demo"),
             baseline,
+            costs: args.iter().any(|a| a == "--costs"),
         }
     }
 }
@@ -154,9 +168,9 @@ fn render_times() {
     diff_times(&mut state, &theme, &keymap);
 }
 
-/// What finding the cells to write costs at 160x50, from one frame to the next a second later
-/// (new samples: numbers, bars and charts move): ratatui's `Buffer::diff`, which `Terminal::draw`
-/// used, and the dashboard's own (`app::screen::diff`), which yields the same cells.
+/// What ratatui's `Terminal::draw` adds to a frame at 160x50, from one frame to the next a second
+/// later (new samples: numbers, bars and charts move): finding the cells that changed
+/// (`Buffer::diff`) and writing them through `CrosstermBackend::draw` (to `io::sink()`).
 fn diff_times(state: &mut AppState, theme: &gpudeck::config::Theme, keymap: &[Binding]) {
     let area = Rect::new(0, 0, 160, 50);
     let mut before = Buffer::empty(area);
@@ -175,76 +189,28 @@ fn diff_times(state: &mut AppState, theme: &gpudeck::config::Theme, keymap: &[Bi
     let mut after = Buffer::empty(area);
     gpudeck::ui::render(area, &mut after, state, theme, keymap);
     let n = 2000;
-    let time = |f: &dyn Fn() -> usize| {
-        let start = Instant::now();
-        let mut cells = 0;
-        for _ in 0..n {
-            cells = std::hint::black_box(f());
-        }
-        (start.elapsed().as_secs_f64() / f64::from(n) * 1e6, cells)
-    };
-    let (theirs, cells) = time(&|| before.diff_iter(&after).count());
-    let (ours, same) = time(&|| gpudeck::app::screen::diff(&before, &after).count());
-    assert_eq!(cells, same, "both diffs find the same cells");
-    println!(
-        "diff one frame 160x50 ({cells} cells changed): ratatui's Buffer::diff {theirs:.1} µs, gpudeck's {ours:.1} µs (mean of {n})"
-    );
-    write_times(&before, &after);
-}
-
-/// What writing those updates costs, to `io::sink()`: ratatui's `CrosstermBackend::draw`
-/// (crossterm's commands through `core::fmt`) against the dashboard's `Output`, which writes the
-/// bytes of `app::ansi::Encoder`, the same bytes. The updates are found once, beforehand.
-fn write_times(before: &Buffer, after: &Buffer) {
-    let updates: Vec<_> = gpudeck::app::screen::diff(before, after).collect();
-    let mut theirs = Vec::new();
-    let mut ours = Vec::new();
-    write_crossterm(&updates, &mut CrosstermBackend::new(&mut theirs));
-    write_encoder(
-        &updates,
-        &mut CrosstermBackend::new(&mut ours),
-        &mut Encoder::new(),
-    );
-    assert_eq!(ours, theirs, "the encoder writes crossterm's bytes");
-    let n = 2000;
+    let start = Instant::now();
+    let mut cells = 0;
+    for _ in 0..n {
+        cells = std::hint::black_box(before.diff(&after)).len();
+    }
+    let diff = start.elapsed().as_secs_f64() / f64::from(n) * 1e6;
+    let updates = before.diff(&after);
+    let mut bytes = Vec::new();
+    CrosstermBackend::new(&mut bytes)
+        .draw(updates.iter().copied())
+        .expect("written to memory");
     let mut sink = CrosstermBackend::new(std::io::sink());
     let start = Instant::now();
     for _ in 0..n {
-        write_crossterm(std::hint::black_box(&updates), &mut sink);
+        sink.draw(std::hint::black_box(&updates).iter().copied())
+            .expect("written");
     }
-    let crossterm = start.elapsed().as_secs_f64() / f64::from(n) * 1e6;
-    let mut encoder = Encoder::new();
-    let start = Instant::now();
-    for _ in 0..n {
-        write_encoder(std::hint::black_box(&updates), &mut sink, &mut encoder);
-    }
-    let encoded = start.elapsed().as_secs_f64() / f64::from(n) * 1e6;
+    let write = start.elapsed().as_secs_f64() / f64::from(n) * 1e6;
     println!(
-        "write one frame's updates 160x50 ({} cells, {} bytes): CrosstermBackend::draw {crossterm:.1} µs, gpudeck's encoder {encoded:.1} µs (mean of {n})",
-        updates.len(),
-        theirs.len()
+        "one frame's changes 160x50 ({cells} cells, {} bytes): Buffer::diff {diff:.1} µs, CrosstermBackend::draw {write:.1} µs (mean of {n})",
+        bytes.len()
     );
-}
-
-/// One frame's updates through `CrosstermBackend::draw` (apart, for callgrind's
-/// `--toggle-collect=*write_crossterm*`).
-#[inline(never)]
-fn write_crossterm<W: std::io::Write>(
-    updates: &[(u16, u16, &Cell)],
-    out: &mut CrosstermBackend<W>,
-) {
-    out.draw(updates.iter().copied()).expect("written");
-}
-
-/// The same through the dashboard's `Output` (`--toggle-collect=*write_encoder*`).
-#[inline(never)]
-fn write_encoder<W: std::io::Write>(
-    updates: &[(u16, u16, &Cell)],
-    out: &mut CrosstermBackend<W>,
-    encoder: &mut Encoder,
-) {
-    out.draw_updates(updates.iter().copied(), encoder)
-        .expect("written");
 }
 
 /// What one live run measured.
@@ -273,7 +239,8 @@ fn live(opts: &Options) -> Result<(), String> {
         "the simulator library through NVML"
     };
     println!(
-        "live: 8 simulated GPUs ({SIM}), 1 s refresh, {}x{} tmux pane, {} s window after {} s; gpudeck on {source}",
+        "live: 8 simulated GPUs ({}), 1 s refresh, {}x{} tmux pane, {} s window after {} s; gpudeck on {source}",
+        opts.sim(),
         PANE.0,
         PANE.1,
         opts.seconds,
@@ -289,7 +256,7 @@ fn live(opts: &Options) -> Result<(), String> {
         let g = gpudeck_run(opts, &bin, &lib)?;
         print_gpudeck(pair, &g);
         let n = if opts.nvtop {
-            let n = nvtop_run(opts.seconds, &lib)?;
+            let n = nvtop_run(opts.seconds, opts.sim(), &lib)?;
             println!(
                 "  nvtop   #{pair}: {:.3} CPU-s/min, peak RSS {:.1} MiB",
                 n.cpu_per_min, n.rss_mib
@@ -360,10 +327,11 @@ fn gpudeck_run(opts: &Options, bin: &Path, lib: &Path) -> Result<Figures, String
     };
     let cmd = format!(
         "exec env GPUDECK_STATE_DIR={d}/state GPUDECK_CONFIG_DIR={d}/config GPUDECK_DATA_DIR={d}/data \
-         GPUDECK_SIM={SIM} GPUDECK_LOG=gpudeck::app=trace TERM=xterm-256color \
+         GPUDECK_SIM={sim} GPUDECK_LOG=gpudeck::app=trace TERM=xterm-256color \
          DOCKER_HOST=unix://{d}/no-docker.sock {bin} {source}",
         d = dir.display(),
         bin = bin.display(),
+        sim = opts.sim(),
     );
     let window = measure_in_tmux("gpudeck", &cmd, opts.seconds)?;
     let log = fs::read_to_string(dir.join("state/gpudeck.log"))
@@ -385,14 +353,14 @@ fn gpudeck_run(opts: &Options, bin: &Path, lib: &Path) -> Result<Figures, String
     })
 }
 
-fn nvtop_run(seconds: u64, lib: &Path) -> Result<Figures, String> {
+fn nvtop_run(seconds: u64, sim: &str, lib: &Path) -> Result<Figures, String> {
     let dir = scratch_dir("nvtop")?;
     let libdir = dir.join("nvml");
     fs::create_dir_all(&libdir).map_err(|e| e.to_string())?;
     std::os::unix::fs::symlink(lib, libdir.join("libnvidia-ml.so.1"))
         .map_err(|e| format!("cannot link the simulator library: {e}"))?;
     let cmd = format!(
-        "exec env LD_LIBRARY_PATH={l} GPUDECK_SIM={SIM} XDG_CONFIG_HOME={d} HOME={d} \
+        "exec env LD_LIBRARY_PATH={l} GPUDECK_SIM={sim} XDG_CONFIG_HOME={d} HOME={d} \
          TERM=xterm-256color nvtop -d 10",
         l = libdir.display(),
         d = dir.display(),

@@ -54,12 +54,15 @@ fn run_done(line: String, is_error: bool, new_run: Option<String>) -> Event {
 /// Asks the terminal to put `text` on the clipboard (OSC 52; tmux passes it on with its
 /// `set-clipboard` option); it works over SSH, where the terminal is on the user's laptop.
 fn copy_to_clipboard(text: &str) -> std::io::Result<()> {
-    use base64::Engine;
-    use std::io::Write;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
-    let mut out = std::io::stdout().lock();
-    write!(out, "\x1b]52;c;{encoded}\x07")?;
-    out.flush()
+    write_clipboard(&mut std::io::stdout().lock(), text)
+}
+
+/// The OSC 52 request itself, through crossterm's `CopyToClipboard` (the system clipboard, `c`).
+fn write_clipboard(out: &mut impl std::io::Write, text: &str) -> std::io::Result<()> {
+    crossterm::execute!(
+        out,
+        crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
+    )
 }
 
 /// The wall clock in Unix seconds; the app loop reads it, renderers get it through the state.
@@ -464,5 +467,17 @@ impl Effects {
             state.doctor.running = false;
             state.set_status(format!("could not start the diagnosis: {e}"), true);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The request a terminal (and tmux's `set-clipboard`) reads: OSC 52 for the clipboard `c`,
+    /// the text in base64, ended by ST.
+    #[test]
+    fn a_copy_is_one_osc_52_request_with_the_text_in_base64() {
+        let mut out = Vec::new();
+        super::write_clipboard(&mut out, "4242 train.py").expect("written to memory");
+        assert_eq!(out, b"\x1b]52;c;NDI0MiB0cmFpbi5weQ==\x1b\\");
     }
 }

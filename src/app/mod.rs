@@ -1,7 +1,6 @@
 //! The TUI: the event loop that feeds keys, mouse, GPU updates and signals into the state and draws it.
 
 pub mod action;
-pub mod ansi;
 mod bindings;
 pub mod compat;
 mod compat_actions;
@@ -150,7 +149,6 @@ mod run_form_actions;
 pub mod runs;
 mod runs_actions;
 mod saved_logs;
-pub mod screen;
 pub mod service_form;
 mod service_form_actions;
 pub mod services;
@@ -169,7 +167,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{EventStream, KeyEventKind, MouseButton, MouseEventKind};
 use futures::StreamExt;
+use ratatui::backend::Backend;
 use ratatui::layout::Rect;
+use ratatui::Terminal;
 use tokio::sync::mpsc;
 
 use crate::config::{Config, Theme};
@@ -184,7 +184,6 @@ use action::{Action, Command};
 use effects::{unix_now, Effects};
 use event::{Event, ExitSignal, Handled, Redraw};
 use keymap::Binding;
-use screen::{Output, Screen};
 use state::AppState;
 
 /// The app: state plus what it needs to act on it.
@@ -301,11 +300,14 @@ impl App {
         }
     }
 
-    pub fn draw<B: Output>(&mut self, screen: &mut Screen<B>) -> Result<(), B::Error> {
+    /// Draws one frame through ratatui's `Terminal`, which writes only the cells that changed.
+    pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), B::Error> {
         let state = &mut self.state;
         let keymap = &self.keymap;
         let theme = *state.themes.current().unwrap_or(&self.theme);
-        screen.draw(|area, buf| {
+        terminal.draw(|frame| {
+            let area = frame.area();
+            let buf = frame.buffer_mut();
             // End (in help or the messages view) asks for the last page; keep the real one, so
             // that the next ↑ moves at once.
             state.overlay_scroll = state
@@ -321,7 +323,8 @@ impl App {
                 state.links_scroll = state.links_scroll.min(limit);
             }
             crate::ui::render(area, buf, state, &theme, keymap);
-        })
+        })?;
+        Ok(())
     }
 }
 
@@ -404,9 +407,9 @@ impl Pacer {
     }
 }
 
-fn draw_frame<B: Output>(
+fn draw_frame<B: Backend>(
     app: &mut App,
-    terminal: &mut Screen<B>,
+    terminal: &mut Terminal<B>,
     pacer: &mut Pacer,
     started: Instant,
 ) -> color_eyre::Result<()>
@@ -556,7 +559,7 @@ pub async fn run(
         Ok::<(), color_eyre::Report>(())
     }
     .await;
-    terminal::restore();
+    terminal::leave(terminal);
     drop(effects);
     result
 }

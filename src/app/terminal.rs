@@ -7,16 +7,18 @@ use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
 use crossterm::{cursor, execute};
 use ratatui::backend::CrosstermBackend;
-
-use super::screen::Screen;
+use ratatui::layout::Rect;
+use ratatui::Terminal;
 
 /// Whether the TUI currently owns the terminal, so restoring twice is harmless.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-/// Frames are written whole into memory and handed to the terminal in one write at the end of
-/// each draw: straight to `Stdout`, a frame of a moving chart was dozens of writes (its buffer
-/// holds 1 KiB), each taking a lock and waking the terminal.
-pub type Tui = Screen<CrosstermBackend<BufWriter<Stdout>>>;
+/// ratatui's own terminal: it keeps the frame on screen, writes only the cells that changed, and
+/// follows the terminal's size (a cleared screen and a full frame after a resize). Frames are
+/// written whole into memory and handed to the terminal in one write when ratatui flushes at the
+/// end of each draw: straight to `Stdout`, a frame of a moving chart was dozens of writes (its
+/// buffer holds 1 KiB), each taking a lock and waking the terminal.
+pub type Tui = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
 /// Enough for a full 200x60 frame of changed, coloured cells.
 const FRAME_BYTES: usize = 256 * 1024;
@@ -42,9 +44,10 @@ fn setup(mouse: bool) -> io::Result<Tui> {
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    // A plain clear: ratatui's `Terminal::clear` would ask where the cursor is once more.
+    // A plain clear: ratatui's `Terminal::clear` would ask where the cursor is once more. A new
+    // full-screen `Terminal` asks nothing and takes the screen to be blank.
     execute!(out, terminal::Clear(terminal::ClearType::All))?;
-    Screen::new(backend(out))
+    Terminal::new(backend(out))
 }
 
 /// Asks the terminal where its cursor is: one that never answers (output captured by `script`,
@@ -90,6 +93,21 @@ pub fn restore() {
     let _ = out.flush();
 }
 
+/// Gives the terminal back at the end of the dashboard (see [`restore`]) and lets go of
+/// ratatui's `Terminal`. Dropped, a `Terminal` that hid the cursor shows it again and, if it
+/// cannot, prints to stderr, which panics where stderr is gone too (after SIGHUP, the terminal
+/// closed). So the cursor is shown here first, and a `Terminal` that could not show it is
+/// forgotten rather than dropped: the process is about to end.
+pub fn leave(mut term: Tui) {
+    let shown = term.show_cursor().is_ok();
+    restore();
+    if shown {
+        drop(term);
+    } else {
+        std::mem::forget(term);
+    }
+}
+
 /// Hands the terminal to another program (an interactive shell) for a while: the normal screen,
 /// cooked mode, a visible cursor, no mouse reporting.
 pub fn suspend() {
@@ -110,25 +128,21 @@ pub fn stop_until_continued() {
     }
 }
 
-/// Takes the terminal back after [`suspend`]: a cleared alternate screen and a fresh
-/// `Screen`, whose empty previous frame makes the next draw complete. (`Terminal::clear`
-/// would ask the terminal where its cursor is, an answer a terminal that was just handed back
-/// from another program does not always give in time.)
+/// Takes the terminal back after [`suspend`]: the alternate screen, cleared, at the size the
+/// terminal has now, with ratatui's last frame forgotten so that the next draw is complete.
+/// (`Terminal::resize` clears the whole screen and resets that frame without asking anything;
+/// `Terminal::clear` would ask the terminal where its cursor is, an answer a terminal that was
+/// just handed back from another program does not always give in time.)
 pub fn resume(term: &mut Tui, mouse: bool) -> io::Result<()> {
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
-    execute!(
-        out,
-        EnterAlternateScreen,
-        terminal::Clear(terminal::ClearType::All),
-        cursor::Hide
-    )?;
+    execute!(out, EnterAlternateScreen, cursor::Hide)?;
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    *term = Screen::new(backend(out))?;
-    Ok(())
+    let size = term.size()?;
+    term.resize(Rect::new(0, 0, size.width, size.height))
 }
 
 fn install_panic_hook() {

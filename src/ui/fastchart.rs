@@ -1,19 +1,18 @@
-//! Line charts in braille drawn as ratatui's `Chart` draws them, cell for cell, for less.
+//! The GPU history charts: lines in braille over two labelled axes, gpudeck's own chart widget.
 //!
-//! `Chart` lays out the labels, axes and graph, draws the labels through `Line`, the axes cell by
-//! cell, then paints the lines through a `Canvas`, which allocates a grid and then a layer the
-//! size of the whole graph for each line and walks every cell of both; before all that it sets
-//! its own (default, so unchanging) style on every cell of the chart, and the canvas sets the
-//! default background on every cell of the graph. Here the same layout (`Layout`, as
-//! `Chart::layout`) puts the labels (`fastline::render_aligned`, as `Line` draws them) and the
-//! axes where `Chart` puts them, the graph's cells only get their background reset (a store per
-//! cell: the one thing the canvas's restyling changes), and the lines are painted only in the
-//! cells they cross. The cost is that of what is drawn, plus that one store per graph cell.
+//! The layout is the one ratatui's `Chart` uses, so the charts look as they did when drawn by
+//! it: the x labels on the last row and the x axis above them, the y labels in the columns on
+//! the left (as wide as the widest label, at most a third of the area) and the y axis beside
+//! them, the graph in the rest. The lines are painted only in the cells they cross (two dots
+//! across and four down per cell, a Bresenham line between each pair of points, clipped to the
+//! bounds); the graph's other cells only get their background reset. Drawing `Chart` itself
+//! went through a canvas that allocates and walks a layer the size of the whole graph for each
+//! line, every frame.
 //!
-//! The charts are tested against `Chart` itself, on buffers that already hold content and
-//! styles, with any labels, styles, points and areas. Where part of the area lies outside the
-//! buffer (where `Chart` panics as soon as that part holds more than the x labels' row) the cells
-//! inside the buffer are those `Chart` draws on a buffer that holds the whole area.
+//! Only public ratatui types are used (`Buffer`, `Line`, the braille and line symbols). The
+//! tests say what a chart draws (a snapshot of a small one, the dots given points light, where
+//! the labels and axes go), not how `Chart` would draw it, so a ratatui upgrade is a version
+//! bump and a look at the snapshot.
 
 use line_clipping::cohen_sutherland;
 use line_clipping::{LineSegment, Point, Window};
@@ -39,10 +38,10 @@ pub struct Series<'p> {
     pub style: Style,
 }
 
-/// Draws what `Chart::new(datasets).x_axis(x).y_axis(y).render(area, buf)` draws, where each
-/// series is `Dataset::default().marker(Marker::Braille).graph_type(GraphType::Line)`, with its
-/// style and points, and each axis has only bounds, labels and a style. Where part of the area
-/// lies outside the buffer, the part inside gets what `Chart` draws on a buffer holding it all.
+/// Draws a line chart of `series` over the axes `x` and `y` in `area`: each series a braille
+/// line through its points, in its colour, over the ones before it; each axis a line with its
+/// labels spread along it (none with fewer than two). Where part of the area lies outside the
+/// buffer, the part inside gets what the chart draws on a buffer holding it all.
 pub fn line_chart(
     area: Rect,
     buf: &mut Buffer,
@@ -74,8 +73,8 @@ fn copy(from: &Buffer, to: &mut Buffer, area: Rect) {
     }
 }
 
-/// `line_chart` for a non-empty area inside the buffer, in `Chart::render`'s order: the x
-/// labels, the y labels, the x axis, the y axis, the corner, the graph's background, the lines.
+/// `line_chart` for a non-empty area inside the buffer: the x labels, the y labels, the x axis,
+/// the y axis, the corner, the graph's background, the lines.
 fn draw(area: Rect, buf: &mut Buffer, series: &[Series<'_>], x: &ChartAxis<'_>, y: &ChartAxis<'_>) {
     let Some(layout) = Layout::new(area, &x.labels, &y.labels) else {
         return;
@@ -106,8 +105,7 @@ fn draw(area: Rect, buf: &mut Buffer, series: &[Series<'_>], x: &ChartAxis<'_>, 
             .set_symbol(line::BOTTOM_LEFT)
             .set_style(x.style);
     }
-    // The canvas first sets `Style::default().bg(Color::Reset)` on every cell of the graph,
-    // which changes their background and nothing else.
+    // The graph shows on the terminal's own background.
     let width = usize::from(graph.width);
     for row in graph.top()..graph.bottom() {
         let start = buf.index_of(graph.x, row);
@@ -118,11 +116,10 @@ fn draw(area: Rect, buf: &mut Buffer, series: &[Series<'_>], x: &ChartAxis<'_>, 
     paint(graph, buf, series, x.bounds, y.bounds);
 }
 
-/// Where `Chart` puts each part inside its area, as `Chart::layout` does for axes with labels
-/// aligned left (the default) and no titles: the last row for the x labels and the one above for
-/// the x axis, the columns on the left for the y labels (with the first x label, which ends under
-/// the y axis, at most a third of the width) and one for the y axis; each only where there are
-/// labels and room.
+/// Where each part goes inside the chart's area: the last row for the x labels and the one above
+/// for the x axis, the columns on the left for the y labels (with the first x label, which ends
+/// under the y axis, at most a third of the width) and one for the y axis; each only where there
+/// are labels and room.
 struct Layout {
     /// The row of the x labels.
     label_x: Option<u16>,
@@ -179,7 +176,7 @@ impl Layout {
     }
 }
 
-/// The x labels, as `Chart::render_x_labels` draws them (none unless there are two or more):
+/// The x labels (none unless there are two or more):
 /// the first right-aligned in the columns left of the graph, the last right-aligned in the last
 /// of as many equal parts of the graph's width as there are labels, those between centred in
 /// the parts between, a column from the left of each.
@@ -203,7 +200,7 @@ fn x_labels(buf: &mut Buffer, labels: &[Line<'_>], row: u16, chart: Rect, graph:
     fastline::render_aligned(last, last_area, buf, Alignment::Right);
 }
 
-/// The y labels, as `Chart::render_y_labels` draws them (none unless there are two or more):
+/// The y labels (none unless there are two or more):
 /// left-aligned from the chart's left edge to the column before the y axis, the first on the
 /// graph's last row, the last on its first, those between spread evenly between.
 fn y_labels(buf: &mut Buffer, labels: &[Line<'_>], col: u16, chart: Rect, graph: Rect) {
@@ -222,7 +219,7 @@ fn y_labels(buf: &mut Buffer, labels: &[Line<'_>], col: u16, chart: Rect, graph:
 }
 
 /// The lines, each a layer over the ones before it: the cells it crosses take its dots and its
-/// colour, as the canvas's braille layers do.
+/// colour.
 fn paint(graph: Rect, buf: &mut Buffer, series: &[Series<'_>], x: [f64; 2], y: [f64; 2]) {
     if graph.is_empty() || series.is_empty() {
         return;
@@ -253,8 +250,8 @@ fn paint(graph: Rect, buf: &mut Buffer, series: &[Series<'_>], x: [f64; 2], y: [
     }
 }
 
-/// A braille grid: two dots across and four down per cell, a bit for each, as the canvas keeps
-/// one (bit `x % 2 + 2 * (y % 4)`, the index into ratatui's `BRAILLE`).
+/// A braille grid: two dots across and four down per cell, a bit for each (bit
+/// `x % 2 + 2 * (y % 4)`, the index into ratatui's `BRAILLE`).
 struct Dots {
     width: u16,
     height: u16,
@@ -279,7 +276,7 @@ impl Dots {
     }
 
     /// The dot a point of the chart falls on, counted from the top left, rounded to the
-    /// nearest; none outside the bounds (the canvas's `Painter::get_point`).
+    /// nearest; none outside the bounds.
     fn grid_point(&self, x: f64, y: f64) -> Option<(usize, usize)> {
         let [left, right] = self.x_bounds;
         let [bottom, top] = self.y_bounds;
@@ -292,7 +289,7 @@ impl Dots {
         }
         let dots_across = f64::from(self.width) * 2.0;
         let dots_down = f64::from(self.height) * 4.0;
-        // As the canvas does: a float cast to usize saturates, and NaN becomes 0.
+        // A float cast to usize saturates, and NaN becomes 0.
         let gx = ((x - left) * (dots_across - 1.0) / width).round() as usize;
         let gy = ((top - y) * (dots_down - 1.0) / height).round() as usize;
         Some((gx, gy))
@@ -307,8 +304,8 @@ impl Dots {
         }
     }
 
-    /// A line between two points of the chart, clipped to the bounds, dot by dot (the
-    /// canvas's `Line`: Cohen-Sutherland clipping, then Bresenham).
+    /// A line between two points of the chart, clipped to the bounds, dot by dot
+    /// (Cohen-Sutherland clipping, then Bresenham).
     fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64)) {
         let [xmin, xmax] = self.x_bounds;
         let [ymin, ymax] = self.y_bounds;
@@ -394,95 +391,111 @@ mod tests {
     use proptest::prelude::*;
     use proptest::sample::select;
     use ratatui::style::{Color, Modifier, Style};
-    use ratatui::symbols::Marker;
     use ratatui::text::Span;
-    use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Widget};
 
     use super::*;
 
-    fn axis<'a>(a: &ChartAxis<'a>) -> Axis<'a> {
-        Axis::default()
-            .bounds(a.bounds)
-            .labels(a.labels.clone())
-            .style(a.style)
+    /// An axis with bounds only: no labels, so no axis line and no room taken.
+    fn bare(bounds: [f64; 2]) -> ChartAxis<'static> {
+        ChartAxis {
+            bounds,
+            labels: Vec::new(),
+            style: Style::default(),
+        }
     }
 
-    /// What `Chart` draws over `base`: on `base` itself where the area lies inside it, else on
-    /// a buffer that holds both (`base`'s cells where they meet, empty ones elsewhere), of which
-    /// `base`'s part is kept.
-    fn chart(
+    /// `line_chart` of these lines, in these colours, on an empty buffer of `area`.
+    fn drawn(
         area: Rect,
-        base: &Buffer,
-        series: &[(Vec<(f64, f64)>, Style)],
+        lines: &[(&[(f64, f64)], Color)],
         x: &ChartAxis<'_>,
         y: &ChartAxis<'_>,
     ) -> Buffer {
-        let mut whole = Buffer::empty(base.area.union(area));
-        copy(base, &mut whole, base.area);
-        let datasets = series
+        let series: Vec<Series<'_>> = lines
             .iter()
-            .map(|(points, style)| {
-                Dataset::default()
-                    .marker(Marker::Braille)
-                    .graph_type(GraphType::Line)
-                    .style(*style)
-                    .data(points)
-            })
-            .collect();
-        Chart::new(datasets)
-            .x_axis(axis(x))
-            .y_axis(axis(y))
-            .render(area, &mut whole);
-        let mut seen = base.clone();
-        copy(&whole, &mut seen, base.area);
-        seen
-    }
-
-    /// Both ways of drawing over `base`: `Chart`'s, then `line_chart`'s.
-    fn both(
-        area: Rect,
-        base: &Buffer,
-        series: &[(Vec<(f64, f64)>, Style)],
-        x: &ChartAxis<'_>,
-        y: &ChartAxis<'_>,
-    ) -> (Buffer, Buffer) {
-        let slow = chart(area, base, series, x, y);
-        let mut fast = base.clone();
-        let series: Vec<Series<'_>> = series
-            .iter()
-            .map(|(points, style)| Series {
+            .map(|(points, color)| Series {
                 points,
-                style: *style,
+                style: Style::default().fg(*color),
             })
             .collect();
-        line_chart(area, &mut fast, &series, x, y);
-        (slow, fast)
+        let mut buf = Buffer::empty(area);
+        line_chart(area, &mut buf, &series, x, y);
+        buf
     }
 
-    /// A buffer that already has content and styles: letters on blue, some of them magenta and
-    /// italic.
-    fn lettered(full: Rect) -> Buffer {
-        let mut base = Buffer::empty(full);
-        for row in full.top()..full.bottom() {
-            let text: String = "abcdefghijklmnopqrstuvwxyz".repeat(8);
-            base.set_string(full.x, row, text, Style::default().bg(Color::Blue));
-        }
-        for (i, cell) in base.content.iter_mut().enumerate() {
-            if i % 3 == 0 {
-                cell.set_style(
-                    Style::default()
-                        .fg(Color::Magenta)
-                        .add_modifier(Modifier::ITALIC),
-                );
-            }
-        }
-        base
+    fn rows(buf: &Buffer) -> Vec<String> {
+        (buf.area.top()..buf.area.bottom())
+            .map(|y| {
+                (buf.area.left()..buf.area.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect()
+            })
+            .collect()
     }
 
-    fn axes(span: f64, top: f64) -> (ChartAxis<'static>, ChartAxis<'static>) {
+    /// A 2x2 graph of 4x8 dots over x 0..3 and y 0..7: one dot per unit, y up.
+    const SMALL: Rect = Rect::new(0, 0, 2, 2);
+
+    #[test]
+    fn each_point_lights_the_dot_it_falls_on() {
+        let (x, y) = (bare([0.0, 3.0]), bare([0.0, 7.0]));
+        // The top left corner: the first dot of the first cell (braille dot 1).
+        let buf = drawn(SMALL, &[(&[(0.0, 7.0)], Color::Green)], &x, &y);
+        assert_eq!(rows(&buf), ["⠁ ", "  "]);
+        assert_eq!(buf[(0, 0)].fg, Color::Green);
+        // The bottom right corner: the last dot of the last cell (braille dot 8).
+        let buf = drawn(SMALL, &[(&[(3.0, 0.0)], Color::Green)], &x, &y);
+        assert_eq!(rows(&buf), ["  ", " ⢀"]);
+        // Rounded to the nearest dot: (1.4, 5.6) is the dot at (1, 6) from the bottom left.
+        let buf = drawn(SMALL, &[(&[(1.4, 5.6)], Color::Green)], &x, &y);
+        assert_eq!(rows(&buf), ["⠐ ", "  "]);
+        // Outside the bounds: nothing (each point a line of its own: the two joined would
+        // cross the graph).
+        let buf = drawn(
+            SMALL,
+            &[
+                (&[(4.0, 3.0)], Color::Green),
+                (&[(-1.0, 3.0)], Color::Green),
+            ],
+            &x,
+            &y,
+        );
+        assert_eq!(rows(&buf), ["  ", "  "]);
+    }
+
+    #[test]
+    fn lines_light_every_dot_between_their_points_and_are_clipped_to_the_bounds() {
+        let (x, y) = (bare([0.0, 3.0]), bare([0.0, 7.0]));
+        // Along the top: the first row of dots of both top cells (dots 1 and 4).
+        let buf = drawn(SMALL, &[(&[(0.0, 7.0), (3.0, 7.0)], Color::Red)], &x, &y);
+        assert_eq!(rows(&buf), ["⠉⠉", "  "]);
+        // Down the left: the left column of dots of both left cells (dots 1, 2, 3 and 7).
+        let buf = drawn(SMALL, &[(&[(0.0, 0.0), (0.0, 7.0)], Color::Red)], &x, &y);
+        assert_eq!(rows(&buf), ["⡇ ", "⡇ "]);
+        // A diagonal from the bottom left to the top right, one dot across per two down.
+        let buf = drawn(SMALL, &[(&[(0.0, 0.0), (3.0, 7.0)], Color::Red)], &x, &y);
+        assert_eq!(rows(&buf), [" ⡜", "⡜ "]);
+        // From far outside to the middle: only the part inside the bounds is drawn.
+        let buf = drawn(SMALL, &[(&[(-30.0, 3.0), (1.0, 3.0)], Color::Red)], &x, &y);
+        assert_eq!(rows(&buf), ["  ", "⠉ "]);
+    }
+
+    #[test]
+    fn a_later_line_takes_the_cells_it_crosses_with_its_own_dots_and_colour() {
+        let (x, y) = (bare([0.0, 3.0]), bare([0.0, 7.0]));
+        let top: &[(f64, f64)] = &[(0.0, 7.0), (3.0, 7.0)];
+        let corner: &[(f64, f64)] = &[(3.0, 7.0)];
+        let buf = drawn(SMALL, &[(top, Color::Red), (corner, Color::Blue)], &x, &y);
+        // The right cell shows only the second line's dot (dot 4), in its colour.
+        assert_eq!(rows(&buf), ["⠉⠈", "  "]);
+        assert_eq!(buf[(0, 0)].fg, Color::Red);
+        assert_eq!(buf[(1, 0)].fg, Color::Blue);
+    }
+
+    fn labelled() -> (ChartAxis<'static>, ChartAxis<'static>) {
         let muted = Style::default().fg(Color::DarkGray);
         let x = ChartAxis {
-            bounds: [-(span - 1.0), 0.0],
+            bounds: [-9.0, 0.0],
             labels: vec![
                 Line::from(Span::styled("-10m", muted)),
                 Line::from(Span::styled("now", muted)),
@@ -490,133 +503,84 @@ mod tests {
             style: muted,
         };
         let y = ChartAxis {
-            bounds: [0.0, top],
-            labels: vec![Line::from("0W"), Line::from(format!("{top:.0}W"))],
+            bounds: [0.0, 700.0],
+            labels: vec![Line::from("0W"), Line::from("700W")],
             style: muted,
         };
         (x, y)
     }
 
+    /// A small GPU chart as the detail pane draws it: a power line rising to the limit under a
+    /// flat one, with a time axis and a watt axis.
     #[test]
-    fn draws_what_the_chart_widget_draws_for_the_gpu_charts() {
-        let util: Vec<(f64, f64)> = (0..300)
-            .map(|i| (f64::from(i) - 299.0, f64::from((i * 37) % 101)))
+    fn a_small_gpu_chart() {
+        let (x, y) = labelled();
+        let rising: Vec<(f64, f64)> = (0..10)
+            .map(|i| (f64::from(i) - 9.0, f64::from(i) * 80.0))
             .collect();
-        let mem: Vec<(f64, f64)> = (0..300)
-            .map(|i| (f64::from(i) - 299.0, 40.0 + f64::from(i % 7)))
-            .collect();
-        // Power above its limit leaves the chart at the top; a flat line, a single point.
-        let power: Vec<(f64, f64)> = (0..300)
-            .map(|i| (f64::from(i) - 299.0, f64::from(i) * 2.5))
-            .collect();
-        let series = [
-            (util, Style::default().fg(Color::Green)),
-            (
-                mem,
-                Style::default()
-                    .fg(Color::Blue)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            (power, Style::default()),
-            (
-                vec![(-3.0, 50.0), (0.0, 50.0)],
-                Style::default().fg(Color::Red),
-            ),
-            (vec![(-100.0, 20.0)], Style::default().fg(Color::Yellow)),
-            (Vec::new(), Style::default().fg(Color::Yellow)),
-        ];
-        let base = lettered(Rect::new(0, 0, 160, 30));
-        let (x, y) = axes(300.0, 700.0);
-        for area in [
-            Rect::new(1, 1, 158, 20),
-            Rect::new(0, 0, 160, 30),
-            Rect::new(5, 3, 40, 8),
-            Rect::new(2, 2, 6, 3),
-            Rect::new(0, 0, 1, 1),
-            Rect::new(0, 0, 3, 2),
-            Rect::new(0, 0, 0, 5),
-            // At the buffer's right and bottom edges, and past them.
-            Rect::new(100, 20, 60, 10),
-            Rect::new(159, 29, 1, 1),
-            Rect::new(120, 25, 60, 10),
-            Rect::new(150, 0, 20, 30),
-            Rect::new(0, 28, 30, 3),
-            Rect::new(170, 40, 10, 5),
-        ] {
-            for n in 0..=series.len() {
-                let (slow, fast) = both(area, &base, &series[..n], &x, &y);
-                assert_eq!(slow, fast, "{n} series in {area:?}");
-            }
-        }
+        let flat: Vec<(f64, f64)> = (0..10).map(|i| (f64::from(i) - 9.0, 350.0)).collect();
+        let buf = drawn(
+            Rect::new(0, 0, 20, 7),
+            &[(&rising, Color::Yellow), (&flat, Color::Blue)],
+            &x,
+            &y,
+        );
+        insta::assert_snapshot!(rows(&buf).join("\n"));
+        // The axes and the labels in the axis style, the lines in their colours.
+        let muted = Color::DarkGray;
+        assert_eq!(buf[(4, 5)].symbol(), "└");
+        assert_eq!(buf[(4, 5)].fg, muted);
+        assert_eq!(buf[(4, 0)].symbol(), "│");
+        assert_eq!(buf[(10, 5)].symbol(), "─");
+        assert_eq!(buf[(1, 6)].symbol(), "-");
+        assert_eq!(buf[(1, 6)].fg, muted);
+        assert_eq!(buf[(19, 0)].fg, Color::Yellow);
+        assert!(
+            (5..20).any(|x| buf[(x, 2)].fg == Color::Blue),
+            "the flat line crosses the middle row"
+        );
     }
 
     #[test]
-    fn axes_without_labels_are_laid_out_as_the_chart_widget_does() {
-        let points: Vec<(f64, f64)> = (0..50).map(|i| (f64::from(i), f64::from(i % 9))).collect();
-        let series = [(points, Style::default().fg(Color::Cyan))];
-        let plain = |bounds, labels: Vec<Line<'static>>| ChartAxis {
-            bounds,
-            labels,
-            style: Style::default(),
-        };
-        let full = Rect::new(0, 0, 40, 12);
-        let base = lettered(full);
-        for (xl, yl) in [(0, 0), (1, 0), (0, 3), (3, 1), (2, 2)] {
-            let labels = |n: usize| (0..n).map(|i| Line::from("x".repeat(i * 3 + 1))).collect();
-            let x = plain([0.0, 49.0], labels(xl));
-            let y = plain([0.0, 8.0], labels(yl));
-            for area in [full, Rect::new(3, 2, 20, 6), Rect::new(0, 0, 4, 3)] {
-                let (slow, fast) = both(area, &base, &series, &x, &y);
-                assert_eq!(slow, fast, "{xl} x labels, {yl} y labels in {area:?}");
-            }
-        }
+    fn labels_go_at_the_ends_of_their_axes_and_the_graph_takes_the_rest() {
+        let (x, y) = labelled();
+        let buf = drawn(Rect::new(0, 0, 20, 7), &[], &x, &y);
+        let rows = rows(&buf);
+        // The widest y label (4 columns) sets the y axis's column; the first x label ends
+        // under it, the last at the right edge.
+        assert_eq!(rows[0], "700W│               ");
+        assert_eq!(rows[4], "0W  │               ");
+        assert_eq!(rows[5], "    └───────────────");
+        assert_eq!(rows[6], " -10m            now");
+        // Without labels, no axis is drawn and the graph takes the whole area.
+        let (x, y) = (bare([-9.0, 0.0]), bare([0.0, 700.0]));
+        let full: Vec<(f64, f64)> = vec![(-9.0, 0.0), (0.0, 0.0)];
+        let buf = drawn(Rect::new(0, 0, 20, 7), &[(&full, Color::Red)], &x, &y);
+        assert_eq!(super::tests::rows(&buf)[6], "⣀".repeat(20));
     }
 
     #[test]
-    fn labels_of_any_number_width_and_style_are_placed_as_the_chart_widget_places_them() {
-        let points: Vec<(f64, f64)> = (0..20).map(|i| (f64::from(i), f64::from(i % 5))).collect();
-        let series = [(points, Style::default().fg(Color::Green))];
-        let labels = [
-            Line::from(Span::styled("-10m", Style::default().fg(Color::DarkGray))),
-            Line::from("世界").style(Style::default().bg(Color::Red)),
-            Line::from(vec![
-                Span::raw("mid"),
-                Span::styled("dle", Style::default().fg(Color::Red)),
-            ])
-            .right_aligned(),
-            Line::from(""),
-            Line::from("a label wider than its room"),
-            Line::from("e\u{301}"),
-        ];
-        let base = lettered(Rect::new(0, 0, 50, 14));
-        for n in 0..=labels.len() {
-            for m in [0, 2, 3, 5] {
-                let x = ChartAxis {
-                    bounds: [0.0, 19.0],
-                    labels: labels[..n].to_vec(),
-                    style: Style::default().fg(Color::Gray).add_modifier(Modifier::DIM),
-                };
-                let y = ChartAxis {
-                    bounds: [0.0, 4.0],
-                    labels: labels.iter().rev().take(m).cloned().collect(),
-                    style: Style::default().bg(Color::Yellow),
-                };
-                for area in [
-                    Rect::new(0, 0, 50, 14),
-                    Rect::new(2, 1, 33, 9),
-                    Rect::new(1, 1, 7, 4),
-                    Rect::new(40, 10, 20, 8),
-                ] {
-                    let (slow, fast) = both(area, &base, &series, &x, &y);
-                    assert_eq!(slow, fast, "{n} x labels, {m} y labels in {area:?}");
-                }
-            }
-        }
+    fn the_graph_keeps_what_is_under_it_but_its_background() {
+        let (x, y) = (bare([0.0, 3.0]), bare([0.0, 7.0]));
+        let mut buf = Buffer::empty(Rect::new(0, 0, 4, 2));
+        buf.set_string(
+            0,
+            0,
+            "abcd",
+            Style::default().fg(Color::Cyan).bg(Color::Blue),
+        );
+        let series = [Series {
+            points: &[(0.0, 7.0)],
+            style: Style::default().fg(Color::Red),
+        }];
+        line_chart(SMALL, &mut buf, &series, &x, &y);
+        assert_eq!(rows(&buf), ["⠁bcd", "    "]);
+        assert_eq!(buf[(1, 0)].bg, Color::Reset, "inside the chart");
+        assert_eq!(buf[(1, 0)].fg, Color::Cyan);
+        assert_eq!(buf[(2, 0)].bg, Color::Blue, "outside the chart");
     }
 
-    /// Finite values only: with NaN and infinite points among them, ratatui's chart did not
-    /// finish drawing in testing (its line clipping, the same function here); the GPU charts'
-    /// points are finite.
+    /// Finite values only; the GPU charts' points are finite.
     fn coordinate() -> impl Strategy<Value = f64> {
         prop_oneof![
             8 => -120.0f64..120.0,
@@ -656,7 +620,7 @@ mod tests {
     }
 
     /// A label of a few spans: empty, narrow, long, wide characters, a combining mark, a
-    /// zero-width space; its own style and alignment (which `Chart` overrides).
+    /// zero-width space; its own style and alignment.
     fn label() -> impl Strategy<Value = Line<'static>> {
         let text = prop_oneof![
             4 => select(vec!["", "0", "0%", "100%", "-10m", "now", "700W", " ", "a long label", "⣿→"]),
@@ -713,9 +677,11 @@ mod tests {
         #![proptest_config(crate::fuzz::config())]
 
         /// Any points, inside the bounds or not, any bounds, labels and styles, any area in,
-        /// at the edge of or outside a buffer that already holds anything.
+        /// at the edge of or outside a buffer that already holds anything: the chart draws
+        /// nothing outside its area, and inside the buffer what it draws on a buffer holding
+        /// its whole area.
         #[test]
-        fn any_chart_is_drawn_as_the_chart_widget_draws_it(
+        fn any_chart_stays_in_its_area_and_is_cut_by_the_buffer_only(
             (full, area) in buffer_and_area(),
             fill in vec((select(vec!["a", "b", " ", "─", "世"]), style()), 1..6),
             (left, right, bottom, top) in (-100.0f64..0.0, -10.0f64..50.0, -10.0f64..50.0, 0.0f64..150.0),
@@ -724,22 +690,27 @@ mod tests {
             (y_labels, y_style) in (vec(label(), 0..5), style()),
         ) {
             let base = filled(full, &fill);
-            let x_axis = ChartAxis {
-                bounds: [left, right],
-                labels: x_labels,
-                style: x_style,
-            };
-            let y_axis = ChartAxis {
-                bounds: [bottom, top],
-                labels: y_labels,
-                style: y_style,
-            };
-            let series: Vec<_> = lines
-                .into_iter()
-                .map(|(points, c)| (points, Style::default().fg(c)))
+            let x_axis = ChartAxis { bounds: [left, right], labels: x_labels, style: x_style };
+            let y_axis = ChartAxis { bounds: [bottom, top], labels: y_labels, style: y_style };
+            let series: Vec<Series<'_>> = lines
+                .iter()
+                .map(|(points, c)| Series { points, style: Style::default().fg(*c) })
                 .collect();
-            let (slow, fast) = both(area, &base, &series, &x_axis, &y_axis);
-            prop_assert_eq!(slow, fast);
+            let mut cut = base.clone();
+            line_chart(area, &mut cut, &series, &x_axis, &y_axis);
+            let mut whole = Buffer::empty(full.union(area));
+            copy(&base, &mut whole, full);
+            line_chart(area, &mut whole, &series, &x_axis, &y_axis);
+            for row in full.top()..full.bottom() {
+                for col in full.left()..full.right() {
+                    let expected = if area.contains((col, row).into()) {
+                        &whole[(col, row)]
+                    } else {
+                        &base[(col, row)]
+                    };
+                    prop_assert_eq!(&cut[(col, row)], expected, "({}, {})", col, row);
+                }
+            }
         }
     }
 }

@@ -7,7 +7,6 @@ use crossterm::event::{
 };
 use gpudeck::app::action::{Command, Tab};
 use gpudeck::app::event::Redraw;
-use gpudeck::app::screen::Screen;
 use gpudeck::app::App;
 use gpudeck::config::{Config, Theme};
 use gpudeck::gpu::collector::CollectorCommand;
@@ -15,6 +14,7 @@ use gpudeck::gpu::process_watch::PROCESS_UTIL_EVERY;
 use gpudeck::host::KillSignal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
+use ratatui::Terminal;
 
 fn app() -> App {
     let mut app = App::new(
@@ -31,7 +31,7 @@ fn key(c: char) -> Event {
     Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
 }
 
-fn screen(term: &Screen<TestBackend>) -> String {
+fn screen(term: &Terminal<TestBackend>) -> String {
     let buf = term.backend().buffer();
     (0..buf.area.height)
         .map(|y| {
@@ -53,7 +53,7 @@ const AREA: Rect = Rect {
 #[test]
 fn keys_drive_the_app_from_gpus_to_a_kill_command() {
     let mut app = app();
-    let mut term = Screen::new(TestBackend::new(100, 30)).expect("terminal");
+    let mut term = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
     app.draw(&mut term).expect("draw");
     assert!(screen(&term).contains("H100"));
     for c in ['j', 'j'] {
@@ -105,7 +105,7 @@ fn keys_drive_the_app_from_gpus_to_a_kill_command() {
 #[test]
 fn mouse_clicks_select_tabs_and_motion_costs_no_frame() {
     let mut app = app();
-    let mut term = Screen::new(TestBackend::new(100, 30)).expect("terminal");
+    let mut term = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
     app.draw(&mut term).expect("draw");
     let line = screen(&term).lines().nth(1).unwrap_or_default().to_string();
     let x = line.find("3 Topo").expect("tab title") as u16 + 2;

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use gpudeck::app::action::{Action, DockerCommand, Tab};
 use gpudeck::app::messages::{SHOWN_SECS, STALE_SECS};
-use gpudeck::app::screen::Screen;
 use gpudeck::app::state::Overlay;
 use gpudeck::app::themes::ThemeChoice;
 use gpudeck::app::App;
@@ -19,6 +18,7 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
+use ratatui::Terminal;
 use support::demo::demo_state;
 use support::screen::{find, render, text};
 
@@ -142,7 +142,7 @@ fn key(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-fn screen(term: &Screen<TestBackend>) -> String {
+fn screen(term: &Terminal<TestBackend>) -> String {
     text(term.backend().buffer())
 }
 
@@ -162,7 +162,7 @@ fn app() -> App {
 #[test]
 fn help_shows_the_tab_keys_first_and_scrolls_to_its_end_at_80x24() {
     let mut app = app();
-    let mut term = Screen::new(TestBackend::new(80, 24)).expect("terminal");
+    let mut term = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     app.handle_event(&key(KeyCode::Char('8')), AREA);
     assert_eq!(app.state.tab, Tab::Runs);
     app.handle_event(&key(KeyCode::Char('?')), AREA);
@@ -208,7 +208,7 @@ fn t_switches_the_theme_and_the_screen_is_drawn_in_it() {
     let mut app = app();
     let no_user_themes = tempfile::tempdir().expect("tmp dir");
     app.state.themes = ThemeChoice::new(usable_themes(no_user_themes.path()), "dark", dark());
-    let mut term = Screen::new(TestBackend::new(80, 24)).expect("terminal");
+    let mut term = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     app.draw(&mut term).expect("draw");
     let (x, y) = find(term.backend().buffer(), "gpudeck");
     assert_eq!(term.backend().buffer()[(x, y)].fg, dark().title);

@@ -7,13 +7,13 @@ use crate::support;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use gpudeck::app::action::{Action, Command, Tab};
-use gpudeck::app::screen::Screen;
 use gpudeck::app::state::AppState;
 use gpudeck::app::App;
 use gpudeck::config::{Config, Theme};
 use gpudeck::doctor::{Check, DoctorReport, Family, Status, SCHEMA};
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
+use ratatui::Terminal;
 use support::demo::demo_state;
 use support::screen::{render, text};
 
@@ -241,7 +241,7 @@ fn c_on_the_gpus_tab_copies_the_selected_uuid_through_the_keymap() {
     support::demo::feed(&mut app.state, EIGHT, 3);
     let area = Rect::new(0, 0, 80, 12);
     let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-    let mut term = Screen::new(TestBackend::new(80, 12)).expect("terminal");
+    let mut term = Terminal::new(TestBackend::new(80, 12)).expect("terminal");
     for _ in 0..7 {
         app.handle_event(&key('j'), area);
     }
@@ -511,7 +511,7 @@ fn j_and_k_on_the_doctor_tab_scroll_at_once_after_the_end_through_the_app() {
     app.handle_event(&key('7'), area);
     app.state.apply_doctor(doctor_report());
     app.handle_event(&key('G'), area);
-    let mut term = Screen::new(TestBackend::new(80, 24)).expect("terminal");
+    let mut term = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     for _ in 0..30 {
         app.handle_event(&key('J'), area);
     }

@@ -12,7 +12,6 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use gpudeck::app::action::{Action, Command, Tab};
 use gpudeck::app::compat::CompatView;
 use gpudeck::app::pulls::PullView;
-use gpudeck::app::screen::Screen;
 use gpudeck::app::state::AppState;
 use gpudeck::app::App;
 use gpudeck::compat::CompatData;
@@ -26,6 +25,7 @@ use gpudeck::runs::{Launcher, RunState};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::Terminal;
 use support::demo::{demo_state, feed};
 use support::screen::{find, render, text};
 
@@ -234,7 +234,7 @@ fn key(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
-fn screen(term: &Screen<TestBackend>) -> String {
+fn screen(term: &Terminal<TestBackend>) -> String {
     let buf = term.backend().buffer();
     text(buf)
 }
@@ -255,7 +255,7 @@ fn typing_slash_then_text_on_the_runs_tab_filters_the_list_in_the_whole_app() {
         runs: runs_state().runs.runs.into_iter().rev().collect(),
         warnings: vec![],
     });
-    let mut term = Screen::new(TestBackend::new(100, 30)).expect("terminal");
+    let mut term = Terminal::new(TestBackend::new(100, 30)).expect("terminal");
     for c in "/bert q".chars() {
         app.handle_event(&key(KeyCode::Char(c)), area);
     }

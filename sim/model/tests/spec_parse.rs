@@ -149,3 +149,12 @@ fn gpu_indices_must_exist() {
 fn gpus_zero_is_allowed() {
     assert_eq!(SimSpec::parse("gpus=0").expect("parses").gpus, 0);
 }
+
+#[test]
+fn call_costs_are_off_unless_asked_for() {
+    assert!(!SimSpec::parse("").expect("parses").call_costs);
+    assert!(SimSpec::parse("cost=h100").expect("parses").call_costs);
+    assert!(!SimSpec::parse("cost=none").expect("parses").call_costs);
+    let e = error_of("cost=slow");
+    assert!(e.contains("cost=slow") && e.contains("h100"), "{e}");
+}

@@ -168,6 +168,7 @@ pub unsafe extern "C" fn nvmlDeviceGetMaxClockInfo(
     kind: b::nvmlClockType_t,
     clock: *mut c_uint,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::MaxClock);
     with_live(device, Some(Metric::Clocks), |_, d| {
         let clock = unsafe { out(clock) }?;
         *clock = match kind {

@@ -84,6 +84,7 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(
     device: nvmlDevice_t,
     memory: *mut nvmlMemory_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Memory);
     // The v1 struct counts the reserved memory as used, as real NVML does.
     guard(|| {
         let (total, reserved, used) = memory_of(device)?;
@@ -100,6 +101,7 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(
     device: nvmlDevice_t,
     memory: *mut nvmlMemory_v2_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Memory);
     guard(|| {
         let (total, reserved, used) = memory_of(device)?;
         let m = unsafe { out(memory) }?;
@@ -181,6 +183,7 @@ pub unsafe extern "C" fn nvmlDeviceGetTotalEnergyConsumption(
     device: nvmlDevice_t,
     energy: *mut c_ulonglong,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Energy);
     value(device, Metric::Power, energy, |_, s| s.energy_mj)
 }
 
@@ -289,6 +292,7 @@ pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkWidth(
     device: nvmlDevice_t,
     width: *mut c_uint,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::PcieWidth);
     value(device, Metric::Pcie, width, |_, s| s.pcie_width)
 }
 
@@ -298,6 +302,7 @@ pub unsafe extern "C" fn nvmlDeviceGetPcieThroughput(
     counter: b::nvmlPcieUtilCounter_t,
     kbps: *mut c_uint,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::PcieThroughput);
     with_sample(device, Some(Metric::Pcie), |_, s| {
         let kbps = unsafe { out(kbps) }?;
         *kbps = match counter {

@@ -16,6 +16,7 @@ pub unsafe extern "C" fn nvmlDeviceGetEccMode(
     current: *mut b::nvmlEnableState_t,
     pending: *mut b::nvmlEnableState_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::StaticMode);
     with_sample(device, Some(Metric::Ecc), |d, _| {
         let (current, pending) = unsafe { (out(current)?, out(pending)?) };
         *current = enable_state(d.ecc_enabled);
@@ -137,6 +138,7 @@ pub unsafe extern "C" fn nvmlDeviceGetPersistenceMode(
     device: nvmlDevice_t,
     mode: *mut b::nvmlEnableState_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Mode);
     with_sample(device, Some(Metric::Persistence), |d, _| {
         *unsafe { out(mode) }? = enable_state(d.persistence);
         Ok(())
@@ -148,6 +150,7 @@ pub unsafe extern "C" fn nvmlDeviceGetComputeMode(
     device: nvmlDevice_t,
     mode: *mut b::nvmlComputeMode_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Mode);
     with_sample(device, None, |_, _| {
         *unsafe { out(mode) }? = b::nvmlComputeMode_enum_NVML_COMPUTEMODE_DEFAULT;
         Ok(())
@@ -159,6 +162,7 @@ pub unsafe extern "C" fn nvmlDeviceGetDisplayMode(
     device: nvmlDevice_t,
     mode: *mut b::nvmlEnableState_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::StaticMode);
     with_sample(device, None, |d, _| {
         *unsafe { out(mode) }? = enable_state(d.display_active);
         Ok(())
@@ -178,6 +182,7 @@ pub unsafe extern "C" fn nvmlDeviceGetBAR1MemoryInfo(
     device: nvmlDevice_t,
     bar1: *mut nvmlBAR1Memory_t,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::StaticMode);
     // Each context maps a little of BAR1; a mostly idle board shows about 1 MiB used.
     with_sample(device, None, |d, s| {
         let bar1 = unsafe { out(bar1) }?;

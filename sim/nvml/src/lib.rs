@@ -10,6 +10,7 @@
 // helpers in `ffi` (`out`, `write_str`, `write_list`) say why each use of them is sound.
 #![allow(unsafe_code)]
 
+mod cost;
 mod counters;
 mod device;
 mod dynamic;

@@ -37,6 +37,7 @@ pub unsafe extern "C" fn nvmlDeviceGetMigMode(
 ) -> nvmlReturn_t {
     // NVML_DEVICE_MIG_DISABLE (0) / NVML_DEVICE_MIG_ENABLE (1); the pending mode is the one
     // the next GPU reset brings.
+    crate::cost::spend(crate::cost::Call::StaticMode);
     guard(|| {
         let gpu = mig_gpu(device)?;
         let (current, pending) = unsafe { (out(current)?, out(pending)?) };

@@ -98,6 +98,7 @@ unsafe fn list<T: Copy>(
     buf: *mut T,
     make: fn(&SimProcess) -> T,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::Processes);
     guard(|| {
         let procs = processes_of(device)?;
         let count = unsafe { out(count) }?;
@@ -177,6 +178,7 @@ pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
     count: *mut c_uint,
     last_seen: c_ulonglong,
 ) -> nvmlReturn_t {
+    crate::cost::spend(crate::cost::Call::ProcessUtilization);
     guard(|| {
         let gpu = Gpu::of(device)?;
         let count = unsafe { out(count) }?;

@@ -40,6 +40,8 @@ pub(crate) fn init() -> Result<(), nvmlReturn_t> {
             InitFailure::NoPermission => NO_PERMISSION,
         });
     }
+    crate::cost::enable(spec.call_costs);
+    crate::cost::spend(crate::cost::Call::Init);
     state.sim = Some(Arc::new(Simulation::new(spec)));
     state.refs = 1;
     Ok(())
@@ -79,6 +81,7 @@ impl Handle {
     /// UNINITIALIZED before init, INVALID_ARGUMENT for a foreign handle or a MIG device that
     /// does not exist (any more).
     pub fn of(handle: nvmlDevice_t) -> Result<Handle, nvmlReturn_t> {
+        crate::cost::spend(crate::cost::Call::Query);
         let sim = sim()?;
         if let Some(index) = index_of(handle).filter(|i| *i < sim.device_count()) {
             return Ok(Handle::Gpu(Gpu { sim, index }));

@@ -15,7 +15,7 @@ pub const ENV_VAR: &str = "GPUDECK_SIM";
 pub const MAX_GPUS: u32 = 64;
 
 /// The knob names `SimSpec::parse` accepts, in help-text order.
-pub const KNOBS: [&str; 21] = [
+pub const KNOBS: [&str; 22] = [
     "gpus",
     "seed",
     "profile",
@@ -37,6 +37,7 @@ pub const KNOBS: [&str; 21] = [
     "mig",
     "mig-pending",
     "mps",
+    "cost",
 ];
 
 /// Everything that shapes a simulation. Equal specs give equal numbers.
@@ -85,6 +86,9 @@ pub struct SimSpec {
     pub mig_pending: Vec<(u32, bool)>,
     /// GPUs that run an MPS server; their processes become its clients.
     pub mps: Vec<u32>,
+    /// Whether each NVML call spends the CPU time it takes on a real H100's driver
+    /// (`cost=h100`; the NVML library only, the in-process simulation costs nothing).
+    pub call_costs: bool,
 }
 
 impl Default for SimSpec {
@@ -111,6 +115,7 @@ impl Default for SimSpec {
             mig: Vec::new(),
             mig_pending: Vec::new(),
             mps: Vec::new(),
+            call_costs: false,
         }
     }
 }
@@ -312,6 +317,13 @@ fn apply(spec: &mut SimSpec, key: &str, value: &str) -> Result<(), String> {
         "mig" => spec.mig = list(value, mig::parse)?,
         "mig-pending" => spec.mig_pending = list(value, mig::parse_pending)?,
         "mps" => spec.mps = list(value, |v| number("mps", v))?,
+        "cost" => {
+            spec.call_costs = match value {
+                "h100" => true,
+                "none" => false,
+                _ => return Err(format!("cost={value}: expected h100 or none")),
+            }
+        }
         _ => {
             return Err(format!(
                 "unknown knob \"{key}\" (allowed: {})",
