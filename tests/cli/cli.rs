@@ -498,8 +498,9 @@ fn the_log_and_state_dir_are_private_and_an_old_open_log_is_made_private() {
 /// with its temp dir at `temp`; `None` unless the test runs as root (only root can switch).
 fn homeless(uid: u32, temp: &std::path::Path) -> Option<std::process::Output> {
     use std::os::unix::process::CommandExt;
-    if !running_as_root() {
-        eprintln!("skipped: switching to a user without a home needs root");
+    let why = "switching to a user without a home needs root";
+    let test = support::real::current_test();
+    if !support::real::have(support::real::Part::Root, &test, running_as_root(), why) {
         return None;
     }
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gpudeck"));

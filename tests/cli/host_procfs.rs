@@ -117,8 +117,10 @@ fn identity_after_exec(pid: u32, command: &str) -> ProcessIdentity {
 fn another_users_job_from_before_the_run_is_not_the_runs_leftover() {
     // SAFETY: getuid cannot fail.
     let me = unsafe { libc::getuid() };
-    if me != 0 || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: starting a process as another user needs root and setpriv");
+    let can = me == 0 && Command::new("setpriv").arg("--version").output().is_ok();
+    let why = "starting a process as another user needs root and setpriv";
+    let test = "another_users_job_from_before_the_run_is_not_the_runs_leftover";
+    if !support::real::have(support::real::Part::Root, test, can, why) {
         return;
     }
     // "alice": nobody's job, already on the GPU before the run.
@@ -240,8 +242,10 @@ fn signal_helper_for_permission_test() {
 fn signalling_another_users_process_is_refused() {
     use std::os::unix::process::CommandExt;
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to run a helper as another user");
+    let root = unsafe { libc::geteuid() } == 0;
+    let why = "running a helper as another user needs root";
+    let test = "signalling_another_users_process_is_refused";
+    if !support::real::have(support::real::Part::Root, test, root, why) {
         return;
     }
     let mut victim = Command::new("sleep").arg("30").spawn().unwrap();

@@ -14,6 +14,7 @@ use gpudeck::docker::{
 };
 use support::docker::{connect as engine, docker, engine_or_skip, unique};
 use support::docker_cleanup::Cleanup;
+use support::real::Part;
 
 /// Re-reads the container until `done` holds, or panics after 20 s with what it saw last.
 async fn wait_for(
@@ -112,11 +113,9 @@ async fn engine_without_gpu_runtime(test: &str) -> Option<Engine> {
     }
     let engine = engine().await;
     let runtimes = engine.info().await.unwrap().runtimes;
-    if runtimes.iter().any(|r| r == "nvidia") {
-        eprintln!("SKIPPED {test}: this engine has the nvidia runtime");
-        return None;
-    }
-    Some(engine)
+    let without = !runtimes.iter().any(|r| r == "nvidia");
+    let why = "this engine has the nvidia runtime, so GPUs would be granted";
+    support::real::have(Part::EngineWithoutNvidia, test, without, why).then_some(engine)
 }
 
 #[tokio::test]

@@ -259,8 +259,10 @@ fn a_user_outside_the_docker_group_is_told_to_join_it() {
     }
     let spec = real_host();
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || !spec.uri.starts_with("unix://") {
-        eprintln!("SKIPPED: needs root (to run a helper as nobody) and a local socket");
+    let root_and_socket = unsafe { libc::geteuid() } == 0 && spec.uri.starts_with("unix://");
+    let why = "running a helper as nobody needs root, and the engine on a local socket";
+    let test = "a_user_outside_the_docker_group_is_told_to_join_it";
+    if !support::real::have(support::real::Part::Root, test, root_and_socket, why) {
         return;
     }
     let output = Command::new(std::env::current_exe().unwrap())

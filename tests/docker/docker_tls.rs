@@ -195,8 +195,14 @@ impl Drop for TlsServer {
 
 #[tokio::test]
 async fn a_real_handshake_with_client_certificates() {
-    if Command::new("openssl").arg("version").output().is_err() {
-        eprintln!("SKIPPED a_real_handshake_with_client_certificates: no openssl CLI");
+    let openssl = Command::new("openssl").arg("version").output().is_ok();
+    let test = "a_real_handshake_with_client_certificates";
+    if !crate::support::real::have(
+        crate::support::real::Part::OpenSsl,
+        test,
+        openssl,
+        "no openssl command",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

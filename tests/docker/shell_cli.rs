@@ -178,8 +178,9 @@ fn gpus_on_this_engine_are_refused_with_the_toolkit_fix() {
     if !engine_or_skip("gpus_on_this_engine_are_refused_with_the_toolkit_fix") {
         return;
     }
-    if docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia") {
-        eprintln!("SKIPPED: this engine has the nvidia runtime");
+    if !support::docker::no_nvidia_runtime_or_skip(
+        "gpus_on_this_engine_are_refused_with_the_toolkit_fix",
+    ) {
         return;
     }
     let mut cleanup = Cleanup::default();
@@ -390,7 +391,7 @@ fn wait_container(name: &str, what: &str, secs: u64, check: impl Fn(Option<&str>
 /// `gpudeck --demo shell ARGS` in a tmux pane (the test profile's binary), at its prompt, with
 /// its container running.
 fn shell_in_tmux(tag: &str, name: &str, args: &str) -> Session {
-    let session = Session::start_debug(
+    let session = Session::start_with(
         tag,
         100,
         30,
@@ -399,7 +400,7 @@ fn shell_in_tmux(tag: &str, name: &str, args: &str) -> Session {
         Dirs::new(),
     );
     session.wait_for("the shell's prompt", |s| s.contains("/workspace"));
-    wait_container(name, "running", 10, |s| s == Some("running"));
+    wait_container(name, "running", 60, |s| s == Some("running"));
     session
 }
 
@@ -425,7 +426,7 @@ fn a_shell_whose_terminal_goes_away_is_removed() {
     );
     let session = shell_in_tmux("hup", &name, &args);
     kill_pane(&session);
-    let took = wait_container(&name, "removed", 5, |s| s.is_none());
+    let took = wait_container(&name, "removed", 60, |s| s.is_none());
     eprintln!("the container was gone {took:.2} s after the pane was killed");
 }
 
@@ -445,14 +446,14 @@ fn a_kept_shell_whose_terminal_goes_away_is_stopped_and_kept() {
     );
     let session = shell_in_tmux("hup-kept", &name, &args);
     kill_pane(&session);
-    let took = wait_container(&name, "stopped and kept", 5, |s| s == Some("exited"));
+    let took = wait_container(&name, "stopped and kept", 60, |s| s == Some("exited"));
     eprintln!("the kept container stopped {took:.2} s after the pane was killed");
 
     // Re-entered, it is the same once more: the hang-up ends the attach and the shell stays.
     let again = shell_in_tmux("hup-attach", &name, &format!("--attach {name}"));
     assert!(again.screen().contains("re-entering"), "{}", again.screen());
     kill_pane(&again);
-    let took = wait_container(&name, "stopped and kept", 5, |s| s == Some("exited"));
+    let took = wait_container(&name, "stopped and kept", 60, |s| s == Some("exited"));
     eprintln!("the re-entered container stopped {took:.2} s after the pane was killed");
 }
 
@@ -474,7 +475,7 @@ fn sigterm_to_gpudeck_removes_its_shell_and_says_so() {
     let pid = session.gpudeck_pid();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());
-    wait_container(&name, "removed", 5, |s| s.is_none());
+    wait_container(&name, "removed", 60, |s| s.is_none());
     assert_eq!(session.wait_exit(), "143");
     let screen = session.screen();
     assert!(

@@ -179,9 +179,9 @@ fn gpus_on_an_engine_without_the_toolkit_fail_at_start_with_the_explained_error(
     ) {
         return;
     }
-    let info = docker(&["info", "--format", "{{json .Runtimes}}"]);
-    if info.contains("nvidia") {
-        eprintln!("SKIPPED: this engine has the nvidia runtime, so GPUs would be granted");
+    if !support::docker::no_nvidia_runtime_or_skip(
+        "gpus_on_an_engine_without_the_toolkit_fail_at_start_with_the_explained_error",
+    ) {
         return;
     }
     let mut cleanup = Cleanup::default();

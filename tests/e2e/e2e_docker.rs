@@ -1,4 +1,4 @@
-//! End to end on the real Docker Engine: the release binary in tmux follows a container's life from
+//! End to end on the real Docker Engine: gpudeck in tmux follows a container's life from
 //! the engine's events, shows its logs, stops it on request, and pulls an image from a local registry.
 
 use crate::support;
@@ -282,8 +282,7 @@ fn a_dashboard_shell_whose_pane_is_killed_takes_its_container_with_it() {
     let tag = format!("{}:hup", unique("gpudeck-test/e2e-shell"));
     busybox_image(&tag, &["CUDA_VERSION=12.4.1"]);
     let _image = ImageGuard(tag.clone());
-    // The test profile's binary: this test needs no release build.
-    let tui = Session::start_debug(
+    let tui = Session::start_with(
         "docker-shell-hup",
         120,
         32,
@@ -301,12 +300,18 @@ fn a_dashboard_shell_whose_pane_is_killed_takes_its_container_with_it() {
     });
     assert_eq!(containers_of(&tag).len(), 1, "one shell container");
     tui.tmux(&["kill-pane", "-t", &tui.name]);
+    // The hang-up reaches gpudeck at once and the removal is one engine call: a deadline far
+    // past either, so only a container that stays behind fails.
     let started = std::time::Instant::now();
     while !containers_of(&tag).is_empty() {
         assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "the shell's container is still there 5 s after its pane was killed"
+            started.elapsed() < Duration::from_secs(60),
+            "the shell's container is still there 60 s after its pane was killed"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    eprintln!(
+        "the shell's container was gone {:.2} s after its pane was killed",
+        started.elapsed().as_secs_f64()
+    );
 }

@@ -1,4 +1,4 @@
-//! End to end: the release binary in tmux on simulated GPUs, driven with keys like a user would.
+//! End to end: gpudeck in tmux on simulated GPUs, driven with keys like a user would.
 
 use crate::support;
 

@@ -1,4 +1,4 @@
-//! End to end: the release binary in tmux, driven with keys like a user would, on simulated GPUs
+//! End to end: gpudeck in tmux, driven with keys like a user would, on simulated GPUs
 //! and the real Docker Engine.
 //!
 //! One test binary of several (each `tests/*.rs` file would be a binary linking the whole

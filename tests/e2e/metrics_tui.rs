@@ -1,4 +1,4 @@
-//! `[metrics] listen` in the config: the dashboard (release binary in tmux) serves the same
+//! `[metrics] listen` in the config: the dashboard (in tmux) serves the same
 //! endpoint while it runs, and says so on screen when the address is taken.
 
 use crate::support;

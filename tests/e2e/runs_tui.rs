@@ -1,5 +1,5 @@
 //! End to end: a training run started from the command line, watched, read and stopped in the
-//! Runs tab of the release binary in tmux, as a user would.
+//! Runs tab of gpudeck in tmux, as a user would.
 
 use crate::support;
 

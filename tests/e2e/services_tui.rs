@@ -51,7 +51,7 @@ fn a_user_finds_a_notebook_in_the_services_tab_reads_its_url_whole_and_stops_it(
     );
 
     let run_json = support::runs::run_dir(&dirs, &id).join("run.json");
-    let s = Session::start_debug("services", 80, 24, "", "--demo", dirs);
+    let s = Session::start_with("services", 80, 24, "", "--demo", dirs);
     s.wait_for("the dashboard", |t| t.contains("DEMO"));
     s.keys(&["9"]);
     let short = id.splitn(3, '-').nth(2).expect("the id's name part");

@@ -139,8 +139,9 @@ fn gpus_on_an_engine_without_the_toolkit_are_refused_before_anything_starts() {
     if !engine_or_skip("gpus_on_an_engine_without_the_toolkit_are_refused_before_anything_starts") {
         return;
     }
-    if docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia") {
-        eprintln!("SKIPPED: this engine has the nvidia runtime, so GPUs would be granted");
+    if !support::docker::no_nvidia_runtime_or_skip(
+        "gpus_on_an_engine_without_the_toolkit_are_refused_before_anything_starts",
+    ) {
         return;
     }
     let mut cleanup = Cleanup::default();
@@ -177,8 +178,9 @@ fn the_engines_own_gpu_refusal_is_recorded_with_the_toolkit_message() {
     if !engine_or_skip("the_engines_own_gpu_refusal_is_recorded_with_the_toolkit_message") {
         return;
     }
-    if docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia") {
-        eprintln!("SKIPPED: this engine has the nvidia runtime, so GPUs would be granted");
+    if !support::docker::no_nvidia_runtime_or_skip(
+        "the_engines_own_gpu_refusal_is_recorded_with_the_toolkit_message",
+    ) {
         return;
     }
     let mut cleanup = Cleanup::default();

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use support::docker::{docker, engine_or_skip};
+use support::docker::engine_or_skip;
 use support::docker_cleanup::Cleanup;
 use support::run_containers::{containers_of, inspect, workdir, RunContainers};
 use support::runs::{output, record, start, wait_until};
@@ -257,8 +257,9 @@ fn a_gpu_service_on_an_engine_without_the_toolkit_is_refused_before_anything_sta
     ) {
         return;
     }
-    if docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia") {
-        eprintln!("SKIPPED: this engine has the nvidia runtime, so GPUs would be granted");
+    if !support::docker::no_nvidia_runtime_or_skip(
+        "a_gpu_service_on_an_engine_without_the_toolkit_is_refused_before_anything_starts",
+    ) {
         return;
     }
     let mut cleanup = Cleanup::default();
@@ -342,8 +343,9 @@ fn gpudeck_notebook_in_an_image_without_jupyter_says_so_and_one_with_gpus_is_ref
     });
 
     // GPUs on an engine without the NVIDIA runtime: refused before anything starts.
-    if docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia") {
-        eprintln!("SKIPPED (GPU part): this engine has the nvidia runtime");
+    if !support::docker::no_nvidia_runtime_or_skip(
+        "gpudeck_notebook_in_an_image_without_jupyter_says_so_and_one_with_gpus_is_refused",
+    ) {
         return;
     }
     let fresh = Dirs::new();

@@ -21,8 +21,10 @@ impl Drop for Mounted {
 #[test]
 fn a_stop_on_a_full_disk_stops_the_run_and_says_when_its_end_is_recorded() {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED: mounting a small tmpfs needs root");
+    let root = unsafe { libc::geteuid() } == 0;
+    let test = "a_stop_on_a_full_disk_stops_the_run_and_says_when_its_end_is_recorded";
+    let part = crate::support::real::Part::Root;
+    if !crate::support::real::have(part, test, root, "mounting a small tmpfs needs root") {
         return;
     }
     let _gate = crate::support::gate::gate(module_path!());
@@ -34,8 +36,8 @@ fn a_stop_on_a_full_disk_stops_the_run_and_says_when_its_end_is_recorded() {
         .arg(&data)
         .status()
         .unwrap();
-    if !mounted.success() {
-        eprintln!("SKIPPED: tmpfs could not be mounted here");
+    let why = "a tmpfs could not be mounted here";
+    if !crate::support::real::have(part, test, mounted.success(), why) {
         return;
     }
     let _mount = Mounted(data.clone());

@@ -107,12 +107,13 @@ fn a_spec_file_with_backend_slurm_needs_no_gpu_driver_for_a_dry_run() {
 #[test]
 fn a_controller_nobody_answers_is_unreachable_and_the_run_is_kept_as_failed() {
     let _gate = crate::support::gate::gate(module_path!());
-    if std::process::Command::new("sbatch")
+    let sbatch = std::process::Command::new("sbatch")
         .arg("--version")
         .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: sbatch is not installed");
+        .is_ok();
+    let test = "a_controller_nobody_answers_is_unreachable_and_the_run_is_kept_as_failed";
+    let part = crate::support::real::Part::Slurm;
+    if !crate::support::real::have(part, test, sbatch, "sbatch is not installed") {
         return;
     }
     let dirs = Dirs::new();

@@ -2,34 +2,33 @@
 //! `tests/support/slurm-up.sh`: a job's end and exit code, its log through `gpudeck logs`, a
 //! pending job and its reason, `gpudeck stop`, re-run, per-task GPUs and ranks of a per-gpu job,
 //! a job held for good or failed before starting, and sbatch's refusals. Where Slurm cannot be
-//! started here (no root, no packages), each test prints SKIPPED with the reason and passes.
+//! started here (no root, no packages), each test is skipped with the reason, or fails under
+//! `CI=true` (tests/support/real.rs).
 
 use crate::support;
 
+use support::real::Part;
 use support::runs::wait_until;
 use support::slurm::Cluster;
 use support::tmux::Session;
 use support::{stderr, stdout, Dirs};
 
+/// A cluster for the running test, or None after saying why it is skipped (under `CI=true`, the
+/// test fails instead).
 fn cluster() -> Option<Cluster> {
-    match Cluster::start() {
-        Ok(cluster) => Some(cluster),
-        Err(why) => {
-            eprintln!("SKIPPED: no Slurm cluster could be started: {why}");
-            None
-        }
-    }
+    let started =
+        Cluster::start().map_err(|why| format!("no Slurm cluster could be started: {why}"));
+    support::real::require(Part::Slurm, &support::real::current_test(), started)
 }
 
 #[test]
 fn with_accounting_a_jobs_end_is_what_sacct_reports() {
     let _gate = crate::support::gate::gate(module_path!());
-    let slurm = match Cluster::start_with_accounting() {
-        Ok(cluster) => cluster,
-        Err(why) => {
-            eprintln!("SKIPPED: no Slurm cluster with accounting could be started: {why}");
-            return;
-        }
+    let started = Cluster::start_with_accounting()
+        .map_err(|why| format!("no Slurm cluster with accounting could be started: {why}"));
+    let test = "with_accounting_a_jobs_end_is_what_sacct_reports";
+    let Some(slurm) = support::real::require(Part::SlurmAccounting, test, started) else {
+        return;
     };
     let dirs = Dirs::new();
     let id = slurm.submit(&dirs, &["--", "sh", "-c", "sleep 1; exit 3"]);

@@ -62,8 +62,9 @@ while time.time() < deadline:
 /// where another user's process cannot be started (not root, no setpriv or useradd).
 fn neighbour(test: &str) -> Option<(u32, u32)> {
     // SAFETY: getuid cannot fail.
-    if unsafe { libc::getuid() } != 0 {
-        eprintln!("SKIPPED {test}: a second user's process needs root (setpriv)");
+    let root = unsafe { libc::getuid() } == 0;
+    let why = "a second user's process needs root (setpriv)";
+    if !crate::support::real::have(crate::support::real::Part::Root, test, root, why) {
         return None;
     }
     let id = |flag: &str| {
@@ -153,7 +154,7 @@ impl Drop for Squatter {
 
 /// Starts the service with the neighbour watching for it, and checks what a victim must see:
 /// no token sent, not ready, the port named as lost to that user.
-fn race(test: &str, program: Result<std::path::PathBuf, String>, kind: &[&str], what: &str) {
+fn race(test: &str, program: services::Program, kind: &[&str], what: &str) {
     let Some(program) = services::or_skip(test, program) else {
         return;
     };

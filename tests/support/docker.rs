@@ -6,6 +6,8 @@ use std::sync::{Mutex, OnceLock};
 
 use gpudeck::docker::{resolve_host, Engine, HostSpec};
 
+use super::real::Part;
+
 /// Why the engine cannot be used, or Ok when tests that need it should run.
 pub fn engine() -> Result<(), String> {
     static STATE: OnceLock<Result<(), String>> = OnceLock::new();
@@ -37,15 +39,27 @@ pub async fn connect() -> Engine {
     Engine::connect(&host()).await.unwrap()
 }
 
-/// Returns true if the engine is there; otherwise prints why the calling test is skipped.
+/// Returns true if the engine is there; otherwise false after saying why `test` is skipped, or,
+/// under `CI=true`, fails the test ([`super::real::require`]).
 pub fn engine_or_skip(test: &str) -> bool {
-    match engine() {
-        Ok(()) => true,
-        Err(why) => {
-            eprintln!("SKIPPED {test}: {why}");
-            false
-        }
-    }
+    super::real::require(Part::Docker, test, engine()).is_some()
+}
+
+/// Whether the engine has the NVIDIA runtime (`docker info`'s runtimes).
+pub fn has_nvidia_runtime() -> bool {
+    docker(&["info", "--format", "{{json .Runtimes}}"]).contains("nvidia")
+}
+
+/// For tests that GPUs are refused where the NVIDIA Container Toolkit is missing: true if the
+/// engine has no NVIDIA runtime; otherwise false after saying why `test` is skipped, or, under
+/// `CI=true`, fails the test. Ask [`engine_or_skip`] first.
+pub fn no_nvidia_runtime_or_skip(test: &str) -> bool {
+    super::real::have(
+        Part::EngineWithoutNvidia,
+        test,
+        !has_nvidia_runtime(),
+        "this engine has the nvidia runtime, so GPUs would be granted",
+    )
 }
 
 /// Builds (once per tag) a ~2 MB image from Debian's busybox-static with the given ENV lines,

@@ -2,9 +2,13 @@
 //!
 //! Cargo runs test binaries one after another, and the tests of one binary side by side. Folding
 //! several binaries into one would run every module's tests beside every other's: the heavy ones
-//! (the release binary in tmux, real containers, Slurm) then share two cores with each other and
+//! (gpudeck in tmux, real containers, Slurm) then share two cores with each other and
 //! their deadlines, written for the load of their own binary, can pass by. A test that takes the
 //! gate of its module runs beside the tests of that module only, as before the fold.
+//!
+//! `cargo test` has no way to say this (its harness knows no groups); cargo-nextest's test groups
+//! would, but nextest runs each test in a process of its own, where this in-process gate does
+//! nothing, and the suite's command is `cargo test --workspace`, which needs no tool beyond cargo.
 
 use std::sync::{Condvar, Mutex};
 

@@ -14,6 +14,7 @@ pub mod gate;
 pub mod inert;
 pub mod metrics;
 pub mod pipes;
+pub mod real;
 pub mod registry;
 pub mod run_containers;
 pub mod run_fixture;
@@ -56,20 +57,6 @@ pub fn sim_library() -> &'static Path {
             lib.display()
         );
         lib
-    })
-}
-
-/// Builds the release binary once (the end-to-end tests drive what users run).
-pub fn release_binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "--bin", "gpudeck"])
-            .current_dir(workspace_root())
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the release binary failed");
-        target_dir().join("release").join("gpudeck")
     })
 }
 

@@ -39,6 +39,17 @@ impl Registry {
     }
 
     fn start_checked(auth: bool) -> Registry {
+        let program = "/usr/bin/docker-registry";
+        let found = if Path::new(program).exists() {
+            Ok(())
+        } else {
+            Err(format!("{program} is missing"))
+        };
+        super::real::must(
+            super::real::Part::Registry,
+            &super::real::current_test(),
+            found,
+        );
         let mut last_error = String::new();
         // The free port is only free when asked; another process may take it before the registry does.
         for _ in 0..3 {
@@ -51,10 +62,6 @@ impl Registry {
     }
 
     fn spawn(auth: bool) -> Result<Registry, String> {
-        assert!(
-            Path::new("/usr/bin/docker-registry").exists(),
-            "/usr/bin/docker-registry is missing: install Debian's docker-registry (.ci/run does)"
-        );
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let port = free_port();
         let config = write_config(dir.path(), port, auth);

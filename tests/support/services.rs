@@ -1,7 +1,8 @@
 //! The services' real programs (JupyterLab, TensorBoard, tritonserver) and PyTorch's torchrun
 //! for tests: found in
-//! `target/test-venv`, which `.ci/run` makes, or on PATH, else the reason the test is skipped;
-//! and one started in a process group of its own, stopped with everything it started.
+//! `target/test-venv`, which `.ci/run` makes, or on PATH, else the reason the test is skipped
+//! (or fails, under `CI=true`: see `real.rs`); and one started in a process group of its own,
+//! stopped with everything it started.
 #![allow(unsafe_code)]
 
 use std::ffi::OsString;
@@ -9,33 +10,46 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use super::real::Part;
+
 /// The virtual environment `.ci/run` installs the programs in.
 pub fn venv() -> PathBuf {
     super::target_dir().join("test-venv")
 }
 
-const INSTALL: &str = "run .ci/run, or: python3 -m venv target/test-venv && \
-    target/test-venv/bin/pip install jupyterlab==4.6.6 tensorboard==2.21.0 nvidia-pytriton==0.7.0 \
-    torch==2.15.0";
+/// A program a test needs: the real part it is, and where it was found or why it was not.
+pub struct Program {
+    pub part: Part,
+    pub found: Result<PathBuf, String>,
+}
 
 /// `jupyter` (JupyterLab's launcher), or why not.
-pub fn jupyter() -> Result<PathBuf, String> {
-    find("jupyter", &[venv().join("bin/jupyter")])
+pub fn jupyter() -> Program {
+    Program {
+        part: Part::JupyterLab,
+        found: find("jupyter", &[venv().join("bin/jupyter")]),
+    }
 }
 
 /// PyTorch's `torchrun` (its interpreter is the one torch is installed in), or why not.
-pub fn torchrun() -> Result<PathBuf, String> {
-    find("torchrun", &[venv().join("bin/torchrun")])
+pub fn torchrun() -> Program {
+    Program {
+        part: Part::Torch,
+        found: find("torchrun", &[venv().join("bin/torchrun")]),
+    }
 }
 
 /// `tensorboard`, or why not.
-pub fn tensorboard() -> Result<PathBuf, String> {
-    find("tensorboard", &[venv().join("bin/tensorboard")])
+pub fn tensorboard() -> Program {
+    Program {
+        part: Part::TensorBoard,
+        found: find("tensorboard", &[venv().join("bin/tensorboard")]),
+    }
 }
 
 /// `tritonserver`: the one in the venv's nvidia-pytriton wheel, else one on PATH (the NGC
 /// image's `/opt/tritonserver/bin`), or why not.
-pub fn tritonserver() -> Result<PathBuf, String> {
+pub fn tritonserver() -> Program {
     let lib = venv().join("lib");
     let in_wheel: Vec<PathBuf> = std::fs::read_dir(&lib)
         .map(|dirs| {
@@ -47,7 +61,10 @@ pub fn tritonserver() -> Result<PathBuf, String> {
                 .collect()
         })
         .unwrap_or_default();
-    find("tritonserver", &in_wheel)
+    Program {
+        part: Part::Triton,
+        found: find("tritonserver", &in_wheel),
+    }
 }
 
 fn find(program: &str, candidates: &[PathBuf]) -> Result<PathBuf, String> {
@@ -58,12 +75,7 @@ fn find(program: &str, candidates: &[PathBuf]) -> Result<PathBuf, String> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|c| is_executable(c))
-        .ok_or_else(|| {
-            format!(
-                "no {program} in {} or on PATH ({INSTALL})",
-                venv().display()
-            )
-        })
+        .ok_or_else(|| format!("no {program} in {} or on PATH", venv().display()))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -71,15 +83,10 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The program, or None after printing why `test` is skipped.
-pub fn or_skip(test: &str, found: Result<PathBuf, String>) -> Option<PathBuf> {
-    match found {
-        Ok(path) => Some(path),
-        Err(why) => {
-            eprintln!("SKIPPED {test}: {why}");
-            None
-        }
-    }
+/// The program, or None after saying why `test` is skipped (under `CI=true` the test fails
+/// instead: [`super::real::require`]).
+pub fn or_skip(test: &str, program: Program) -> Option<PathBuf> {
+    super::real::require(program.part, test, program.found)
 }
 
 /// A service started by a test, in a process group of its own, its output in a log file. Its

@@ -1,10 +1,11 @@
-//! A tmux harness for end-to-end tests: the release binary in a detached session, keys in, screen out.
+//! A tmux harness for end-to-end tests: gpudeck (the test profile's binary, the one cargo builds
+//! for these tests) in a detached session, keys in, screen out.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::{release_binary, Dirs};
+use super::Dirs;
 
 /// One gpudeck in tmux. Each session has a tmux server of its own (`-L`), so tests starting
 /// sessions at the same time never race to start or share a server; its name is unique in the
@@ -22,22 +23,7 @@ impl Session {
 
     /// Starts gpudeck with extra `KEY=VALUE` environment (later settings win) in prepared dirs.
     pub fn start_with(tag: &str, w: u16, h: u16, env: &str, args: &str, dirs: Dirs) -> Session {
-        Self::start_binary(release_binary(), (tag, w, h), env, args, dirs)
-    }
-
-    /// As [`Session::start_with`], with the test profile's binary (no release build needed).
-    pub fn start_debug(tag: &str, w: u16, h: u16, env: &str, args: &str, dirs: Dirs) -> Session {
         let binary = Path::new(env!("CARGO_BIN_EXE_gpudeck"));
-        Self::start_binary(binary, (tag, w, h), env, args, dirs)
-    }
-
-    fn start_binary(
-        binary: &Path,
-        (tag, w, h): (&str, u16, u16),
-        env: &str,
-        args: &str,
-        dirs: Dirs,
-    ) -> Session {
         let name = format!("gpudeck-e2e-{tag}-{}", unique_suffix());
         let cmd = format!(
             // A shell stays behind gpudeck, as in real use, so the restored terminal can be inspected.

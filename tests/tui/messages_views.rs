@@ -308,10 +308,9 @@ fn process_state(pid: &str) -> String {
 
 #[test]
 fn ctrl_z_gives_the_terminal_back_and_fg_resumes_the_dashboard() {
-    if which("tmux").is_none() || which("bash").is_none() {
-        eprintln!(
-            "SKIPPED ctrl_z_gives_the_terminal_back_and_fg_resumes_the_dashboard: no tmux or bash"
-        );
+    let found = which("tmux").is_some() && which("bash").is_some();
+    let test = "ctrl_z_gives_the_terminal_back_and_fg_resumes_the_dashboard";
+    if !support::real::have(support::real::Part::Tmux, test, found, "no tmux or bash") {
         return;
     }
     let s = support::tmux::Session::start_in_shell(
