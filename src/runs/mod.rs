@@ -46,8 +46,8 @@ pub use launch::container::spec::{
 };
 pub use launch::plan::{free_ports, plan_ranks, LaunchInput, Ports, RankPlan};
 pub use launch::preflight::{preflight, Checked, PreflightInput};
-pub use launch::procs::{exit_code_of, ProcStat, ProcessRef};
 pub(crate) use launch::procs::run_processes;
+pub use launch::procs::{exit_code_of, ProcStat, ProcessRef};
 pub use local::detach::{start_run, StartContext, Started, SUPERVISE_COMMAND};
 pub use local::liveness::{run_holds_gpus, SystemLiveness};
 pub use local::stop::DEFAULT_GRACE;

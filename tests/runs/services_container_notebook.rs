@@ -17,7 +17,7 @@ use crate::support::docker::{engine_or_skip, unique};
 use crate::support::docker_cleanup::Cleanup;
 use crate::support::run_containers::{containers_of, inspect, workdir, RunContainers};
 use crate::support::runs::{output, record, run_dir, wait_until};
-use crate::support::{services, stderr, stdout, Dirs};
+use crate::support::{real, services, stderr, stdout, Dirs};
 
 /// Fills `root` with python3, its libraries and the venv's site-packages, and the `jupyter` and
 /// `jupyter-lab` commands.
@@ -57,8 +57,9 @@ fn jupyter_image(test: &str, cleanup: &mut Cleanup) -> Option<String> {
     let jupyter = services::or_skip(test, services::jupyter())?;
     let venv = jupyter.parent()?.parent()?.to_path_buf();
     let site = venv.join("lib/python3.11/site-packages");
-    if !Path::new("/usr/bin/python3.11").exists() || !site.join("jupyterlab").is_dir() {
-        eprintln!("SKIPPED {test}: needs /usr/bin/python3.11 and JupyterLab in {site:?}");
+    let have = Path::new("/usr/bin/python3.11").exists() && site.join("jupyterlab").is_dir();
+    let why = format!("the image is made of /usr/bin/python3.11 and the JupyterLab in {site:?}");
+    if !real::have(real::Part::JupyterLab, test, have, &why) {
         return None;
     }
     let root = tempfile::tempdir().unwrap();

@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use crate::runs::recorded::summary::Alert;
-use crate::runs::watch::pace::{pace_of, LatestProgress};
 use crate::runs::clock;
+use crate::runs::recorded::summary::Alert;
 use crate::runs::recorded::summary::RunSummary;
 use crate::runs::recorded::xids::{hits_of, telling, XidHit, XidJudge};
+use crate::runs::watch::pace::{pace_of, LatestProgress};
 use crate::runs::Run;
 use crate::runs::{RunRecord, RunState};
 use crate::secrets::Secrets;

@@ -9,10 +9,10 @@ use std::time::UNIX_EPOCH;
 use serde::Serialize;
 
 use super::collector::feeds::curve_name;
-use crate::runs::progress::ProgressTracker;
-use crate::runs::recorded::summary::{stall, Alert, RankPace};
 use super::tail::Follower;
+use crate::runs::progress::ProgressTracker;
 use crate::runs::record::RunState;
+use crate::runs::recorded::summary::{stall, Alert, RankPace};
 use crate::runs::store::{LogStream, Run};
 
 /// Where a rank's logs are first read from: the last this many bytes of each stream (the latest
@@ -172,8 +172,8 @@ mod tests {
 
     use super::*;
     use crate::runs::record::{RunRecord, RUN_SCHEMA};
-    use crate::runs::spec::Launcher;
     use crate::runs::recorded::summary::AlertKind;
+    use crate::runs::spec::Launcher;
 
     const LOCKSTEP: [&str; 2] = [
         include_str!("../testdata/stall/lockstep-rank0.log"),
