@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "plumbing: units, terminal output, logging, private files",
         &[
             "units",
+            "text_table",
             "sanitise",
             "output",
             "logging",

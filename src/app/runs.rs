@@ -284,7 +284,7 @@ pub fn run_text(r: &RunRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runs::local::leftovers::RunOwner;
+    use crate::runs::RunOwner;
 
     fn row(n: usize, state: RunState) -> RunRow {
         RunRow {

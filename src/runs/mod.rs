@@ -54,7 +54,7 @@ pub use local::stop::DEFAULT_GRACE;
 pub use local::supervisor::supervise;
 pub use record::{
     gpu_indices, ContainerRecord, EngineAway, EngineTls, LostGpu, RankContainerRef, RankRecord,
-    RemoteJob, RunGpu, RunRecord, RunState, RUN_SCHEMA,
+    RemoteJob, RunGpu, RunOwner, RunRecord, RunState, RUN_SCHEMA,
 };
 pub use recorded::sampler::METRICS_FILE;
 pub use recorded::saved_summary::{save_summary, SUMMARY_FILE, SUMMARY_SCHEMA};

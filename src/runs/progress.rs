@@ -11,6 +11,21 @@ mod pairs;
 mod tqdm;
 mod tracker;
 
+/// The scalar worth a curve: the training loss when there is one.
+pub fn curve_name<'a>(names: &[&'a str]) -> Option<&'a str> {
+    let exact = ["loss", "train_loss", "training_loss", "train/loss"];
+    exact
+        .iter()
+        .find_map(|want| names.iter().find(|n| n.eq_ignore_ascii_case(want)))
+        .or_else(|| {
+            names
+                .iter()
+                .find(|n| n.to_lowercase().contains("loss") && !n.starts_with("val"))
+        })
+        .or_else(|| names.first())
+        .copied()
+}
+
 #[cfg(test)]
 mod tests {
     //! Tests of `parse_line` against fixtures written in each tool's real output format.

@@ -10,9 +10,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+mod owner;
 mod remote_job;
 mod slurm_job;
 
+pub use owner::RunOwner;
 pub use remote_job::RemoteJob;
 pub use slurm_job::SlurmJob;
 

@@ -10,7 +10,7 @@ use gpudeck::host::{
     ContainerRef, ContainerRuntime, FakeProcessTable, HostError, KillSignal, ProcFs,
     ProcessDetails, ProcessIdentity, ProcessTable, ProcessTarget,
 };
-use gpudeck::runs::local::leftovers::RunOwner;
+use gpudeck::runs::RunOwner;
 
 const ID: &str = "9d8c7b6a5f4e3d2c1b0a99887766554433221100ffeeddccbbaa998877665544";
 

@@ -49,7 +49,7 @@ impl SystemLiveness {
     pub fn lost_run_still_runs(&self, run: &Run) -> bool {
         use std::os::unix::fs::MetadataExt;
         let r = &run.record;
-        let owner = super::leftovers::RunOwner {
+        let owner = crate::runs::record::RunOwner {
             uid: std::fs::metadata(&run.dir).ok().map(|m| m.uid()),
             process_group: r.process_group.map(|g| g.pid),
             session: r.supervisor.map(|s| s.pid),

@@ -4,7 +4,6 @@
 //! it. How the ranks are launched is in `launch/`; what the supervisor records, in `recorded`.
 
 pub(super) mod detach;
-pub mod leftovers;
 pub(super) mod liveness;
 pub(super) mod stop;
 pub(super) mod supervisor;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::runs::clock;
-use crate::runs::progress::ProgressTracker;
+use crate::runs::progress::{curve_name, ProgressTracker};
 use crate::runs::record::RunState;
 use crate::runs::recorded::sampler::METRICS_FILE;
 use crate::runs::recorded::samples::{MetricsRow, RowReader, SkippedLines};
@@ -330,21 +330,6 @@ impl FocusFeed {
             non_finite: self.progress.non_finite_count(),
         }
     }
-}
-
-/// The scalar worth a curve: the training loss when there is one.
-pub(in crate::runs::watch) fn curve_name<'a>(names: &[&'a str]) -> Option<&'a str> {
-    let exact = ["loss", "train_loss", "training_loss", "train/loss"];
-    exact
-        .iter()
-        .find_map(|want| names.iter().find(|n| n.eq_ignore_ascii_case(want)))
-        .or_else(|| {
-            names
-                .iter()
-                .find(|n| n.to_lowercase().contains("loss") && !n.starts_with("val"))
-        })
-        .or_else(|| names.first())
-        .copied()
 }
 
 /// One rank's stdout and stderr, from their tails, as they grow.

@@ -8,9 +8,8 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
-use super::collector::feeds::curve_name;
 use super::tail::Follower;
-use crate::runs::progress::ProgressTracker;
+use crate::runs::progress::{curve_name, ProgressTracker};
 use crate::runs::record::RunState;
 use crate::runs::recorded::summary::{stall, Alert, RankPace};
 use crate::runs::store::{LogStream, Run};

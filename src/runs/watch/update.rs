@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use crate::claims::Claim;
-use crate::runs::local::leftovers::RunOwner;
 use crate::runs::progress::ProgressEvent;
+use crate::runs::record::RunOwner;
 use crate::runs::record::RunState;
 use crate::runs::recorded::summary::{Alert, RunSummary};
 use crate::runs::recorded::xids::XidHit;

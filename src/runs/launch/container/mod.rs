@@ -7,6 +7,7 @@
 pub(in crate::runs) mod check;
 pub(in crate::runs) mod engine;
 pub(in crate::runs) mod engine_link;
+pub(in crate::runs) mod labels;
 pub(in crate::runs) mod logs;
 pub(in crate::runs) mod lost;
 pub(in crate::runs) mod ranks;

@@ -59,7 +59,7 @@ pub(in crate::runs) async fn create_network(
         name: name.into(),
         driver: Some(SERVICE_NETWORK.into()),
         labels: Some(HashMap::from([(
-            super::spec::LABEL_RUN.to_string(),
+            super::labels::LABEL_RUN.to_string(),
             run_id.to_string(),
         )])),
         options: Some(HashMap::from([(

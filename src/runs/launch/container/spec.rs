@@ -18,11 +18,7 @@ use crate::shell::{
     container_body, GpuPlumbing, ResolvedGpu, ResolvedGpus, ShellDefaults, ShellRequest,
 };
 
-/// Every container of a run carries this label with the run id: `docker ps --filter
-/// label=gpudeck.run=ID` finds them, with or without the supervisor.
-pub const LABEL_RUN: &str = "gpudeck.run";
-/// The rank the container runs.
-pub const LABEL_RANK: &str = "gpudeck.rank";
+pub use super::labels::{LABEL_RANK, LABEL_RUN};
 /// The file in the run directory with the containers to create, written by `gpudeck run` and
 /// read by the supervisor (which runs without the config).
 pub const CONTAINERS_FILE: &str = "containers.json";

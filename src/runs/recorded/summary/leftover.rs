@@ -4,7 +4,7 @@
 
 use super::alerts::{memory_held_after_end, Alert};
 use crate::gpu::GpuProcess;
-use crate::runs::local::leftovers::RunOwner;
+use crate::runs::record::RunOwner;
 use crate::runs::recorded::samples::MetricsRow;
 use crate::units::{human_bytes, run_duration};
 
