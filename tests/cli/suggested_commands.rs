@@ -215,7 +215,8 @@ fn sample(placeholder: &str) -> String {
 
 fn is_placeholder(word: &str) -> bool {
     let stem = word.strip_suffix(".toml").unwrap_or(word);
-    (!stem.is_empty()
+    // A number (`--rank 1`) is a value, not a placeholder: a placeholder has a capital letter.
+    (stem.chars().any(|c| c.is_ascii_uppercase())
         && stem
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
