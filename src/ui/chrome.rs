@@ -11,55 +11,90 @@ use crate::app::keymap::{footer_hints, Binding};
 use crate::app::state::{AppState, GpuStatus};
 use crate::units;
 
-pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
-    let sep = Span::styled(" │ ", s.muted());
-    let mut spans = vec![
-        Span::styled(" gpudeck", s.title()),
-        sep.clone(),
-        Span::styled(state.host.clone(), s.text()),
+/// The header's parts in the order they read, each with its rank: where the line is too narrow
+/// for all of them, the least important (highest rank) drop out whole, so that no part is cut
+/// (`CUDA` without its version at 40 columns was). What the data is (a demo, read-only) and how
+/// many GPUs there are stay to the last; the host, driver and CUDA versions go first.
+fn header_parts<'a>(state: &AppState, s: &Styles) -> Vec<(u8, Vec<Span<'a>>)> {
+    let sep = || Span::styled(" │ ", s.muted());
+    let mut parts = vec![
+        (0, vec![Span::styled(" gpudeck", s.title())]),
+        (7, vec![sep(), Span::styled(state.host.clone(), s.text())]),
     ];
     let idle = state.services.idle_alerts();
     if idle > 0 {
         // Looked at every 30 s off the Services tab too: a notebook idling on GPUs others may
-        // wait for. Before the driver's facts, which a narrow screen may cut.
+        // wait for.
         let what = units::plural(idle, "idle notebook");
-        spans.extend([sep.clone(), Span::styled(format!("{what} (9)"), s.warn())]);
+        parts.push((
+            4,
+            vec![sep(), Span::styled(format!("{what} (9)"), s.warn())],
+        ));
     }
     let driver = |sys: &crate::gpu::SystemInfo| {
         [
-            sep.clone(),
-            Span::styled("driver ", s.muted()),
-            Span::styled(units::opt(sys.driver_version.as_deref()), s.text()),
-            sep.clone(),
-            Span::styled("CUDA ", s.muted()),
-            Span::styled(units::opt(sys.cuda_driver_version), s.text()),
-            sep.clone(),
+            (
+                5,
+                vec![
+                    sep(),
+                    Span::styled("driver ", s.muted()),
+                    Span::styled(units::opt(sys.driver_version.as_deref()), s.text()),
+                ],
+            ),
+            (
+                6,
+                vec![
+                    sep(),
+                    Span::styled("CUDA ", s.muted()),
+                    Span::styled(units::opt(sys.cuda_driver_version), s.text()),
+                ],
+            ),
         ]
     };
     match &state.gpu {
         GpuStatus::Ready(d) => {
-            spans.extend(driver(&d.inventory.system));
-            spans.push(Span::styled(
-                units::plural(d.inventory.gpus.len(), "GPU"),
-                s.text(),
-            ));
+            parts.extend(driver(&d.inventory.system));
+            let count = units::plural(d.inventory.gpus.len(), "GPU");
+            parts.push((2, vec![sep(), Span::styled(count, s.text())]));
         }
         // The driver answered but found no GPU: its facts are true, the GPUs are missing.
         GpuStatus::Failed(e) => match e.system() {
             Some(sys) => {
-                spans.extend(driver(sys));
-                spans.push(Span::styled("no GPUs found", s.error()));
+                parts.extend(driver(sys));
+                parts.push((2, vec![sep(), Span::styled("no GPUs found", s.error())]));
             }
-            None => spans.extend([sep.clone(), Span::styled("no GPU data", s.error())]),
+            None => parts.push((2, vec![sep(), Span::styled("no GPU data", s.error())])),
         },
-        GpuStatus::Loading => spans.extend([sep.clone(), Span::styled("loading…", s.muted())]),
+        GpuStatus::Loading => parts.push((2, vec![sep(), Span::styled("loading…", s.muted())])),
     }
     if state.is_demo() {
-        spans.extend([sep.clone(), Span::styled("DEMO (simulated)", s.warn())]);
+        parts.push((1, vec![sep(), Span::styled("DEMO (simulated)", s.warn())]));
     }
     if state.read_only {
-        spans.extend([sep, Span::styled("read-only", s.warn())]);
+        parts.push((3, vec![sep(), Span::styled("read-only", s.warn())]));
     }
+    parts
+}
+
+pub fn header(area: Rect, buf: &mut Buffer, state: &AppState, s: &Styles) {
+    let parts = header_parts(state, s);
+    let width = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
+    // The most important parts that fit, taken rank by rank; shown in their own order.
+    let mut ranks: Vec<u8> = parts.iter().map(|(rank, _)| *rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut room = usize::from(area.width);
+    let mut shown = Vec::new();
+    for rank in ranks {
+        for (i, (r, spans)) in parts.iter().enumerate() {
+            if *r == rank && width(spans) <= room {
+                room -= width(spans);
+                shown.push(i);
+            }
+        }
+    }
+    shown.sort_unstable();
+    let spans: Vec<Span> = shown.into_iter().flat_map(|i| parts[i].1.clone()).collect();
     fastline::render(&Line::from(spans), area, buf);
 }
 
@@ -227,6 +262,42 @@ mod tests {
     use crate::app::action::Tab;
     use crate::app::keymap::bindings;
     use crate::config::Config;
+
+    /// The header drops whole parts where it is narrow, the least important first: at every
+    /// width it reads as some of its parts in their order, none cut, `gpudeck` always, and
+    /// `read-only` (what the screen may do) whenever it fits beside the GPUs' state, before
+    /// the host.
+    #[test]
+    fn the_header_drops_whole_parts_and_cuts_none() {
+        let theme = crate::config::Theme::builtin("dark").unwrap();
+        let styles = Styles::new(&theme);
+        let state = AppState::new(&Config::default(), "a-rather-long-hostname".into(), true);
+        let parts = [
+            " gpudeck",
+            " │ a-rather-long-hostname",
+            " │ loading…",
+            " │ read-only",
+        ];
+        for width in 8..=120u16 {
+            let area = Rect::new(0, 0, width, 1);
+            let mut buf = Buffer::empty(area);
+            header(area, &mut buf, &state, &styles);
+            let row: String = (0..width).map(|x| buf[(x, 0)].symbol()).collect();
+            let row = row.trim_end();
+            let mut rest = row;
+            let mut shown = Vec::new();
+            for part in parts {
+                if let Some(after) = rest.strip_prefix(part) {
+                    rest = after;
+                    shown.push(part);
+                }
+            }
+            assert_eq!(rest, "", "at {width}: {row:?} is not whole parts in order");
+            assert_eq!(shown.first(), Some(&" gpudeck"), "at {width}: {row:?}");
+            let fits = usize::from(width) >= " gpudeck │ loading… │ read-only".chars().count();
+            assert_eq!(shown.contains(&" │ read-only"), fits, "at {width}: {row:?}");
+        }
+    }
 
     /// The tab bar is whole labels at every width: each reads `N`, `N Title` or `N Short`
     /// (never `5 Ima`, as it did at 40 columns), the current tab's with its title, every tab
